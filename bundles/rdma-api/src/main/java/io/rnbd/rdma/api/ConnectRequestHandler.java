@@ -1,0 +1,7 @@
+package io.rnbd.rdma.api;
+
+/** Receives a listener's incoming connection requests on a provider thread. */
+@FunctionalInterface
+public interface ConnectRequestHandler {
+    void onConnectRequest(ConnectRequest request);
+}

@@ -1,0 +1,45 @@
+package io.rnbd.rdma.api;
+
+import java.nio.ByteBuffer;
+import java.util.Set;
+
+/**
+ * Registered memory. Remote peers address it by {@code (rkey, address + offset)}; the
+ * provider refuses any remote access with an unknown or invalidated rkey, an address
+ * range outside the region, or an access the region was not registered for, without
+ * touching memory.
+ */
+public interface MemoryRegion extends AutoCloseable {
+    ProtectionDomain pd();
+
+    /** The registered memory; a view whose position 0 is {@link #address()}. */
+    ByteBuffer buffer();
+
+    /** Virtual address of the region's first byte, as peers name it in RDMA ops. */
+    long address();
+
+    int length();
+
+    int lkey();
+
+    /** Current remote key; changes on {@link #reregister()}. */
+    int rkey();
+
+    Set<Access> access();
+
+    /** False after {@link #invalidate()} until {@link #reregister()}. */
+    boolean valid();
+
+    /**
+     * Kill the current rkey (local invalidate): from now on remote access with it fails.
+     * Used by {@code always_invalidate} before the upper layer sees a chunk.
+     */
+    void invalidate();
+
+    /** Register the same memory again under a new rkey (fast-reg); returns the new rkey. */
+    int reregister() throws RdmaException;
+
+    /** Deregister. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,60 @@
+package io.rnbd.rdma.api;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+/**
+ * An RDMA adapter (or a software one), registered as an OSGi service by its provider with
+ * the properties {@link #PROP_NAME} and {@link #PROP_PROVIDER}.
+ *
+ * <p>Only an {@link IbClient} that the registry handed this device to may use it, and
+ * only until the registry calls {@link IbClient#remove}. When the provider takes the
+ * device away it first unregisters the service (so every client gets {@code remove} and
+ * lets go), then flushes whatever is left: listeners close, queue pairs go to the error
+ * state and every outstanding work request completes with {@link WcStatus#WR_FLUSH_ERR}.
+ */
+public interface RdmaDevice {
+    /** Service property: device name, e.g. {@code soft0}, {@code mlx5_0}. */
+    String PROP_NAME = "rdma.device";
+    /** Service property: provider, e.g. {@code soft}, {@code disni}. */
+    String PROP_PROVIDER = "rdma.provider";
+
+    String name();
+
+    String provider();
+
+    /** Stable identity of the adapter (node GUID for hardware). */
+    String nodeId();
+
+    LinkState linkState();
+
+    DeviceAttributes attributes();
+
+    /** The IP addresses this device is reachable at (its GIDs' addresses). */
+    List<InetAddress> addresses();
+
+    /** Allocate a protection domain; memory regions and queue pairs live inside one. */
+    ProtectionDomain allocPd() throws RdmaException;
+
+    /**
+     * Listen for connection requests on {@code address} (rdma_bind_addr + rdma_listen).
+     * The address must be one of {@link #addresses()} or the wildcard; port 0 picks one.
+     */
+    CmListener listen(InetSocketAddress address, ConnectRequestHandler handler) throws RdmaException;
+
+    /**
+     * Start connecting to {@code destination} from this device (rdma_resolve_addr,
+     * rdma_resolve_route, rdma_connect). Returns at once; the outcome arrives on
+     * {@code events}: {@link CmEvent.Type#ESTABLISHED}, or one of
+     * {@link CmEvent.Type#REJECTED}, {@link CmEvent.Type#UNREACHABLE},
+     * {@link CmEvent.Type#CONNECT_ERROR}. The queue pair can take RECVs at once, so the
+     * first message from the peer always finds one posted.
+     *
+     * @param privateData at most 56 bytes for the peer's {@link ConnectRequest#privateData()};
+     *                    providers that cannot carry it (DiSNI) drop it, so protocols must
+     *                    not depend on it
+     */
+    QueuePair connect(InetSocketAddress destination, QpInit init, byte[] privateData, CmEventHandler events)
+            throws RdmaException;
+}

@@ -1,0 +1,23 @@
+package io.rnbd.rnbd.api;
+
+import java.io.IOException;
+import java.util.Map;
+
+/**
+ * A kind of storage an export can sit on, registered as an OSGi service with the property
+ * {@link #PROP_TYPE} ({@code memory}, {@code file}), like an nbdkit plugin. Stopping the
+ * backend's bundle takes its exports offline; starting it brings them back.
+ */
+public interface BlockBackend {
+    String PROP_TYPE = "rnbd.backend";
+
+    String type();
+
+    /**
+     * Open the storage described by {@code params} (backend specific: {@code size},
+     * {@code path}, {@code direct} ...).
+     *
+     * @throws IOException with a one-line reason the console can show as is
+     */
+    BlockDevice open(Map<String, String> params, boolean readOnly) throws IOException;
+}

@@ -1,0 +1,48 @@
+package io.rnbd.rnbd.api;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A block device: byte-addressed here, every offset and length a multiple of
+ * {@link #logicalBlockSize()}. Operations are asynchronous; a failed one completes its
+ * future exceptionally with a {@link BlockIoException}. Out-of-range, misaligned and
+ * unsupported requests fail (EINVAL, EOPNOTSUPP, EROFS) without touching data.
+ */
+public interface BlockDevice extends AutoCloseable {
+    /** Size in bytes. */
+    long size();
+
+    default int logicalBlockSize() {
+        return 512;
+    }
+
+    default int physicalBlockSize() {
+        return 4096;
+    }
+
+    /** Largest single request in bytes. */
+    default int maxIoSize() {
+        return 128 * 1024;
+    }
+
+    Capabilities capabilities();
+
+    /** Fill {@code dst} (position..limit) from {@code offset}. */
+    CompletableFuture<Void> read(long offset, ByteBuffer dst);
+
+    /** Write {@code src} (position..limit) at {@code offset}; durable on completion if {@code fua}. */
+    CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua);
+
+    /** Make every completed write durable. */
+    CompletableFuture<Void> flush();
+
+    /** Discard: the range reads as zeros afterwards. */
+    CompletableFuture<Void> trim(long offset, long length);
+
+    /** Zero the range (as efficiently as the device can). */
+    CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua);
+
+    @Override
+    void close();
+}

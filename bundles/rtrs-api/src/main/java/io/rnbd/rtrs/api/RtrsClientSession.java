@@ -1,0 +1,50 @@
+package io.rnbd.rtrs.api;
+
+import java.nio.ByteBuffer;
+
+/**
+ * An RTRS client session: one name, several paths, one pool of permits (the server's
+ * queue depth) shared by all paths.
+ *
+ * <p>Requests are asynchronous. At most {@link #queueDepth()} are in flight; more wait
+ * for a permit in arrival order. The caller must not touch a request's buffers until its
+ * {@link IoDone} has run. {@code done} runs exactly once, on a transport thread, and must
+ * not block.
+ */
+public interface RtrsClientSession extends AutoCloseable {
+    String name();
+
+    SessionState state();
+
+    /** Errno of the last terminal failure (e.g. EKEYREJECTED), 0 if none. */
+    int lastError();
+
+    /** Permits: the server's session queue depth, known once connected (0 before). */
+    int queueDepth();
+
+    /** Largest data part of one request (the server's chunk size minus 4 KiB). */
+    int maxIoSize();
+
+    /** Largest user header of one request. */
+    int maxHdrSize();
+
+    /**
+     * Send {@code usrHdr} and {@code data} (both position..limit) to the server, which
+     * hands them to its upper layer as a write.
+     */
+    void write(ByteBuffer usrHdr, ByteBuffer data, IoDone done);
+
+    /**
+     * Send {@code usrHdr}; the server's upper layer answers with up to
+     * {@code dst.remaining()} bytes, which land in {@code dst}.
+     */
+    void read(ByteBuffer usrHdr, ByteBuffer dst, IoDone done);
+
+    void addListener(RtrsSessionListener listener);
+
+    void removeListener(RtrsSessionListener listener);
+
+    /** Close all paths; requests still waiting fail with ESHUTDOWN. */
+    @Override
+    void close();
+}
