@@ -10,8 +10,14 @@ import java.nio.ByteBuffer;
  * for a permit in arrival order. The caller must not touch a request's buffers until its
  * {@link IoDone} has run. {@code done} runs exactly once, on a transport thread, and must
  * not block.
+ *
+ * <p>The RTRS client registers every configured session as an OSGi service with the
+ * property {@link #PROP_SESSION}, so upper layers find sessions by name.
  */
 public interface RtrsClientSession extends AutoCloseable {
+    /** Service property: the session name. */
+    String PROP_SESSION = "rtrs.session";
+
     String name();
 
     SessionState state();
