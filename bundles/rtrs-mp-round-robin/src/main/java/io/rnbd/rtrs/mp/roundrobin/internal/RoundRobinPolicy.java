@@ -1,0 +1,27 @@
+package io.rnbd.rtrs.mp.roundrobin.internal;
+
+import io.rnbd.rtrs.api.MultipathPolicy;
+import io.rnbd.rtrs.api.PathView;
+import java.util.List;
+
+/**
+ * Rotates over the candidates with the session's request counter. The counter lives in
+ * the session, so this object holds no state and one instance serves every session.
+ */
+public class RoundRobinPolicy implements MultipathPolicy {
+
+    @Override
+    public String name() {
+        return ROUND_ROBIN;
+    }
+
+    @Override
+    public PathView select(List<? extends PathView> candidates, long sequence) {
+        return candidates.get(Math.floorMod(sequence, candidates.size()));
+    }
+
+    @Override
+    public String toString() {
+        return name();
+    }
+}
