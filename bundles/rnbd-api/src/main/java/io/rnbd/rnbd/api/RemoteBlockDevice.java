@@ -16,4 +16,14 @@ public interface RemoteBlockDevice extends BlockDevice {
     String sessionName();
 
     AccessMode accessMode();
+
+    /**
+     * Declare a user of this device (an NBD connection, a load generator): while any claim
+     * is held, unmapping without force is refused, like unmapping a block device that is
+     * open. The mapping itself belongs to the RNBD client; users never {@link #close()} it.
+     */
+    default DeviceClaim claim(String user) {
+        return () -> {
+        };
+    }
 }

@@ -1,0 +1,43 @@
+package io.rnbd.rnbd.api;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * Management of the RNBD server's exports, for console commands (mirrors the kernel's
+ * {@code /sys/class/rnbd-server} ABI). Registered as an OSGi service by rnbd-server.
+ */
+public interface RnbdServerAdmin {
+    enum ExportState {
+        /** The backend is open: IO flows. */
+        ONLINE,
+        /** The backend service is gone (or failed to open): IO waits or fails. */
+        OFFLINE
+    }
+
+    /** One client session holding the export open. */
+    record Opener(String session, AccessMode mode, int deviceId) {
+    }
+
+    /**
+     * @param size      bytes, 0 while offline and never opened
+     * @param lastError one line on why the export is offline, "" if none
+     */
+    record ExportInfo(String name, String backend, long size, ExportState state, boolean readOnly,
+                      List<Opener> openers, BlockIoStats stats, String lastError) {
+    }
+
+    /** Snapshot of every configured export, sorted by name. */
+    List<ExportInfo> exports();
+
+    /**
+     * Close {@code session}'s mapping of {@code export} from the server side (kernel's
+     * {@code force_close}); the client's further IO on it fails.
+     *
+     * @throws IOException (a {@link BlockIoException} with ENOENT) when no such export or opener
+     */
+    void forceClose(String export, String session) throws IOException;
+
+    /** Zero the export's counters (inflight excepted). */
+    void resetStats(String export) throws IOException;
+}
