@@ -1,0 +1,32 @@
+package io.rnbd.rtrs.proto;
+
+/** Protocol constants shared by client and server (rtrs-pri.h). */
+public final class Rtrs {
+    public static final int MAGIC = 0x1BBD;
+    public static final int VERSION_MAJOR = 2;
+    public static final int VERSION_MINOR = 0;
+    /** (major << 8) | minor, as the kernel puts it on the wire. */
+    public static final int VERSION = (VERSION_MAJOR << 8) | VERSION_MINOR;
+    public static final int MAX_PATHS = 128;
+    public static final int SERVICE_QUEUE_DEPTH = 512;
+    public static final int MAX_SESS_QUEUE_DEPTH = 65535;
+    public static final int MIN_CHUNK_SIZE = 8192;
+    public static final int DEFAULT_CHUNK_SIZE = 128 * 1024;
+    public static final int DEFAULT_QUEUE_DEPTH = 512;
+    public static final int MAX_HDR_SIZE = 4096;
+    /** Room kept in a chunk for the user header and the trailer: max IO = chunk - 4 KiB. */
+    public static final int CHUNK_RESERVE = 4096;
+    public static final int MAX_SEGMENTS = 128;
+    public static final int NAME_MAX = 255;
+    public static final int DEFAULT_PORT = 1234;
+    public static final int HB_INTERVAL_MS = 5000;
+    public static final int HB_MISSED_MAX = 5;
+
+    private Rtrs() {
+    }
+
+    /** Whether a peer's version can talk to us: only the major must match. */
+    public static boolean compatible(int version) {
+        return (version >>> 8) == VERSION_MAJOR;
+    }
+}
