@@ -1,0 +1,221 @@
+package io.rnbd.rnbd.backend.memory.internal;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.Capabilities;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Consumer;
+
+/**
+ * A sparse device in off-heap pages of 64 KiB, allocated on first write and dropped by trim.
+ * The page directory is two-level and lock-free (pages and leaves are installed by CAS), so
+ * concurrent IO never takes a lock. Every operation completes inline. Buffer positions are
+ * never moved.
+ */
+final class MemoryBlockDevice implements BlockDevice {
+    static final int SECTOR = 512;
+    static final int PAGE_SHIFT = 16;
+    static final int PAGE = 1 << PAGE_SHIFT;
+    private static final int LEAF_SHIFT = 12;
+    private static final int LEAF = 1 << LEAF_SHIFT;
+    private static final byte[] ZEROS = new byte[PAGE];
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+    private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true);
+
+    private final long size;
+    private final boolean readOnly;
+    private final AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> directory;
+    private final AtomicLong allocatedPages = new AtomicLong();
+    private final Consumer<MemoryBlockDevice> onClose;
+    private volatile boolean closed;
+
+    MemoryBlockDevice(long size, boolean readOnly, Consumer<MemoryBlockDevice> onClose) {
+        this.size = size;
+        this.readOnly = readOnly;
+        this.onClose = onClose;
+        long pages = (size + PAGE - 1) >>> PAGE_SHIFT;
+        this.directory = new AtomicReferenceArray<>((int) ((pages + LEAF - 1) >>> LEAF_SHIFT));
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return readOnly ? CAPS.readOnly() : CAPS;
+    }
+
+    /** Bytes of memory held by written pages. */
+    long allocatedBytes() {
+        return allocatedPages.get() << PAGE_SHIFT;
+    }
+
+    @Override
+    public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
+        int len = dst.remaining();
+        BlockIoException bad = check(offset, len, false, true);
+        if (bad != null) {
+            return CompletableFuture.failedFuture(bad);
+        }
+        int at = dst.position();
+        while (len > 0) {
+            int inPage = (int) (offset & (PAGE - 1));
+            int n = Math.min(PAGE - inPage, len);
+            ByteBuffer page = page(offset >>> PAGE_SHIFT);
+            if (page == null) {
+                dst.put(at, ZEROS, 0, n);
+            } else {
+                dst.put(at, page, inPage, n);
+            }
+            offset += n;
+            at += n;
+            len -= n;
+        }
+        return DONE;
+    }
+
+    @Override
+    public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+        int len = src.remaining();
+        BlockIoException bad = check(offset, len, true, true);
+        if (bad != null) {
+            return CompletableFuture.failedFuture(bad);
+        }
+        int at = src.position();
+        while (len > 0) {
+            int inPage = (int) (offset & (PAGE - 1));
+            int n = Math.min(PAGE - inPage, len);
+            ByteBuffer page;
+            try {
+                page = allocate(offset >>> PAGE_SHIFT);
+            } catch (OutOfMemoryError e) {
+                return CompletableFuture.failedFuture(new BlockIoException(Errno.ENOSPC,
+                        "out of memory for page at " + offset + " (raise -XX:MaxDirectMemorySize)"));
+            }
+            page.put(inPage, src, at, n);
+            offset += n;
+            at += n;
+            len -= n;
+        }
+        return DONE;
+    }
+
+    @Override
+    public CompletableFuture<Void> flush() {
+        return closed ? CompletableFuture.failedFuture(closedError()) : DONE;
+    }
+
+    @Override
+    public CompletableFuture<Void> trim(long offset, long length) {
+        return discard(offset, length);
+    }
+
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+        return discard(offset, length);
+    }
+
+    /** Full pages are freed, partial ones zeroed in place: both read back as zeros. */
+    private CompletableFuture<Void> discard(long offset, long length) {
+        BlockIoException bad = check(offset, length, true, false);
+        if (bad != null) {
+            return CompletableFuture.failedFuture(bad);
+        }
+        while (length > 0) {
+            int inPage = (int) (offset & (PAGE - 1));
+            int n = (int) Math.min(PAGE - inPage, length);
+            long index = offset >>> PAGE_SHIFT;
+            if (n == PAGE || (inPage == 0 && offset + n == size)) {
+                free(index);
+            } else {
+                ByteBuffer page = page(index);
+                if (page != null) {
+                    page.put(inPage, ZEROS, 0, n);
+                }
+            }
+            offset += n;
+            length -= n;
+        }
+        return DONE;
+    }
+
+    private ByteBuffer page(long index) {
+        AtomicReferenceArray<ByteBuffer> leaf = directory.get((int) (index >>> LEAF_SHIFT));
+        return leaf == null ? null : leaf.get((int) (index & (LEAF - 1)));
+    }
+
+    private ByteBuffer allocate(long index) {
+        int d = (int) (index >>> LEAF_SHIFT);
+        AtomicReferenceArray<ByteBuffer> leaf = directory.get(d);
+        if (leaf == null) {
+            directory.compareAndSet(d, null, new AtomicReferenceArray<>(LEAF));
+            leaf = directory.get(d);
+        }
+        int i = (int) (index & (LEAF - 1));
+        ByteBuffer page = leaf.get(i);
+        if (page == null) {
+            ByteBuffer fresh = ByteBuffer.allocateDirect(PAGE);
+            if (leaf.compareAndSet(i, null, fresh)) {
+                allocatedPages.incrementAndGet();
+                return fresh;
+            }
+            page = leaf.get(i);
+            if (page == null) {
+                // freed by a racing trim of the same page: overlapping IO, either order is valid
+                return allocate(index);
+            }
+        }
+        return page;
+    }
+
+    private void free(long index) {
+        AtomicReferenceArray<ByteBuffer> leaf = directory.get((int) (index >>> LEAF_SHIFT));
+        if (leaf != null && leaf.getAndSet((int) (index & (LEAF - 1)), null) != null) {
+            allocatedPages.decrementAndGet();
+        }
+    }
+
+    private BlockIoException check(long offset, long length, boolean write, boolean data) {
+        if (closed) {
+            return closedError();
+        }
+        if (write && readOnly) {
+            return new BlockIoException(Errno.EROFS, "device is read-only");
+        }
+        if (offset < 0 || length < 0 || offset % SECTOR != 0 || length % SECTOR != 0) {
+            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
+                    + " not aligned to " + SECTOR);
+        }
+        if (data && length > maxIoSize()) {
+            return new BlockIoException(Errno.EINVAL, "length " + length + " exceeds max IO size " + maxIoSize());
+        }
+        if (offset > size - length) {
+            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
+                    + " beyond device size " + size);
+        }
+        return null;
+    }
+
+    private static BlockIoException closedError() {
+        return new BlockIoException(Errno.ENODEV, "device is closed");
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (int d = 0; d < directory.length(); d++) {
+            directory.set(d, null);
+        }
+        allocatedPages.set(0);
+        onClose.accept(this);
+    }
+}
