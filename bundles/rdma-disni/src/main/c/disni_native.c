@@ -1,0 +1,596 @@
+/*
+ * libdisni.so for the RNBD appliance: the native half of DiSNI 2.1's
+ * com.ibm.disni.verbs.impl.NativeDispatcher, written for this project on top of
+ * librdmacm and libibverbs (Debian: librdmacm-dev, libibverbs-dev).
+ *
+ * Contract with DiSNI's Java side (version 32):
+ *  - every object handle is the C pointer itself (rdma_cm_id, ibv_pd, ...), so the ids
+ *    DiSNI reads back from a CM event match the handles it got from createId;
+ *  - work requests arrive serialised by DiSNI in its own fixed layout (JAVA_* below) with
+ *    absolute "next" and "sg_list" pointers into the same direct buffer; they are copied
+ *    into real ibv_send_wr/ibv_recv_wr structs here, so rdma-core's struct sizes never
+ *    have to match DiSNI's;
+ *  - completions are written back in DiSNI's 48-byte ibv_wc layout, immediate data in
+ *    host order (it is converted to network order on post);
+ *  - CM events and CQ events are acknowledged as soon as they are read: DiSNI's Java side
+ *    keeps nothing that points into the event, and rdma_destroy_id/ibv_destroy_cq can
+ *    then never wait for an acknowledgement a Java thread forgot. _ackCmEvent and
+ *    _ackCqEvent are therefore no-ops.
+ * Calls declared "throws IOException" in Java throw one carrying strerror(errno).
+ */
+#include <jni.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#define DISNI_JNI_VERSION 32
+
+/* DiSNI's serialised layouts (see NatIbvSendWR, NatIbvRecvWR, NatIbvSge, IbvWC). */
+#define JAVA_SEND_WR_SIZE 72
+#define JAVA_SEND_WR_ID 0
+#define JAVA_SEND_WR_NEXT 8
+#define JAVA_SEND_WR_SGL 16
+#define JAVA_SEND_WR_NUM_SGE 24
+#define JAVA_SEND_WR_OPCODE 28
+#define JAVA_SEND_WR_FLAGS 32
+#define JAVA_SEND_WR_IMM 36
+#define JAVA_SEND_WR_REMOTE_ADDR 40
+#define JAVA_SEND_WR_RKEY 48
+#define JAVA_RECV_WR_SIZE 32
+#define JAVA_RECV_WR_ID 0
+#define JAVA_RECV_WR_NEXT 8
+#define JAVA_RECV_WR_SGL 16
+#define JAVA_RECV_WR_NUM_SGE 24
+#define JAVA_SGE_SIZE 16
+#define JAVA_WC_SIZE 48
+
+/* Caps per request: bounds the on-stack copies and the QP's SGE allocation. */
+#define MAX_WR_PER_POST 64
+#define MAX_SGE_PER_WR 4
+#define MAX_POLL_BATCH 64
+
+#define PTR(h) ((void *) (intptr_t) (h))
+#define HANDLE(p) ((jlong) (intptr_t) (p))
+
+static void throw_io(JNIEnv *env, const char *what, int err)
+{
+	char msg[256];
+	jclass cls = (*env)->FindClass(env, "java/io/IOException");
+	if (cls == NULL)
+		return; /* NoClassDefFoundError already pending */
+	snprintf(msg, sizeof msg, "%s failed: %s (errno %d)", what, strerror(err), err);
+	(*env)->ThrowNew(env, cls, msg);
+}
+
+/* rdma-core returns -1 with errno, or a positive errno, depending on the call. */
+static int err_of(int ret)
+{
+	if (ret > 0)
+		return ret;
+	return errno != 0 ? errno : EIO;
+}
+
+static void set_nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/* Waits up to timeout ms for fd to become readable: 1 ready, 0 timeout, -1 error. */
+static int wait_readable(int fd, int timeout)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN, .revents = 0 };
+	int ret;
+	do {
+		ret = poll(&p, 1, timeout);
+	} while (ret < 0 && errno == EINTR);
+	return ret;
+}
+
+#define JNI_FN(name) JNICALL Java_com_ibm_disni_verbs_impl_NativeDispatcher__1##name
+
+/* ---------------------------------------------------------------- connection manager */
+
+JNIEXPORT jlong JNI_FN(createEventChannel)(JNIEnv *env, jobject self)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	if (ch == NULL) {
+		throw_io(env, "rdma_create_event_channel", errno);
+		return -1;
+	}
+	set_nonblocking(ch->fd);
+	return HANDLE(ch);
+}
+
+JNIEXPORT jlong JNI_FN(createId)(JNIEnv *env, jobject self, jlong channel, jshort ps)
+{
+	struct rdma_cm_id *id = NULL;
+	int ret = rdma_create_id(PTR(channel), &id, NULL, (enum rdma_port_space) (unsigned short) ps);
+	if (ret != 0) {
+		throw_io(env, "rdma_create_id", err_of(ret));
+		return -1;
+	}
+	return HANDLE(id);
+}
+
+JNIEXPORT jlong JNI_FN(createQP)(JNIEnv *env, jobject self, jlong cmid, jlong pd, jlong sendcq,
+		jlong recvcq, jint qptype, jint maxsendwr, jint maxrecvwr, jint maxinline)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	struct ibv_qp_init_attr attr;
+	struct ibv_device_attr dev;
+	int sge = MAX_SGE_PER_WR;
+	int ret;
+
+	if (id->verbs != NULL && ibv_query_device(id->verbs, &dev) == 0 && dev.max_sge < sge)
+		sge = dev.max_sge;
+	memset(&attr, 0, sizeof attr);
+	attr.qp_type = (enum ibv_qp_type) qptype;
+	attr.send_cq = PTR(sendcq);
+	attr.recv_cq = PTR(recvcq);
+	attr.cap.max_send_wr = (uint32_t) maxsendwr;
+	attr.cap.max_recv_wr = (uint32_t) maxrecvwr;
+	attr.cap.max_send_sge = (uint32_t) sge;
+	attr.cap.max_recv_sge = (uint32_t) sge;
+	attr.cap.max_inline_data = (uint32_t) maxinline;
+	ret = rdma_create_qp(id, PTR(pd), &attr);
+	if (ret != 0) {
+		throw_io(env, "rdma_create_qp", err_of(ret));
+		return -1;
+	}
+	return HANDLE(id->qp);
+}
+
+JNIEXPORT void JNI_FN(bindAddr)(JNIEnv *env, jobject self, jlong cmid, jlong addr)
+{
+	int ret = rdma_bind_addr(PTR(cmid), PTR(addr));
+	if (ret != 0)
+		throw_io(env, "rdma_bind_addr", err_of(ret));
+}
+
+JNIEXPORT void JNI_FN(listen)(JNIEnv *env, jobject self, jlong cmid, jint backlog)
+{
+	int ret = rdma_listen(PTR(cmid), backlog);
+	if (ret != 0)
+		throw_io(env, "rdma_listen", err_of(ret));
+}
+
+JNIEXPORT void JNI_FN(resolveAddr)(JNIEnv *env, jobject self, jlong cmid, jlong src, jlong dst, jint timeout)
+{
+	int ret = rdma_resolve_addr(PTR(cmid), src == 0 ? NULL : PTR(src), PTR(dst), timeout);
+	if (ret != 0)
+		throw_io(env, "rdma_resolve_addr", err_of(ret));
+}
+
+JNIEXPORT void JNI_FN(resolveRoute)(JNIEnv *env, jobject self, jlong cmid, jint timeout)
+{
+	int ret = rdma_resolve_route(PTR(cmid), timeout);
+	if (ret != 0)
+		throw_io(env, "rdma_resolve_route", err_of(ret));
+}
+
+/*
+ * Returns the event type (>= 0) and stores the listening id and the event's id
+ * (-1 where there is none), or -1 when no event arrived within timeout ms.
+ */
+JNIEXPORT jint JNI_FN(getCmEvent)(JNIEnv *env, jobject self, jlong channel, jlong listenOut,
+		jlong idOut, jint timeout)
+{
+	struct rdma_event_channel *ch = PTR(channel);
+	struct rdma_cm_event *ev = NULL;
+	int64_t *listen_id = PTR(listenOut);
+	int64_t *id = PTR(idOut);
+	jint type;
+
+	if (wait_readable(ch->fd, timeout) <= 0)
+		return -1;
+	if (rdma_get_cm_event(ch, &ev) != 0)
+		return -1; /* EAGAIN: another reader took it */
+	type = (jint) ev->event;
+	*listen_id = ev->listen_id != NULL ? (int64_t) (intptr_t) ev->listen_id : -1;
+	*id = ev->id != NULL ? (int64_t) (intptr_t) ev->id : -1;
+	rdma_ack_cm_event(ev);
+	return type;
+}
+
+static void fill_conn_param(struct rdma_cm_id *id, struct rdma_conn_param *p, jint retry, jint rnr)
+{
+	struct ibv_device_attr dev;
+
+	memset(p, 0, sizeof *p);
+	if (id->verbs != NULL && ibv_query_device(id->verbs, &dev) == 0) {
+		p->initiator_depth = (uint8_t) (dev.max_qp_init_rd_atom > 255 ? 255 : dev.max_qp_init_rd_atom);
+		p->responder_resources = (uint8_t) (dev.max_qp_rd_atom > 255 ? 255 : dev.max_qp_rd_atom);
+	}
+	p->retry_count = (uint8_t) (retry & 7);
+	p->rnr_retry_count = (uint8_t) (rnr & 7);
+}
+
+JNIEXPORT void JNI_FN(connect)(JNIEnv *env, jobject self, jlong cmid, jint retry, jint rnr,
+		jlong privdata, jbyte privlen)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	struct rdma_conn_param p;
+	int ret;
+
+	fill_conn_param(id, &p, retry, rnr);
+	if (privdata != 0 && privlen > 0) {
+		p.private_data = PTR(privdata);
+		p.private_data_len = (uint8_t) privlen;
+	}
+	ret = rdma_connect(id, &p);
+	if (ret != 0)
+		throw_io(env, "rdma_connect", err_of(ret));
+}
+
+JNIEXPORT void JNI_FN(accept)(JNIEnv *env, jobject self, jlong cmid, jint retry, jint rnr)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	struct rdma_conn_param p;
+	int ret;
+
+	fill_conn_param(id, &p, retry, rnr);
+	ret = rdma_accept(id, &p);
+	if (ret != 0)
+		throw_io(env, "rdma_accept", err_of(ret));
+}
+
+JNIEXPORT jint JNI_FN(ackCmEvent)(JNIEnv *env, jobject self, jint event)
+{
+	return 0; /* acknowledged in getCmEvent */
+}
+
+JNIEXPORT jint JNI_FN(disconnect)(JNIEnv *env, jobject self, jlong cmid)
+{
+	return rdma_disconnect(PTR(cmid)) == 0 ? 0 : -errno;
+}
+
+JNIEXPORT jint JNI_FN(destroyEventChannel)(JNIEnv *env, jobject self, jlong channel)
+{
+	rdma_destroy_event_channel(PTR(channel));
+	return 0;
+}
+
+JNIEXPORT jint JNI_FN(destroyCmId)(JNIEnv *env, jobject self, jlong cmid)
+{
+	return rdma_destroy_id(PTR(cmid)) == 0 ? 0 : -errno;
+}
+
+JNIEXPORT jint JNI_FN(destroyQP)(JNIEnv *env, jobject self, jlong cmid)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	if (id->qp != NULL)
+		rdma_destroy_qp(id);
+	return 0;
+}
+
+static jint copy_sockaddr(struct sockaddr *sa, jlong out)
+{
+	if (sa == NULL || sa->sa_family != AF_INET)
+		return -1; /* DiSNI speaks IPv4 only */
+	memcpy(PTR(out), sa, sizeof(struct sockaddr_in));
+	return 0;
+}
+
+JNIEXPORT jint JNI_FN(getSrcAddr)(JNIEnv *env, jobject self, jlong cmid, jlong out)
+{
+	return copy_sockaddr(rdma_get_local_addr(PTR(cmid)), out);
+}
+
+JNIEXPORT jint JNI_FN(getDstAddr)(JNIEnv *env, jobject self, jlong cmid, jlong out)
+{
+	return copy_sockaddr(rdma_get_peer_addr(PTR(cmid)), out);
+}
+
+JNIEXPORT jint JNI_FN(destroyEp)(JNIEnv *env, jobject self, jlong cmid)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	if (id->qp != NULL)
+		rdma_destroy_qp(id);
+	return rdma_destroy_id(id) == 0 ? 0 : -errno;
+}
+
+/* ---------------------------------------------------------------- verbs */
+
+JNIEXPORT jlong JNI_FN(allocPd)(JNIEnv *env, jobject self, jlong ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(PTR(ctx));
+	if (pd == NULL) {
+		throw_io(env, "ibv_alloc_pd", errno);
+		return -1;
+	}
+	return HANDLE(pd);
+}
+
+JNIEXPORT jlong JNI_FN(createCompChannel)(JNIEnv *env, jobject self, jlong ctx)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(PTR(ctx));
+	if (ch == NULL) {
+		throw_io(env, "ibv_create_comp_channel", errno);
+		return -1;
+	}
+	set_nonblocking(ch->fd);
+	return HANDLE(ch);
+}
+
+JNIEXPORT jlong JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong ctx, jlong channel, jint ncqe, jint vector)
+{
+	struct ibv_cq *cq = ibv_create_cq(PTR(ctx), ncqe, NULL, channel == 0 ? NULL : PTR(channel), vector);
+	if (cq == NULL) {
+		throw_io(env, "ibv_create_cq", errno);
+		return -1;
+	}
+	return HANDLE(cq);
+}
+
+JNIEXPORT jint JNI_FN(modifyQP)(JNIEnv *env, jobject self, jlong qp, jlong attr)
+{
+	/* DiSNI passes no attributes; with rdma_cm the QP state follows the connection. */
+	throw_io(env, "modifyQP (QP state is driven by rdma_cm)", EOPNOTSUPP);
+	return -1;
+}
+
+JNIEXPORT jlong JNI_FN(regMr)(JNIEnv *env, jobject self, jlong pd, jlong addr, jint len, jint access,
+		jlong lkeyOut, jlong rkeyOut, jlong handleOut)
+{
+	struct ibv_mr *mr = ibv_reg_mr(PTR(pd), PTR(addr), (size_t) (uint32_t) len, access);
+	if (mr == NULL)
+		return -(jlong) (errno != 0 ? errno : EIO); /* DiSNI throws on <= 0 */
+	*(uint32_t *) PTR(lkeyOut) = mr->lkey;
+	*(uint32_t *) PTR(rkeyOut) = mr->rkey;
+	*(uint32_t *) PTR(handleOut) = mr->handle;
+	return HANDLE(mr);
+}
+
+JNIEXPORT jint JNI_FN(queryOdpSupport)(JNIEnv *env, jobject self, jlong ctx)
+{
+	struct ibv_device_attr_ex attr;
+	if (ibv_query_device_ex(PTR(ctx), NULL, &attr) != 0)
+		return -1;
+	if (!(attr.odp_caps.general_caps & IBV_ODP_SUPPORT))
+		return -1;
+	return (jint) attr.odp_caps.per_transport_caps.rc_odp_caps;
+}
+
+JNIEXPORT jint JNI_FN(expPrefetchMr)(JNIEnv *env, jobject self, jlong mr, jlong addr, jint len)
+{
+	throw_io(env, "expPrefetchMr (experimental verbs)", EOPNOTSUPP);
+	return -1;
+}
+
+JNIEXPORT void JNI_FN(deregMr)(JNIEnv *env, jobject self, jlong mr)
+{
+	int ret = ibv_dereg_mr(PTR(mr));
+	if (ret != 0)
+		throw_io(env, "ibv_dereg_mr", err_of(ret));
+}
+
+static int read_sges(const uint8_t *java_sgl, int n, struct ibv_sge *out)
+{
+	int i;
+	if (n < 0 || n > MAX_SGE_PER_WR)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const uint8_t *s = java_sgl + (size_t) i * JAVA_SGE_SIZE;
+		memcpy(&out[i].addr, s, 8);
+		memcpy(&out[i].length, s + 8, 4);
+		memcpy(&out[i].lkey, s + 12, 4);
+	}
+	return 0;
+}
+
+JNIEXPORT void JNI_FN(postSend)(JNIEnv *env, jobject self, jlong qp, jlong wrList)
+{
+	struct ibv_send_wr wrs[MAX_WR_PER_POST];
+	struct ibv_sge sges[MAX_WR_PER_POST][MAX_SGE_PER_WR];
+	struct ibv_send_wr *bad = NULL;
+	const uint8_t *j = PTR(wrList);
+	int n = 0, ret;
+
+	while (j != NULL) {
+		struct ibv_send_wr *w = &wrs[n];
+		uint64_t next, sgl, raddr;
+		uint32_t imm;
+		int32_t num_sge, opcode, flags;
+
+		if (n == MAX_WR_PER_POST) {
+			throw_io(env, "ibv_post_send (too many work requests)", EINVAL);
+			return;
+		}
+		memset(w, 0, sizeof *w);
+		memcpy(&w->wr_id, j + JAVA_SEND_WR_ID, 8);
+		memcpy(&next, j + JAVA_SEND_WR_NEXT, 8);
+		memcpy(&sgl, j + JAVA_SEND_WR_SGL, 8);
+		memcpy(&num_sge, j + JAVA_SEND_WR_NUM_SGE, 4);
+		memcpy(&opcode, j + JAVA_SEND_WR_OPCODE, 4);
+		memcpy(&flags, j + JAVA_SEND_WR_FLAGS, 4);
+		memcpy(&imm, j + JAVA_SEND_WR_IMM, 4);
+		memcpy(&raddr, j + JAVA_SEND_WR_REMOTE_ADDR, 8);
+		memcpy(&w->wr.rdma.rkey, j + JAVA_SEND_WR_RKEY, 4);
+		if (read_sges(PTR(sgl), num_sge, sges[n]) != 0) {
+			throw_io(env, "ibv_post_send (too many SGEs)", EINVAL);
+			return;
+		}
+		w->sg_list = sges[n];
+		w->num_sge = num_sge;
+		w->opcode = (enum ibv_wr_opcode) opcode;
+		w->send_flags = (unsigned int) flags;
+		w->imm_data = htonl(imm);
+		w->wr.rdma.remote_addr = raddr;
+		if (n > 0)
+			wrs[n - 1].next = w;
+		n++;
+		j = next == 0 ? NULL : PTR(next);
+	}
+	if (n == 0)
+		return;
+	ret = ibv_post_send(PTR(qp), wrs, &bad);
+	if (ret != 0)
+		throw_io(env, "ibv_post_send", err_of(ret));
+}
+
+JNIEXPORT void JNI_FN(postRecv)(JNIEnv *env, jobject self, jlong qp, jlong wrList)
+{
+	struct ibv_recv_wr wrs[MAX_WR_PER_POST];
+	struct ibv_sge sges[MAX_WR_PER_POST][MAX_SGE_PER_WR];
+	struct ibv_recv_wr *bad = NULL;
+	const uint8_t *j = PTR(wrList);
+	int n = 0, ret;
+
+	while (j != NULL) {
+		struct ibv_recv_wr *w = &wrs[n];
+		uint64_t next, sgl;
+		int32_t num_sge;
+
+		if (n == MAX_WR_PER_POST) {
+			throw_io(env, "ibv_post_recv (too many work requests)", EINVAL);
+			return;
+		}
+		memset(w, 0, sizeof *w);
+		memcpy(&w->wr_id, j + JAVA_RECV_WR_ID, 8);
+		memcpy(&next, j + JAVA_RECV_WR_NEXT, 8);
+		memcpy(&sgl, j + JAVA_RECV_WR_SGL, 8);
+		memcpy(&num_sge, j + JAVA_RECV_WR_NUM_SGE, 4);
+		if (read_sges(PTR(sgl), num_sge, sges[n]) != 0) {
+			throw_io(env, "ibv_post_recv (too many SGEs)", EINVAL);
+			return;
+		}
+		w->sg_list = sges[n];
+		w->num_sge = num_sge;
+		if (n > 0)
+			wrs[n - 1].next = w;
+		n++;
+		j = next == 0 ? NULL : PTR(next);
+	}
+	if (n == 0)
+		return;
+	ret = ibv_post_recv(PTR(qp), wrs, &bad);
+	if (ret != 0)
+		throw_io(env, "ibv_post_recv", err_of(ret));
+}
+
+/* 0 when an event was read (and acknowledged), -1 on timeout. */
+JNIEXPORT jint JNI_FN(getCqEvent)(JNIEnv *env, jobject self, jlong channel, jint timeout)
+{
+	struct ibv_comp_channel *ch = PTR(channel);
+	struct ibv_cq *cq = NULL;
+	void *ctx = NULL;
+
+	if (wait_readable(ch->fd, timeout) <= 0)
+		return -1;
+	if (ibv_get_cq_event(ch, &cq, &ctx) != 0)
+		return -1;
+	ibv_ack_cq_events(cq, 1);
+	return 0;
+}
+
+JNIEXPORT jint JNI_FN(pollCQ)(JNIEnv *env, jobject self, jlong cq, jint ne, jlong out)
+{
+	struct ibv_wc wc[MAX_POLL_BATCH];
+	uint8_t *o = PTR(out);
+	int want = ne < MAX_POLL_BATCH ? ne : MAX_POLL_BATCH;
+	int n, i;
+
+	if (want <= 0)
+		return 0;
+	n = ibv_poll_cq(PTR(cq), want, wc);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		uint8_t *e = o + (size_t) i * JAVA_WC_SIZE;
+		uint32_t status = wc[i].status, opcode = wc[i].opcode, imm = ntohl(wc[i].imm_data);
+		uint32_t flags = wc[i].wc_flags;
+		memset(e, 0, JAVA_WC_SIZE);
+		memcpy(e + 0, &wc[i].wr_id, 8);
+		memcpy(e + 8, &status, 4);
+		memcpy(e + 12, &opcode, 4);
+		memcpy(e + 16, &wc[i].vendor_err, 4);
+		memcpy(e + 20, &wc[i].byte_len, 4);
+		memcpy(e + 24, &imm, 4);
+		memcpy(e + 28, &wc[i].qp_num, 4);
+		memcpy(e + 32, &wc[i].src_qp, 4);
+		memcpy(e + 36, &flags, 4);
+		memcpy(e + 40, &wc[i].pkey_index, 2);
+		memcpy(e + 42, &wc[i].slid, 2);
+		e[44] = wc[i].sl;
+		e[45] = wc[i].dlid_path_bits;
+	}
+	return n;
+}
+
+JNIEXPORT jint JNI_FN(reqNotifyCQ)(JNIEnv *env, jobject self, jlong cq, jint solicited)
+{
+	return ibv_req_notify_cq(PTR(cq), solicited);
+}
+
+JNIEXPORT jint JNI_FN(ackCqEvent)(JNIEnv *env, jobject self, jlong cq, jint n)
+{
+	return 0; /* acknowledged in getCqEvent */
+}
+
+JNIEXPORT jint JNI_FN(destroyCompChannel)(JNIEnv *env, jobject self, jlong channel)
+{
+	return ibv_destroy_comp_channel(PTR(channel)) == 0 ? 0 : -errno;
+}
+
+JNIEXPORT jint JNI_FN(deallocPd)(JNIEnv *env, jobject self, jlong pd)
+{
+	int ret = ibv_dealloc_pd(PTR(pd));
+	return ret == 0 ? 0 : -err_of(ret);
+}
+
+JNIEXPORT jint JNI_FN(destroyCQ)(JNIEnv *env, jobject self, jlong cq)
+{
+	int ret = ibv_destroy_cq(PTR(cq));
+	return ret == 0 ? 0 : -err_of(ret);
+}
+
+JNIEXPORT jlong JNI_FN(getContext)(JNIEnv *env, jobject self, jlong cmid)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	if (id->verbs == NULL) {
+		throw_io(env, "getContext (CM id not bound to a device)", ENODEV);
+		return -1;
+	}
+	return HANDLE(id->verbs);
+}
+
+JNIEXPORT jint JNI_FN(getQpNum)(JNIEnv *env, jobject self, jlong qp)
+{
+	return (jint) ((struct ibv_qp *) PTR(qp))->qp_num;
+}
+
+JNIEXPORT jint JNI_FN(getContextFd)(JNIEnv *env, jobject self, jlong ctx)
+{
+	return ((struct ibv_context *) PTR(ctx))->cmd_fd;
+}
+
+JNIEXPORT jint JNI_FN(getContextNumCompVectors)(JNIEnv *env, jobject self, jlong ctx)
+{
+	return ((struct ibv_context *) PTR(ctx))->num_comp_vectors;
+}
+
+JNIEXPORT jint JNI_FN(getPdHandle)(JNIEnv *env, jobject self, jlong pd)
+{
+	return (jint) ((struct ibv_pd *) PTR(pd))->handle;
+}
+
+/* ---------------------------------------------------------------- layout handshake */
+
+JNIEXPORT jint JNI_FN(getSockAddrInSize)(JNIEnv *env, jobject self) { return sizeof(struct sockaddr_in); }
+JNIEXPORT jint JNI_FN(getIbvRecvWRSize)(JNIEnv *env, jobject self) { return JAVA_RECV_WR_SIZE; }
+JNIEXPORT jint JNI_FN(getIbvSendWRSize)(JNIEnv *env, jobject self) { return JAVA_SEND_WR_SIZE; }
+JNIEXPORT jint JNI_FN(getIbvSgeSize)(JNIEnv *env, jobject self) { return JAVA_SGE_SIZE; }
+JNIEXPORT jint JNI_FN(getIbvWCSize)(JNIEnv *env, jobject self) { return JAVA_WC_SIZE; }
+JNIEXPORT jint JNI_FN(getRemoteAddressOffset)(JNIEnv *env, jobject self) { return JAVA_SEND_WR_REMOTE_ADDR; }
+JNIEXPORT jint JNI_FN(getRKeyOffset)(JNIEnv *env, jobject self) { return JAVA_SEND_WR_RKEY; }
+JNIEXPORT jint JNI_FN(getVersion)(JNIEnv *env, jobject self) { return DISNI_JNI_VERSION; }
