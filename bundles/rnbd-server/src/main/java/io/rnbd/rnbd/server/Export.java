@@ -1,0 +1,300 @@
+package io.rnbd.rnbd.server;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockBackend;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
+import io.rnbd.rnbd.api.RnbdServerAdmin.Opener;
+import io.rnbd.rnbd.proto.OpenRsp;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.IntConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One export: its backend device while the backend service is there, its openers, and
+ * the IO that waits while the backend is gone. State moves through {@link #moveTo} only.
+ */
+final class Export {
+    enum State { OFFLINE, ONLINE, CLOSED }
+
+    private static final Logger LOG = LoggerFactory.getLogger(Export.class);
+    private static final Map<State, Set<State>> MOVES = new EnumMap<>(Map.of(
+            State.OFFLINE, EnumSet.of(State.ONLINE, State.CLOSED),
+            State.ONLINE, EnumSet.of(State.OFFLINE, State.CLOSED),
+            State.CLOSED, EnumSet.noneOf(State.class)));
+    /** Bounded, so a stuck backend cannot hang the thread taking it away. */
+    private static final long FLUSH_ON_OFFLINE_SECONDS = 10;
+    private static final int MAX_SEGMENTS = 128;
+
+    /** What OPEN_RSP reports, captured when the backend opens, kept while it is away. */
+    record Geometry(long size, int logicalBlockSize, int physicalBlockSize, int maxIoSize, Capabilities caps) {
+        static Geometry of(BlockDevice d) {
+            return new Geometry(d.size(), d.logicalBlockSize(), d.physicalBlockSize(), d.maxIoSize(),
+                    d.capabilities());
+        }
+
+        /** Largest DISCARD / WRITE_ZEROES in bytes: what fits bi_size, block aligned. */
+        int maxRangeBytes() {
+            return (Integer.MAX_VALUE / logicalBlockSize) * logicalBlockSize;
+        }
+    }
+
+    private record Waiter(Function<BlockDevice, CompletableFuture<Void>> op, IntConsumer done,
+                          ScheduledFuture<?>[] timer) {
+    }
+
+    private final ExportConfig config;
+    private final ScheduledExecutorService scheduler;
+    private final ExportStats stats = new ExportStats();
+    private final Set<Opening> openers = new LinkedHashSet<>();
+    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    private State state = State.OFFLINE;
+    private BlockDevice device;
+    private Geometry geometry;
+    private String lastError;
+
+    Export(ExportConfig config, ScheduledExecutorService scheduler) {
+        this.config = config;
+        this.scheduler = scheduler;
+        this.lastError = "backend '" + config.backend() + "' not available";
+    }
+
+    String name() {
+        return config.name();
+    }
+
+    ExportConfig config() {
+        return config;
+    }
+
+    ExportStats stats() {
+        return stats;
+    }
+
+    private void moveTo(State to) {
+        if (!MOVES.get(state).contains(to)) {
+            throw new IllegalStateException("export " + name() + ": " + state + " -> " + to + " not allowed");
+        }
+        LOG.info("export {}: {} -> {}", name(), state, to);
+        state = to;
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    /** The backend is there: open the device and let waiting IO run. */
+    void online(BlockBackend backend) {
+        BlockDevice dev;
+        try {
+            dev = backend.open(config.backendParams(), config.readOnly());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("export {}: backend {} failed to open: {}", name(), config.backend(), e.getMessage());
+            synchronized (this) {
+                lastError = "open failed: " + e.getMessage();
+            }
+            return;
+        }
+        List<Waiter> ready;
+        synchronized (this) {
+            if (state != State.OFFLINE) {
+                dev.close();
+                return;
+            }
+            device = dev;
+            geometry = Geometry.of(dev);
+            lastError = "";
+            moveTo(State.ONLINE);
+            ready = new ArrayList<>(waiters);
+            waiters.clear();
+        }
+        // Whoever takes a waiter out of the queue (under the lock) completes it; the timer
+        // only completes waiters it still finds there.
+        for (Waiter w : ready) {
+            w.timer()[0].cancel(false);
+            run(dev, w.op(), w.done());
+        }
+    }
+
+    /** The backend is going: make acknowledged writes durable, close the device, hold new IO. */
+    void offline(String why) {
+        BlockDevice dev;
+        synchronized (this) {
+            if (state != State.ONLINE) {
+                return;
+            }
+            dev = device;
+            device = null;
+            lastError = why;
+            moveTo(State.OFFLINE);
+        }
+        closeDevice(dev);
+    }
+
+    /** Removed from the configuration: fail waiting IO, close the device. */
+    List<Opening> close() {
+        BlockDevice dev;
+        List<Waiter> failed;
+        List<Opening> left;
+        synchronized (this) {
+            if (state == State.CLOSED) {
+                return List.of();
+            }
+            dev = device;
+            device = null;
+            moveTo(State.CLOSED);
+            failed = new ArrayList<>(waiters);
+            waiters.clear();
+            left = new ArrayList<>(openers);
+            openers.clear();
+        }
+        for (Waiter w : failed) {
+            w.timer()[0].cancel(false);
+            w.done().accept(Errno.ENODEV);
+        }
+        if (dev != null) {
+            closeDevice(dev);
+        }
+        return left;
+    }
+
+    private void closeDevice(BlockDevice dev) {
+        try {
+            dev.flush().get(FLUSH_ON_OFFLINE_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.warn("export {}: flush before close failed: {}", name(), e.toString());
+        }
+        try {
+            dev.close();
+        } catch (RuntimeException e) {
+            LOG.warn("export {}: close failed: {}", name(), e.toString());
+        }
+    }
+
+    /**
+     * Register an opener after the access checks: many RO, one RW, a second writer only as
+     * MIGRATION; no writer at all on a read-only export.
+     */
+    synchronized Opening open(ServerSession session, int deviceId, AccessMode mode) throws BlockIoException {
+        if (state == State.CLOSED) {
+            throw new BlockIoException(Errno.ENODEV, "export " + name() + " is being removed");
+        }
+        if (geometry == null) {
+            throw new BlockIoException(Errno.ENODEV, "export " + name() + " is offline: " + lastError);
+        }
+        if (mode != AccessMode.RO) {
+            if (config.readOnly()) {
+                throw new BlockIoException(Errno.EROFS, "export " + name() + " is read-only");
+            }
+            long writers = openers.stream().filter(Opening::writable).count();
+            long allowed = mode == AccessMode.MIGRATION ? 2 : 1;
+            if (writers >= allowed) {
+                throw new BlockIoException(Errno.EBUSY, "export " + name() + " already open for writing by "
+                        + writers + " session(s); mode " + mode + " refused");
+            }
+        }
+        Opening o = new Opening(deviceId, session, this, mode);
+        openers.add(o);
+        return o;
+    }
+
+    synchronized void release(Opening o) {
+        openers.remove(o);
+    }
+
+    synchronized List<Opening> openers() {
+        return new ArrayList<>(openers);
+    }
+
+    synchronized List<Opener> openerInfo() {
+        return openers.stream().sorted(Comparator.comparing((Opening o) -> o.session().name()))
+                .map(o -> new Opener(o.session().name(), o.mode(), o.deviceId())).toList();
+    }
+
+    synchronized Geometry geometry() {
+        return geometry;
+    }
+
+    synchronized ExportState adminState() {
+        return state == State.ONLINE ? ExportState.ONLINE : ExportState.OFFLINE;
+    }
+
+    synchronized String lastError() {
+        return lastError;
+    }
+
+    OpenRsp openRsp(Opening o) {
+        Geometry g = geometry();
+        boolean write = o.writable();
+        Capabilities c = g.caps();
+        int maxRangeSectors = g.maxRangeBytes() / OpenRsp.SECTOR_SIZE;
+        int cache = (c.fua() ? OpenRsp.CACHE_FUA : 0) | (c.flush() ? OpenRsp.CACHE_WRITEBACK : 0);
+        return new OpenRsp(o.deviceId(), g.size() / OpenRsp.SECTOR_SIZE, g.maxIoSize() / OpenRsp.SECTOR_SIZE,
+                write && c.write() ? maxRangeSectors : 0,
+                write && c.write() && c.trim() ? maxRangeSectors : 0,
+                g.logicalBlockSize(), 0, g.physicalBlockSize(), g.logicalBlockSize(), MAX_SEGMENTS, false, cache);
+    }
+
+    /**
+     * Run {@code op} on the device now; while the backend is away, after it comes back or
+     * fail with ENODEV when {@code offline.wait.ms} runs out (at once when it is 0).
+     * {@code done} gets 0 or an errno, exactly once.
+     */
+    void submit(Function<BlockDevice, CompletableFuture<Void>> op, IntConsumer done) {
+        BlockDevice dev;
+        synchronized (this) {
+            dev = device;
+            if (dev == null) {
+                if (state == State.CLOSED || config.offlineWaitMs() == 0) {
+                    done.accept(Errno.ENODEV);
+                    return;
+                }
+                Waiter w = new Waiter(op, done, new ScheduledFuture<?>[1]);
+                waiters.add(w);
+                w.timer()[0] = scheduler.schedule(() -> expire(w), config.offlineWaitMs(), TimeUnit.MILLISECONDS);
+                return;
+            }
+        }
+        run(dev, op, done);
+    }
+
+    private void expire(Waiter w) {
+        boolean removed;
+        synchronized (this) {
+            removed = waiters.remove(w);
+        }
+        if (removed) {
+            w.done().accept(Errno.ENODEV);
+        }
+    }
+
+    private static void run(BlockDevice dev, Function<BlockDevice, CompletableFuture<Void>> op, IntConsumer done) {
+        CompletableFuture<Void> f;
+        try {
+            f = op.apply(dev);
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        f.whenComplete((v, t) -> done.accept(t == null ? 0 : BlockIoException.errnoOf(t)));
+    }
+}

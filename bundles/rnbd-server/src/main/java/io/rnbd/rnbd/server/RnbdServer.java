@@ -1,0 +1,364 @@
+package io.rnbd.rnbd.server;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.BlockBackend;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.rnbd.proto.Close;
+import io.rnbd.rnbd.proto.Io;
+import io.rnbd.rnbd.proto.Open;
+import io.rnbd.rnbd.proto.OpenRsp;
+import io.rnbd.rnbd.proto.ProtoException;
+import io.rnbd.rnbd.proto.RnbdMsg;
+import io.rnbd.rnbd.proto.SessInfo;
+import io.rnbd.rnbd.proto.SessInfoRsp;
+import io.rnbd.rtrs.api.RtrsServerOps;
+import io.rnbd.rtrs.api.RtrsServerRequest;
+import io.rnbd.rtrs.api.RtrsServerSession;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The RNBD server: the upper layer of an RTRS server, serving exports over block backends.
+ * Plain Java; the OSGi component feeds it exports and backends as they come and go.
+ *
+ * <p>Every request gets exactly one answer; a malformed one gets an errno and nothing else
+ * happens, so one hostile client cannot disturb the others.
+ */
+public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RnbdServer.class);
+
+    private final ScheduledExecutorService scheduler;
+    private final Object lifecycle = new Object();
+    private final Map<String, Export> exports = new ConcurrentHashMap<>();
+    private final Map<String, List<BlockBackend>> backends = new HashMap<>();
+    private final Map<RtrsServerSession, ServerSession> sessions = new ConcurrentHashMap<>();
+    /*
+     * Device ids are unique across sessions and start at a random point, so an IO that a
+     * client queued before a reconnect can never hit another device that reused its id.
+     */
+    private final AtomicInteger nextDeviceId = new AtomicInteger(ThreadLocalRandom.current().nextInt(1 << 30));
+
+    /** @param scheduler times out IO waiting for an offline backend; owned by the caller */
+    public RnbdServer(ScheduledExecutorService scheduler) {
+        this.scheduler = scheduler;
+    }
+
+    // ---- configuration: exports and backends ----
+
+    /** @throws IllegalStateException if an export of that name exists */
+    public void addExport(ExportConfig config) {
+        synchronized (lifecycle) {
+            Export e = new Export(config, scheduler);
+            if (exports.putIfAbsent(config.name(), e) != null) {
+                throw new IllegalStateException("export " + config.name() + " already exists");
+            }
+            BlockBackend b = currentBackend(config.backend());
+            if (b != null) {
+                e.online(b);
+            }
+        }
+    }
+
+    public void removeExport(String name) {
+        synchronized (lifecycle) {
+            Export e = exports.remove(name);
+            if (e != null) {
+                for (Opening o : e.close()) {
+                    o.session().remove(o);
+                }
+            }
+        }
+    }
+
+    /** A backend service of {@code type} appeared; the first one of a type serves its exports. */
+    public void backendAdded(String type, BlockBackend backend) {
+        synchronized (lifecycle) {
+            List<BlockBackend> list = backends.computeIfAbsent(type, t -> new ArrayList<>());
+            list.add(backend);
+            if (list.get(0) == backend) {
+                exportsOf(type).forEach(e -> e.online(backend));
+            }
+        }
+    }
+
+    /** A backend service went away: its exports go offline, or over to the next one of the type. */
+    public void backendRemoved(String type, BlockBackend backend) {
+        synchronized (lifecycle) {
+            List<BlockBackend> list = backends.getOrDefault(type, new ArrayList<>());
+            boolean wasCurrent = !list.isEmpty() && list.get(0) == backend;
+            list.remove(backend);
+            if (!wasCurrent) {
+                return;
+            }
+            BlockBackend next = list.isEmpty() ? null : list.get(0);
+            for (Export e : exportsOf(type)) {
+                e.offline("backend '" + type + "' went away");
+                if (next != null) {
+                    e.online(next);
+                }
+            }
+        }
+    }
+
+    private BlockBackend currentBackend(String type) {
+        List<BlockBackend> list = backends.get(type);
+        return list == null || list.isEmpty() ? null : list.get(0);
+    }
+
+    private List<Export> exportsOf(String type) {
+        return exports.values().stream().filter(e -> e.config().backend().equals(type)).toList();
+    }
+
+    // ---- RtrsServerOps ----
+
+    @Override
+    public void onSessionConnected(RtrsServerSession session) {
+        sessionOf(session);
+        LOG.info("session {} connected", session.name());
+    }
+
+    @Override
+    public void onSessionClosed(RtrsServerSession session) {
+        ServerSession s = sessions.remove(session);
+        if (s == null) {
+            return;
+        }
+        for (Opening o : s.close()) {
+            o.export().release(o);
+        }
+        LOG.info("session {} closed", session.name());
+    }
+
+    private ServerSession sessionOf(RtrsServerSession session) {
+        return sessions.computeIfAbsent(session, ServerSession::new);
+    }
+
+    @Override
+    public void onRequest(RtrsServerRequest req) {
+        try {
+            dispatch(req);
+        } catch (ProtoException e) {
+            LOG.debug("session {}: malformed message: {}", req.session().name(), e.getMessage());
+            req.complete(e.errno());
+        } catch (BlockIoException e) {
+            LOG.debug("session {}: {}", req.session().name(), e.getMessage());
+            req.complete(e.errno());
+        } catch (RuntimeException e) {
+            LOG.warn("session {}: request failed", req.session().name(), e);
+            req.complete(Errno.EIO);
+        }
+    }
+
+    private void dispatch(RtrsServerRequest req) throws ProtoException, BlockIoException {
+        ServerSession s = sessionOf(req.session());
+        RnbdMsg msg = RnbdMsg.decode(req.userHeader());
+        if (msg instanceof Io io) {
+            handleIo(req, s, io);
+        } else if (msg instanceof SessInfo info) {
+            ByteBuffer dst = replyBuffer(req, SessInfoRsp.SIZE);
+            int version = Math.min(info.version(), RnbdMsg.VERSION_MAJOR);
+            s.version(version);
+            new SessInfoRsp(version).encode(dst);
+            req.complete(0);
+        } else if (msg instanceof Open open) {
+            ByteBuffer dst = replyBuffer(req, OpenRsp.SIZE);
+            Opening o = open(s, open);
+            o.export().openRsp(o).encode(dst);
+            req.complete(0);
+        } else if (msg instanceof Close close) {
+            Opening o = s.device(close.deviceId());
+            if (o != null && s.remove(o)) {
+                o.export().release(o);
+                LOG.info("session {}: closed device {} ({})", s.name(), o.deviceId(), o.export().name());
+            }
+            req.complete(0);
+        } else {
+            throw new ProtoException(Errno.EBADMSG, msg.type() + " is not a request");
+        }
+    }
+
+    private static ByteBuffer replyBuffer(RtrsServerRequest req, int size) throws BlockIoException {
+        if (req.isWrite()) {
+            throw new BlockIoException(Errno.EINVAL, "request expecting an answer sent as a write");
+        }
+        ByteBuffer dst = req.data();
+        if (dst.remaining() < size) {
+            throw new BlockIoException(Errno.EINVAL, "answer buffer of " + dst.remaining() + " < " + size + " bytes");
+        }
+        return dst;
+    }
+
+    private Opening open(ServerSession s, Open open) throws BlockIoException {
+        Opening existing = s.byExport(open.deviceName());
+        if (existing != null) {
+            return existing;
+        }
+        Export e = exports.get(open.deviceName());
+        if (e == null) {
+            throw new BlockIoException(Errno.ENOENT, "no export " + open.deviceName());
+        }
+        if (!e.config().allows(s.rtrs)) {
+            LOG.warn("session {} not allowed to open export {}", s.name(), e.name());
+            throw new BlockIoException(Errno.EACCES, "session not allowed");
+        }
+        Opening o = e.open(s, nextDeviceId.getAndUpdate(i -> (i + 1) & Integer.MAX_VALUE), open.accessMode());
+        if (!s.add(o)) {
+            e.release(o);
+            throw new BlockIoException(Errno.ECONNRESET, "session closed");
+        }
+        LOG.info("session {}: opened export {} as device {} ({})", s.name(), e.name(), o.deviceId(), o.mode());
+        return o;
+    }
+
+    private void handleIo(RtrsServerRequest req, ServerSession s, Io io) throws BlockIoException {
+        Opening o = s.device(io.deviceId());
+        if (o == null) {
+            throw new BlockIoException(Errno.ENXIO, "unknown device id " + io.deviceId());
+        }
+        Export e = o.export();
+        ExportStats stats = e.stats();
+        Function<BlockDevice, CompletableFuture<Void>> op;
+        try {
+            op = ioOp(req, o, io);
+        } catch (BlockIoException ex) {
+            stats.error();
+            throw ex;
+        }
+        stats.started();
+        e.submit(op, errno -> {
+            stats.finished();
+            if (errno != 0) {
+                stats.error();
+            } else if (io.op() == Io.OP_READ) {
+                stats.read(io.biSize());
+            } else if (io.op() == Io.OP_WRITE) {
+                stats.wrote(io.biSize());
+            }
+            req.complete(errno);
+        });
+    }
+
+    /** Validate {@code io} against the opening and the device; the operation to run. */
+    private static Function<BlockDevice, CompletableFuture<Void>> ioOp(RtrsServerRequest req, Opening o, Io io)
+            throws BlockIoException {
+        Export.Geometry g = o.export().geometry();
+        int op = io.op();
+        if ((op == Io.OP_READ) == req.isWrite()) {
+            throw new BlockIoException(Errno.EINVAL, "op " + op + " sent in the wrong direction");
+        }
+        if (op != Io.OP_READ && op != Io.OP_FLUSH && !o.writable()) {
+            throw new BlockIoException(Errno.EROFS, "device " + io.deviceId() + " is mapped read-only");
+        }
+        ByteBuffer data = req.data();
+        if (op != Io.OP_READ && op != Io.OP_WRITE && data.hasRemaining()) {
+            throw new BlockIoException(Errno.EINVAL, "op " + op + " carries data");
+        }
+        if (op == Io.OP_FLUSH) {
+            return BlockDevice::flush;
+        }
+        long offset = io.offset();
+        int len = io.biSize();
+        int lbs = g.logicalBlockSize();
+        if (len == 0 || offset % lbs != 0 || len % lbs != 0) {
+            throw new BlockIoException(Errno.EINVAL, "IO at " + offset + "+" + len + " not aligned to " + lbs);
+        }
+        if (offset > g.size() - len) {
+            throw new BlockIoException(Errno.EINVAL, "IO at " + offset + "+" + len + " beyond " + g.size());
+        }
+        boolean fua = io.has(Io.F_FUA);
+        Function<BlockDevice, CompletableFuture<Void>> body;
+        switch (op) {
+            case Io.OP_READ:
+            case Io.OP_WRITE:
+                if (len > g.maxIoSize()) {
+                    throw new BlockIoException(Errno.EINVAL, "IO of " + len + " > max " + g.maxIoSize());
+                }
+                if (data.remaining() != len) {
+                    throw new BlockIoException(Errno.EINVAL, "bi_size " + len + " but " + data.remaining()
+                            + " bytes of data");
+                }
+                body = op == Io.OP_READ ? d -> d.read(offset, data) : d -> d.write(offset, data, fua);
+                break;
+            case Io.OP_DISCARD:
+                if (!g.caps().trim()) {
+                    throw new BlockIoException(Errno.EOPNOTSUPP, "export cannot discard");
+                }
+                body = d -> d.trim(offset, len);
+                break;
+            case Io.OP_WRITE_ZEROES:
+                body = d -> d.writeZeroes(offset, len, fua);
+                break;
+            default:
+                throw new BlockIoException(Errno.EOPNOTSUPP, "op " + op + " not supported");
+        }
+        if (io.has(Io.F_PREFLUSH)) {
+            return d -> d.flush().thenCompose(v -> body.apply(d));
+        }
+        return body;
+    }
+
+    // ---- RnbdServerAdmin ----
+
+    @Override
+    public List<ExportInfo> exports() {
+        return exports.values().stream().sorted(Comparator.comparing(Export::name)).map(e -> {
+            Export.Geometry g = e.geometry();
+            return new ExportInfo(e.name(), e.config().backend(), g == null ? 0 : g.size(), e.adminState(),
+                    e.config().readOnly(), e.openerInfo(), e.stats().snapshot(), e.lastError());
+        }).toList();
+    }
+
+    @Override
+    public void forceClose(String export, String session) throws IOException {
+        Export e = exports.get(export);
+        if (e == null) {
+            throw new BlockIoException(Errno.ENOENT, "no export " + export);
+        }
+        boolean found = false;
+        for (Opening o : e.openers()) {
+            if (o.session().name().equals(session) && o.session().remove(o)) {
+                e.release(o);
+                found = true;
+                LOG.info("export {}: force-closed device {} of session {}", export, o.deviceId(), session);
+            }
+        }
+        if (!found) {
+            throw new BlockIoException(Errno.ENOENT, "session " + session + " has not opened " + export);
+        }
+    }
+
+    @Override
+    public void resetStats(String export) throws IOException {
+        Export e = exports.get(export);
+        if (e == null) {
+            throw new BlockIoException(Errno.ENOENT, "no export " + export);
+        }
+        e.stats().reset();
+    }
+
+    /** Close every export (waiting IO fails) and forget every session. */
+    @Override
+    public void close() {
+        synchronized (lifecycle) {
+            for (String name : List.copyOf(exports.keySet())) {
+                removeExport(name);
+            }
+            sessions.clear();
+        }
+    }
+}

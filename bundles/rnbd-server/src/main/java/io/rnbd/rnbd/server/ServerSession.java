@@ -1,0 +1,65 @@
+package io.rnbd.rnbd.server;
+
+import io.rnbd.rtrs.api.RtrsServerSession;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** What the RNBD server holds for one RTRS session: its protocol version and open devices. */
+final class ServerSession {
+    final RtrsServerSession rtrs;
+    private final Map<Integer, Opening> devices = new HashMap<>();
+    private int version;
+    private boolean closed;
+
+    ServerSession(RtrsServerSession rtrs) {
+        this.rtrs = rtrs;
+    }
+
+    String name() {
+        return rtrs.name();
+    }
+
+    synchronized void version(int v) {
+        version = v;
+    }
+
+    synchronized int version() {
+        return version;
+    }
+
+    synchronized Opening device(int id) {
+        return devices.get(id);
+    }
+
+    synchronized Opening byExport(String exportName) {
+        for (Opening o : devices.values()) {
+            if (o.export().name().equals(exportName)) {
+                return o;
+            }
+        }
+        return null;
+    }
+
+    /** @return false if the session is already closed (the caller must undo its open) */
+    synchronized boolean add(Opening o) {
+        if (closed) {
+            return false;
+        }
+        devices.put(o.deviceId(), o);
+        return true;
+    }
+
+    synchronized boolean remove(Opening o) {
+        return devices.remove(o.deviceId(), o);
+    }
+
+    /** Mark closed and hand back everything still open. */
+    synchronized List<Opening> close() {
+        closed = true;
+        List<Opening> all = new ArrayList<>(devices.values());
+        devices.clear();
+        return all;
+    }
+}

@@ -1,0 +1,53 @@
+package io.rnbd.rnbd.server.internal.osgi;
+
+import io.rnbd.rnbd.server.ExportConfig;
+import java.util.Map;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/**
+ * One export per factory configuration; {@link RnbdServerComponent} picks these up as they
+ * come and go (whiteboard inside the bundle).
+ */
+@Component(service = ExportComponent.class, configurationPid = ExportComponent.PID,
+        configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
+@Designate(ocd = ExportComponent.Config.class, factory = true)
+public final class ExportComponent {
+    static final String PID = "io.rnbd.server.export";
+
+    @ObjectClassDefinition(pid = PID, name = "RNBD export",
+            description = "A block device served to RNBD clients; keys backend.X go to the backend as X")
+    public @interface Config {
+        @AttributeDefinition(name = "Name", description = "Export name, as clients give it in OPEN (at most 254 bytes)")
+        String name() default "";
+
+        @AttributeDefinition(name = "Backend", description = "rnbd.backend property of the BlockBackend service to use (memory, file)")
+        String backend() default "memory";
+
+        @AttributeDefinition(name = "Read only", description = "Refuse RW and MIGRATION opens (EROFS)")
+        boolean read_only() default false;
+
+        @AttributeDefinition(name = "Allowed sessions",
+                description = "Comma list of session names or authenticated host ids allowed to open; empty = all")
+        String allowed_sessions() default "";
+
+        @AttributeDefinition(name = "Offline wait (ms)",
+                description = "How long IO waits for a missing backend before failing with ENODEV; 0 = fail at once")
+        long offline_wait_ms() default 0;
+    }
+
+    private final ExportConfig config;
+
+    @Activate
+    public ExportComponent(Map<String, Object> properties) {
+        this.config = ExportConfig.fromProperties(properties);
+    }
+
+    ExportConfig config() {
+        return config;
+    }
+}

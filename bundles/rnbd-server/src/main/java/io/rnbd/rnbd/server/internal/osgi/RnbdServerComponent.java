@@ -1,0 +1,108 @@
+package io.rnbd.rnbd.server.internal.osgi;
+
+import io.rnbd.rnbd.api.BlockBackend;
+import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.rnbd.server.RnbdServer;
+import io.rnbd.rtrs.api.RtrsServerOps;
+import io.rnbd.rtrs.api.RtrsServerRequest;
+import io.rnbd.rtrs.api.RtrsServerSession;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The RNBD server as the RTRS server's upper layer, fed with exports and backends. */
+@Component(immediate = true, service = {RtrsServerOps.class, RnbdServerAdmin.class})
+public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin {
+    private static final Logger LOG = LoggerFactory.getLogger(RnbdServerComponent.class);
+
+    private final ScheduledExecutorService scheduler;
+    private final RnbdServer server;
+
+    @Activate
+    public RnbdServerComponent() {
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rnbd-server-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        server = new RnbdServer(scheduler);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindBackend(BlockBackend backend, Map<String, Object> props) {
+        server.backendAdded(type(backend, props), backend);
+    }
+
+    void unbindBackend(BlockBackend backend, Map<String, Object> props) {
+        server.backendRemoved(type(backend, props), backend);
+    }
+
+    private static String type(BlockBackend backend, Map<String, Object> props) {
+        Object t = props.get(BlockBackend.PROP_TYPE);
+        return t != null ? t.toString() : backend.type();
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindExport(ExportComponent export) {
+        try {
+            server.addExport(export.config());
+        } catch (IllegalStateException e) {
+            LOG.error("{}: configuration ignored", e.getMessage());
+        }
+    }
+
+    void unbindExport(ExportComponent export) {
+        server.removeExport(export.config().name());
+    }
+
+    @Deactivate
+    void deactivate() throws InterruptedException {
+        server.close();
+        scheduler.shutdownNow();
+        scheduler.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void onRequest(RtrsServerRequest request) {
+        server.onRequest(request);
+    }
+
+    @Override
+    public void onSessionConnected(RtrsServerSession session) {
+        server.onSessionConnected(session);
+    }
+
+    @Override
+    public void onSessionClosed(RtrsServerSession session) {
+        server.onSessionClosed(session);
+    }
+
+    @Override
+    public List<ExportInfo> exports() {
+        return server.exports();
+    }
+
+    @Override
+    public void forceClose(String export, String session) throws IOException {
+        server.forceClose(export, session);
+    }
+
+    @Override
+    public void resetStats(String export) throws IOException {
+        server.resetStats(export);
+    }
+}
