@@ -1,0 +1,238 @@
+package io.rnbd.rnbd.backend.file.internal;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.Capabilities;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+
+/**
+ * A file or block device behind a {@link FileChannel}. Positional reads and writes run
+ * concurrently on the backend's IO threads; FLUSH and FUA are {@code fdatasync}. Java cannot
+ * punch holes, so trim and write-zeroes write zeros: both are correct but neither frees space,
+ * hence {@code trim=false, zero=false}. With O_DIRECT, buffers that are not aligned go through
+ * an aligned per-thread bounce buffer. Buffer positions are never moved.
+ */
+final class FileBlockDevice implements BlockDevice {
+    private static final Capabilities CAPS = new Capabilities(true, true, true, false, false, true);
+    private static final int ZERO_CHUNK = 256 * 1024;
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+
+    private final FileChannel ch;
+    private final String name;
+    private final long size;
+    private final int lbs;
+    private final boolean direct;
+    private final boolean readOnly;
+    private final Executor executor;
+    private final Consumer<FileBlockDevice> onClose;
+    private final ByteBuffer zeros;
+    private final ThreadLocal<ByteBuffer> bounce;
+    private volatile boolean closed;
+
+    @FunctionalInterface
+    private interface Io {
+        void run() throws IOException;
+    }
+
+    FileBlockDevice(FileChannel ch, String name, long size, int lbs, boolean direct, boolean readOnly,
+                    Executor executor, Consumer<FileBlockDevice> onClose) {
+        this.ch = ch;
+        this.name = name;
+        this.size = size;
+        this.lbs = lbs;
+        this.direct = direct;
+        this.readOnly = readOnly;
+        this.executor = executor;
+        this.onClose = onClose;
+        this.zeros = readOnly ? null : aligned(ZERO_CHUNK, lbs);
+        this.bounce = ThreadLocal.withInitial(() -> aligned(maxIoSize(), lbs));
+    }
+
+    private static ByteBuffer aligned(int capacity, int alignment) {
+        return ByteBuffer.allocateDirect(capacity + alignment).alignedSlice(alignment).limit(capacity).slice();
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public int logicalBlockSize() {
+        return lbs;
+    }
+
+    @Override
+    public int physicalBlockSize() {
+        return Math.max(lbs, 4096);
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return readOnly ? CAPS.readOnly() : CAPS;
+    }
+
+    @Override
+    public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
+        ByteBuffer d = dst.duplicate();
+        BlockIoException bad = check(offset, d.remaining(), false, true);
+        return bad != null ? CompletableFuture.failedFuture(bad) : submit(() -> {
+            if (direct && !isAligned(d)) {
+                ByteBuffer b = bounce.get().clear().limit(d.remaining());
+                readFully(b, offset);
+                d.put(b.flip());
+            } else {
+                readFully(d, offset);
+            }
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+        ByteBuffer s = src.duplicate();
+        BlockIoException bad = check(offset, s.remaining(), true, true);
+        return bad != null ? CompletableFuture.failedFuture(bad) : submit(() -> {
+            if (direct && !isAligned(s)) {
+                writeFully(bounce.get().clear().put(s).flip(), offset);
+            } else {
+                writeFully(s, offset);
+            }
+            if (fua) {
+                ch.force(false);
+            }
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> flush() {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        return readOnly ? DONE : submit(() -> ch.force(false));
+    }
+
+    @Override
+    public CompletableFuture<Void> trim(long offset, long length) {
+        return writeZeroes(offset, length, false);
+    }
+
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+        BlockIoException bad = check(offset, length, true, false);
+        return bad != null ? CompletableFuture.failedFuture(bad) : submit(() -> {
+            long at = offset;
+            long left = length;
+            while (left > 0) {
+                int n = (int) Math.min(ZERO_CHUNK, left);
+                writeFully(zeros.duplicate().limit(n), at);
+                at += n;
+                left -= n;
+            }
+            if (fua) {
+                ch.force(false);
+            }
+        });
+    }
+
+    private boolean isAligned(ByteBuffer b) {
+        return b.isDirect() && b.alignmentOffset(b.position(), lbs) == 0;
+    }
+
+    private void readFully(ByteBuffer b, long offset) throws IOException {
+        long at = offset;
+        while (b.hasRemaining()) {
+            int n = ch.read(b, at);
+            if (n < 0) {
+                throw new BlockIoException(Errno.EIO, name + ": short read at " + at + " (file truncated?)");
+            }
+            at += n;
+        }
+    }
+
+    private void writeFully(ByteBuffer b, long offset) throws IOException {
+        long at = offset;
+        while (b.hasRemaining()) {
+            at += ch.write(b, at);
+        }
+    }
+
+    private CompletableFuture<Void> submit(Io io) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                if (closed) {
+                    f.completeExceptionally(closedError());
+                    return;
+                }
+                try {
+                    io.run();
+                    f.complete(null);
+                } catch (BlockIoException e) {
+                    f.completeExceptionally(e);
+                } catch (ClosedChannelException e) {
+                    f.completeExceptionally(closedError());
+                } catch (IOException e) {
+                    f.completeExceptionally(ioError(e));
+                } catch (RuntimeException e) {
+                    f.completeExceptionally(new BlockIoException(Errno.EIO, name + ": " + e, e));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            f.completeExceptionally(new BlockIoException(Errno.ENODEV, "file backend is stopped"));
+        }
+        return f;
+    }
+
+    private BlockIoException ioError(IOException e) {
+        String m = String.valueOf(e.getMessage());
+        int errno = m.contains("No space left") ? Errno.ENOSPC : Errno.EIO;
+        return new BlockIoException(errno, name + ": " + m, e);
+    }
+
+    private BlockIoException check(long offset, long length, boolean write, boolean data) {
+        if (closed) {
+            return closedError();
+        }
+        if (write && readOnly) {
+            return new BlockIoException(Errno.EROFS, "device is read-only");
+        }
+        if (offset < 0 || length < 0 || offset % lbs != 0 || length % lbs != 0) {
+            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
+                    + " not aligned to " + lbs);
+        }
+        if (data && length > maxIoSize()) {
+            return new BlockIoException(Errno.EINVAL, "length " + length + " exceeds max IO size " + maxIoSize());
+        }
+        if (offset > size - length) {
+            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
+                    + " beyond device size " + size);
+        }
+        return null;
+    }
+
+    private static BlockIoException closedError() {
+        return new BlockIoException(Errno.ENODEV, "device is closed");
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // nothing was pending that close could lose: writes complete only after write() returned
+        }
+        onClose.accept(this);
+    }
+}

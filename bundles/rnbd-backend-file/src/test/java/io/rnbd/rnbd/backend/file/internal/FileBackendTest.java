@@ -1,0 +1,230 @@
+package io.rnbd.rnbd.backend.file.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.BlockBackend;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.Capabilities;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FileBackendTest {
+    private final FileBackend backend = new FileBackend(2);
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void close() {
+        backend.close();
+    }
+
+    private BlockDevice open(Map<String, String> params) throws IOException {
+        return backend.open(params, false);
+    }
+
+    private static void await(CompletableFuture<?> f) throws Exception {
+        f.get(30, TimeUnit.SECONDS);
+    }
+
+    private static byte[] pattern(int len, int seed) {
+        byte[] b = new byte[len];
+        for (int i = 0; i < len; i++) {
+            b[i] = (byte) (i * 31 + seed);
+        }
+        return b;
+    }
+
+    private static byte[] read(BlockDevice dev, long off, int len) throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(len);
+        await(dev.read(off, b));
+        return b.array();
+    }
+
+    @Test
+    void createsASparseFileOfTheGivenSize() throws Exception {
+        Path f = dir.resolve("new.img");
+        BlockDevice dev = open(Map.of("path", f.toString(), "size", "1g"));
+        assertEquals(1L << 30, dev.size());
+        assertEquals(1L << 30, Files.size(f));
+        assertEquals(new Capabilities(true, true, true, false, false, true), dev.capabilities());
+    }
+
+    @Test
+    void flushedAndFuaWritesSurviveCloseAndReopen() throws Exception {
+        Path f = dir.resolve("durable.img");
+        Map<String, String> params = Map.of("path", f.toString(), "size", "1m");
+        BlockDevice dev = open(params);
+        await(dev.write(4096, ByteBuffer.wrap(pattern(8192, 1)), false));
+        await(dev.flush());
+        await(dev.write(65536, ByteBuffer.wrap(pattern(4096, 2)), true));
+        dev.close();
+
+        try (FileBackend other = new FileBackend(1)) {
+            BlockDevice again = other.open(Map.of("path", f.toString()), true);
+            assertEquals(1 << 20, again.size());
+            assertArrayEquals(pattern(8192, 1), read(again, 4096, 8192));
+            assertArrayEquals(pattern(4096, 2), read(again, 65536, 4096));
+            assertArrayEquals(new byte[4096], read(again, 0, 4096));
+        }
+    }
+
+    @Test
+    void createTrueExtendsButNeverTruncates() throws Exception {
+        Path f = dir.resolve("grow.img");
+        Files.write(f, pattern(4096, 3));
+        IOException tooSmall = assertThrows(IOException.class, () -> open(Map.of("path", f.toString(), "size", "1m")));
+        assertEquals("file backend: " + f + ": is 4096 bytes, smaller than size=1048576 (create=true extends it)",
+                tooSmall.getMessage());
+
+        BlockDevice dev = open(Map.of("path", f.toString(), "size", "1m", "create", "true"));
+        assertEquals(1 << 20, dev.size());
+        assertArrayEquals(pattern(4096, 3), read(dev, 0, 4096));
+        dev.close();
+
+        BlockDevice capped = open(Map.of("path", f.toString(), "size", "8k", "create", "true"));
+        assertEquals(8192, capped.size(), "size caps the device");
+        assertEquals(1 << 20, Files.size(f), "the file is not truncated");
+    }
+
+    @Test
+    void aFileSizeOffTheBlockSizeIsRoundedDown() throws Exception {
+        Path f = dir.resolve("odd.img");
+        Files.write(f, new byte[1000]);
+        assertEquals(512, open(Map.of("path", f.toString())).size());
+        Files.write(f, new byte[100]);
+        IOException e = assertThrows(IOException.class, () -> open(Map.of("path", f.toString())));
+        assertTrue(e.getMessage().endsWith("smaller than one block of 512 bytes"), e.getMessage());
+    }
+
+    @Test
+    void badPathsFailWithOneClearLine() throws Exception {
+        Path missing = dir.resolve("missing.img");
+        assertMessage("file backend: " + missing + ": no such file (give size= to create it)",
+                Map.of("path", missing.toString()), false);
+        assertMessage("file backend: " + missing + ": no such file", Map.of("path", missing.toString()), true);
+        Path noDir = dir.resolve("no/such/dir/x.img");
+        assertMessage("file backend: " + noDir + ": no such file or directory",
+                Map.of("path", noDir.toString(), "size", "1m"), false);
+        assertMessage("file backend: " + dir + ": is a directory", Map.of("path", dir.toString()), false);
+        assertMessage("file backend: path=disk.img must be absolute", Map.of("path", "disk.img"), false);
+        assertMessage("file backend: parameter 'path' is required (e.g. path=/var/lib/rnbd/disk0.img)", Map.of(), false);
+        assertMessage("file backend: unknown parameter 'szie' (takes: path, size, create, direct)",
+                Map.of("path", missing.toString(), "szie", "1m"), false);
+        assertMessage("file backend: size=big is not a size (e.g. 512, 64k, 1m, 1g, 1t)",
+                Map.of("path", missing.toString(), "size", "big"), false);
+        assertMessage("file backend: direct=maybe is not true or false",
+                Map.of("path", missing.toString(), "direct", "maybe"), false);
+        assertMessage("file backend: " + missing + ": create=true needs a read-write open",
+                Map.of("path", missing.toString(), "create", "true"), true);
+        Path empty = Files.createFile(dir.resolve("empty.img"));
+        assertMessage("file backend: " + empty + ": is empty (give size= and create=true to extend it)",
+                Map.of("path", empty.toString()), false);
+        assertFalse(Files.exists(missing), "a failed open creates nothing");
+    }
+
+    @Test
+    void permissionDeniedIsSaidSo() throws Exception {
+        Assumptions.assumeFalse("root".equals(System.getProperty("user.name")), "root bypasses file permissions");
+        Path f = dir.resolve("locked.img");
+        Files.write(f, new byte[4096]);
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("r--------"));
+        assertMessage("file backend: " + f + ": permission denied", Map.of("path", f.toString()), false);
+    }
+
+    private void assertMessage(String expected, Map<String, String> params, boolean readOnly) {
+        IOException e = assertThrows(IOException.class, () -> backend.open(params, readOnly));
+        assertEquals(expected, e.getMessage());
+    }
+
+    @Test
+    void ioRunsOnTheBackendThreadsWhichStopOnClose() throws Exception {
+        BlockDevice dev = open(Map.of("path", dir.resolve("t.img").toString(), "size", "1m"));
+        ByteBuffer big = ByteBuffer.allocate(dev.maxIoSize());
+        String caller = Thread.currentThread().getName();
+        String[] ranOn = new String[1];
+        CompletableFuture<Void> f = dev.write(0, big, true).whenComplete((v, t) -> ranOn[0] = Thread.currentThread().getName());
+        await(f);
+        assertTrue(ranOn[0].startsWith("rnbd-file-io-") || ranOn[0].equals(caller));
+        assertTrue(ioThreads() > 0);
+
+        backend.close();
+        assertEquals(0, ioThreads(), "no IO thread survives close");
+        ExecutionException e = assertThrows(ExecutionException.class, () -> dev.read(0, ByteBuffer.allocate(512)).get());
+        assertEquals(Errno.ENODEV, BlockIoException.errnoOf(e));
+        IOException refused = assertThrows(IOException.class, () -> open(Map.of("path", dir.resolve("t.img").toString())));
+        assertEquals("file backend is stopped", refused.getMessage());
+    }
+
+    private static long ioThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("rnbd-file-io-") && t.isAlive()).count();
+    }
+
+    @Test
+    void trimAndZeroesOfLargeRangesWriteZeros() throws Exception {
+        BlockDevice dev = open(Map.of("path", dir.resolve("z.img").toString(), "size", "4m"));
+        byte[] ones = new byte[dev.maxIoSize()];
+        Arrays.fill(ones, (byte) 1);
+        for (long off = 0; off < dev.size(); off += ones.length) {
+            await(dev.write(off, ByteBuffer.wrap(ones), false));
+        }
+        await(dev.trim(512, dev.size() - 1024));
+        assertArrayEquals(new byte[] {1, 0}, new byte[] {read(dev, 0, 512)[511], read(dev, 512, 512)[0]});
+        assertEquals(1, read(dev, dev.size() - 512, 512)[0]);
+        assertArrayEquals(new byte[512], read(dev, dev.size() - 1024, 512));
+    }
+
+    @Test
+    void blockDevicesTakeTheirSizeFromTheDevice() throws Exception {
+        String dev = System.getenv("RNBD_TEST_BLOCK_DEVICE");
+        Assumptions.assumeTrue(dev != null && !dev.isBlank(),
+                "set RNBD_TEST_BLOCK_DEVICE=/dev/... to test a block device (opened read-only)");
+        Path sys = Path.of("/sys/class/block", Path.of(dev).getFileName().toString(), "size");
+        long sectors = Long.parseLong(Files.readString(sys).trim());
+        BlockDevice bd = backend.open(Map.of("path", dev), true);
+        assertEquals(sectors * 512, bd.size());
+        assertEquals(512, read(bd, 0, 512).length);
+    }
+
+    @Test
+    void directWhereTheFilesystemRefusesItFailsWithAClearMessage() throws Exception {
+        Path shm = Path.of("/dev/shm");
+        Assumptions.assumeTrue(Files.isDirectory(shm) && Files.isWritable(shm), "no /dev/shm (tmpfs)");
+        Path f = Files.createTempFile(shm, "rnbd-direct", ".img");
+        try {
+            BlockDevice dev = backend.open(Map.of("path", f.toString(), "size", "1m", "create", "true",
+                    "direct", "true"), false);
+            dev.close();
+            Assumptions.abort("this kernel's tmpfs supports O_DIRECT: nothing to refuse");
+        } catch (IOException e) {
+            assertTrue(e.getMessage().startsWith("file backend: " + f + ": O_DIRECT "), e.getMessage());
+            assertTrue(e.getMessage().endsWith("; use direct=false"), e.getMessage());
+        } finally {
+            Files.deleteIfExists(f);
+        }
+    }
+
+    @Test
+    void isAServiceLoaderProvider() {
+        assertTrue(ServiceLoader.load(BlockBackend.class).stream().anyMatch(p -> p.type() == FileBackend.class));
+    }
+}
