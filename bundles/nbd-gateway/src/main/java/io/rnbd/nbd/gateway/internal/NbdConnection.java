@@ -1,0 +1,379 @@
+package io.rnbd.nbd.gateway.internal;
+
+import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+
+import io.rnbd.nbd.gateway.internal.io.BufferPool;
+import io.rnbd.nbd.gateway.internal.io.ChannelInput;
+import io.rnbd.nbd.gateway.proto.NbdErrors;
+import io.rnbd.nbd.gateway.proto.NbdProtoException;
+import io.rnbd.nbd.gateway.proto.Request;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.Capabilities;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One NBD client: a reader thread (handshake, then requests) and a writer thread (replies).
+ * Requests run asynchronously on the device, many at a time; replies go out as they complete.
+ */
+final class NbdConnection implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(NbdConnection.class);
+    private static final int STAGING = 256 * 1024;
+
+    private final long id;
+    private final SocketChannel ch;
+    private final String peer;
+    private final ExportLookup exports;
+    private final BufferPool pool;
+    private final NbdServerConfig config;
+    private final Consumer<NbdConnection> onClosed;
+    private final Thread reader;
+    private final Semaphore slots;
+    private final Semaphore bytes;
+    private final int bytePermitUnit = 512;
+    private volatile boolean closing;
+    private volatile BlockDevice device;
+    private ReplyWriter writer;
+    private Thread writerThread;
+    // Set once negotiated; read only by the reader thread.
+    private int flags;
+    private boolean structured;
+    private Capabilities caps;
+
+    NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
+                  NbdServerConfig config, Consumer<NbdConnection> onClosed) {
+        this.id = id;
+        this.ch = ch;
+        this.peer = peer;
+        this.exports = exports;
+        this.pool = pool;
+        this.config = config;
+        this.onClosed = onClosed;
+        this.slots = new Semaphore(config.maxInflight());
+        this.bytes = new Semaphore((int) (config.maxInflightBytes() / bytePermitUnit));
+        this.reader = new Thread(this, "nbd-con-" + id);
+        reader.setDaemon(true);
+    }
+
+    void start() {
+        reader.start();
+    }
+
+    BlockDevice device() {
+        return device;
+    }
+
+    /** Stops reading requests; in-flight ones still get their replies, then the socket closes. */
+    void shutdown() {
+        closing = true;
+        try {
+            ch.shutdownInput();
+        } catch (IOException e) {
+            LOG.debug("con {}: shutdownInput: {}", id, e.toString());
+        }
+    }
+
+    /** Waits for the connection's threads; forces the socket shut if they do not end in time. */
+    void join(long timeoutMs) throws InterruptedException {
+        reader.join(timeoutMs);
+        if (reader.isAlive()) {
+            closeChannel();
+            reader.join(timeoutMs);
+        }
+    }
+
+    @Override
+    public void run() {
+        ChannelInput in = new ChannelInput(ch, STAGING);
+        try {
+            Negotiation.Result r = new Negotiation(ch, in, exports, peer).run();
+            if (r == null || closing) {
+                return;
+            }
+            device = r.device();
+            // The device may have been withdrawn while we negotiated (see NbdServer.exportRemoved).
+            if (exports.find(r.exportName()) != r.device()) {
+                return;
+            }
+            flags = r.transmissionFlags();
+            structured = r.structuredReplies();
+            caps = r.device().capabilities();
+            LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, r.exportName(), Integer.toHexString(flags));
+            writer = new ReplyWriter(ch, structured, reader, this::written, this::closeChannel);
+            writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
+            writerThread.setDaemon(true);
+            writerThread.start();
+            transmit(in);
+        } catch (EOFException | ClosedChannelException e) {
+            LOG.debug("con {} ({}): closed: {}", id, peer, e.toString());
+        } catch (NbdProtoException e) {
+            LOG.warn("NBD client {} dropped: {}", peer, e.getMessage());
+        } catch (IOException e) {
+            if (!closing) {
+                LOG.debug("con {} ({}): {}", id, peer, e.toString());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.warn("NBD client {} dropped after an internal error", peer, e);
+        } finally {
+            finish();
+        }
+    }
+
+    private void transmit(ChannelInput in) throws IOException, NbdProtoException, InterruptedException {
+        while (!closing && in.await(Request.SIZE)) {
+            Request req = Request.decode(in.need(Request.SIZE));
+            if (req.type() == CMD_DISC) {
+                return;
+            }
+            int err = validate(req);
+            long len = req.length();
+            if (req.type() == CMD_WRITE) {
+                if (err != 0) {
+                    // Still in sync: drop the payload, answer the error, carry on.
+                    in.skip(len);
+                    answerNow(Reply.failed(req.handle(), false, err, why(req, err), 0));
+                    continue;
+                }
+                acquire(len);
+                ByteBuffer buf = len == 0 ? null : pool.acquire((int) len);
+                if (buf != null) {
+                    try {
+                        in.readFully(buf);
+                    } catch (IOException e) {
+                        written(new Reply(req.handle(), EIO, null, false, 0, buf, len));
+                        throw e;
+                    }
+                    buf.flip();
+                }
+                execute(req, buf);
+            } else if (err != 0) {
+                answerNow(Reply.failed(req.handle(), req.type() == CMD_READ, err, why(req, err), 0));
+            } else {
+                long held = req.type() == CMD_READ ? len : 0;
+                acquire(held);
+                execute(req, req.type() == CMD_READ && len > 0 ? pool.acquire((int) len) : null);
+            }
+        }
+    }
+
+    /** An answer that holds no in-flight budget (validation errors). */
+    private void answerNow(Reply r) throws InterruptedException, EOFException {
+        acquire(0);
+        writer.submit(r);
+    }
+
+    private void acquire(long payload) throws InterruptedException, EOFException {
+        while (!slots.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+            if (closing) {
+                throw new EOFException("connection closing");
+            }
+        }
+        int permits = bytePermits(payload);
+        if (permits > 0) {
+            while (!bytes.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
+                if (closing) {
+                    slots.release();
+                    throw new EOFException("connection closing");
+                }
+            }
+        }
+    }
+
+    private int bytePermits(long payload) {
+        return (int) ((payload + bytePermitUnit - 1) / bytePermitUnit);
+    }
+
+    private void written(Reply r) {
+        if (r.data() != null) {
+            pool.release(r.data());
+        }
+        int permits = bytePermits(r.bytes());
+        if (permits > 0) {
+            bytes.release(permits);
+        }
+        slots.release();
+    }
+
+    /** The NBD error for a request that must not reach the device, or 0. */
+    private int validate(Request r) {
+        int type = r.type();
+        int allowed = (flags & FLAG_SEND_FUA) != 0 ? CMD_FLAG_FUA : 0;
+        boolean writes = type == CMD_WRITE || type == CMD_TRIM || type == CMD_WRITE_ZEROES;
+        switch (type) {
+            case CMD_READ:
+                if (structured) {
+                    allowed |= CMD_FLAG_DF;
+                }
+                break;
+            case CMD_WRITE:
+            case CMD_FLUSH:
+                break;
+            case CMD_TRIM:
+                if (caps.write() && !caps.trim()) {
+                    return EINVAL;
+                }
+                break;
+            case CMD_WRITE_ZEROES:
+                allowed |= CMD_FLAG_NO_HOLE | CMD_FLAG_FAST_ZERO;
+                break;
+            default:
+                return EINVAL;
+        }
+        if ((r.flags() & ~allowed) != 0) {
+            return EINVAL;
+        }
+        if (writes && !caps.write()) {
+            return EPERM;
+        }
+        if (type == CMD_FLUSH) {
+            return caps.flush() && r.offset() == 0 && r.length() == 0 ? 0 : EINVAL;
+        }
+        long size = device.size();
+        if (r.offset() < 0 || r.offset() > size || r.length() > size - r.offset()) {
+            return type == CMD_WRITE || type == CMD_WRITE_ZEROES ? ENOSPC : EINVAL;
+        }
+        int block = device.logicalBlockSize();
+        if (r.offset() % block != 0 || r.length() % block != 0) {
+            return EINVAL;
+        }
+        if ((type == CMD_READ || type == CMD_WRITE) && r.length() > MAX_PAYLOAD) {
+            return EINVAL;
+        }
+        if (r.has(CMD_FLAG_FAST_ZERO) && !caps.zero()) {
+            return ENOTSUP;
+        }
+        return 0;
+    }
+
+    private static String why(Request r, int err) {
+        switch (err) {
+            case EPERM: return "read-only export";
+            case ENOSPC: return "write beyond the end of the export";
+            case ENOTSUP: return "zeroing is not faster than writing on this export";
+            default: return "invalid request (type " + r.type() + ", flags 0x" + Integer.toHexString(r.flags())
+                    + ", offset " + Long.toUnsignedString(r.offset()) + ", length " + r.length() + ")";
+        }
+    }
+
+    private void execute(Request r, ByteBuffer buf) {
+        BlockDevice dev = device;
+        long len = r.length();
+        boolean fua = r.has(CMD_FLAG_FUA) && caps.write();
+        int max = Math.max(dev.logicalBlockSize(), dev.maxIoSize() / dev.logicalBlockSize() * dev.logicalBlockSize());
+        CompletableFuture<Void> f;
+        try {
+            switch (r.type()) {
+                case CMD_READ:
+                    f = len == 0 ? CompletableFuture.completedFuture(null)
+                            : Splitter.run(r.offset(), len, max, (off, n, pos) -> dev.read(off, buf.slice((int) pos, n)));
+                    break;
+                case CMD_WRITE:
+                    f = len == 0 ? CompletableFuture.completedFuture(null)
+                            : Splitter.run(r.offset(), len, max,
+                                    (off, n, pos) -> dev.write(off, buf.slice((int) pos, n), fua && caps.fua()));
+                    f = withFlush(f, fua && !caps.fua(), dev);
+                    break;
+                case CMD_FLUSH:
+                    f = dev.flush();
+                    break;
+                case CMD_TRIM:
+                    f = len == 0 ? CompletableFuture.completedFuture(null)
+                            : Splitter.run(r.offset(), len, max, (off, n, pos) -> dev.trim(off, n));
+                    f = withFlush(f, fua && caps.flush(), dev);
+                    break;
+                case CMD_WRITE_ZEROES:
+                    f = len == 0 ? CompletableFuture.completedFuture(null)
+                            : Splitter.run(r.offset(), len, max,
+                                    (off, n, pos) -> dev.writeZeroes(off, n, fua && caps.fua()));
+                    f = withFlush(f, fua && !caps.fua(), dev);
+                    break;
+                default:
+                    throw new IllegalStateException("validated request of type " + r.type());
+            }
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        boolean read = r.type() == CMD_READ;
+        long held = read || r.type() == CMD_WRITE ? len : 0;
+        f.whenComplete((v, t) -> {
+            if (t == null) {
+                if (!read && buf != null) {
+                    pool.release(buf);
+                }
+                writer.submit(new Reply(r.handle(), 0, null, read, r.offset(), read ? buf : null, held));
+            } else {
+                int errno = BlockIoException.errnoOf(t);
+                LOG.debug("con {}: request type {} at {} failed: {}", id, r.type(), r.offset(), t.toString());
+                if (buf != null) {
+                    // Safe: a split request fails only after all of its chunks have ended.
+                    pool.release(buf);
+                }
+                writer.submit(Reply.failed(r.handle(), read, NbdErrors.toWire(errno), messageOf(t), held));
+            }
+        });
+    }
+
+    private static CompletableFuture<Void> withFlush(CompletableFuture<Void> f, boolean flush, BlockDevice dev) {
+        return flush ? f.thenCompose(v -> dev.flush()) : f;
+    }
+
+    private static String messageOf(Throwable t) {
+        while (t.getCause() != null && !(t instanceof BlockIoException)) {
+            t = t.getCause();
+        }
+        return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+    }
+
+    private void finish() {
+        closing = true;
+        if (writer != null) {
+            waitForInflight();
+            writer.stop();
+            try {
+                writerThread.join(config.drainTimeout().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        closeChannel();
+        onClosed.accept(this);
+    }
+
+    private void waitForInflight() {
+        try {
+            if (!slots.tryAcquire(config.maxInflight(), config.drainTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("NBD client {}: requests still in flight after {}, closing anyway", peer,
+                        config.drainTimeout());
+            } else {
+                slots.release(config.maxInflight());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void closeChannel() {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            LOG.debug("con {}: close: {}", id, e.toString());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "nbd-con-" + id + "(" + peer + ")";
+    }
+}

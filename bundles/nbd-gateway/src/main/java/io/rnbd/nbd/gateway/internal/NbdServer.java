@@ -1,0 +1,201 @@
+package io.rnbd.nbd.gateway.internal;
+
+import io.rnbd.nbd.gateway.internal.io.BufferPool;
+import io.rnbd.nbd.gateway.proto.NbdConstants;
+import io.rnbd.rnbd.api.BlockDevice;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An NBD server (fixed newstyle, NBD_OPT_GO, structured replies) over block devices found by
+ * name. One acceptor thread per listener, a reader and a writer thread per connection.
+ */
+public final class NbdServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(NbdServer.class);
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFSOCK = 0140000;
+
+    private final NbdServerConfig config;
+    private final ExportLookup exports;
+    private final BufferPool pool = new BufferPool(NbdConstants.MAX_PAYLOAD, 128L * 1024 * 1024);
+    private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
+    private final List<ServerSocketChannel> listeners = new ArrayList<>();
+    private final List<Thread> acceptors = new ArrayList<>();
+    private final AtomicLong ids = new AtomicLong();
+    private volatile boolean closed;
+    private InetSocketAddress tcpAddress;
+    private Path unixPath;
+
+    public NbdServer(NbdServerConfig config, ExportLookup exports) throws IOException {
+        this.config = config;
+        this.exports = exports;
+        try {
+            if (config.tcp() != null) {
+                ServerSocketChannel tcp = ServerSocketChannel.open();
+                tcp.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+                tcp.bind(config.tcp());
+                listeners.add(tcp);
+                tcpAddress = (InetSocketAddress) tcp.getLocalAddress();
+                startAcceptor(tcp, "tcp");
+            }
+            if (config.unixSocket() != null) {
+                removeStaleSocket(config.unixSocket());
+                ServerSocketChannel unix = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+                unix.bind(UnixDomainSocketAddress.of(config.unixSocket()));
+                listeners.add(unix);
+                unixPath = config.unixSocket();
+                startAcceptor(unix, "unix");
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+        LOG.info("NBD gateway listening on {}{}", tcpAddress == null ? "" : tcpAddress,
+                unixPath == null ? "" : " unix:" + unixPath);
+    }
+
+    /** The bound TCP address (the real port when configured with 0), or null. */
+    public InetSocketAddress tcpAddress() {
+        return tcpAddress;
+    }
+
+    public Path unixSocket() {
+        return unixPath;
+    }
+
+    public int connectionCount() {
+        return connections.size();
+    }
+
+    /**
+     * Ends every connection on {@code device}: no new requests are read, those in flight still
+     * get their replies. Call after the lookup stopped returning the device.
+     */
+    public void exportRemoved(BlockDevice device) {
+        for (NbdConnection c : connections) {
+            if (c.device() == device) {
+                LOG.info("NBD export gone: closing {}", c);
+                c.shutdown();
+            }
+        }
+    }
+
+    private void startAcceptor(ServerSocketChannel listener, String kind) {
+        Thread t = new Thread(() -> accept(listener, kind), "nbd-accept-" + kind);
+        t.setDaemon(true);
+        acceptors.add(t);
+        t.start();
+    }
+
+    private void accept(ServerSocketChannel listener, String kind) {
+        while (!closed) {
+            SocketChannel ch;
+            try {
+                ch = listener.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+                // Transient (EMFILE...): keep the listener, but do not spin on the error.
+                LOG.warn("NBD accept on {} failed: {}", kind, e.toString());
+                java.util.concurrent.locks.LockSupport.parkNanos(100_000_000L);
+                continue;
+            }
+            String peer;
+            try {
+                if (ch.getRemoteAddress() instanceof InetSocketAddress) {
+                    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                }
+                peer = kind.equals("tcp") ? String.valueOf(ch.getRemoteAddress()) : "unix";
+            } catch (IOException e) {
+                closeQuietly(ch);
+                continue;
+            }
+            NbdConnection c = new NbdConnection(ids.incrementAndGet(), ch, peer, exports, pool, config,
+                    connections::remove);
+            connections.add(c);
+            if (closed) {
+                connections.remove(c);
+                closeQuietly(ch);
+                return;
+            }
+            c.start();
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (ServerSocketChannel l : listeners) {
+            closeQuietly(l);
+        }
+        for (Thread t : acceptors) {
+            join(t);
+        }
+        for (NbdConnection c : connections) {
+            c.shutdown();
+        }
+        for (NbdConnection c : connections) {
+            try {
+                c.join(config.drainTimeout().toMillis() + 1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (unixPath != null) {
+            try {
+                Files.deleteIfExists(unixPath);
+            } catch (IOException e) {
+                LOG.warn("cannot remove NBD socket {}: {}", unixPath, e.toString());
+            }
+        }
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A socket file left by a crashed run would make bind fail; anything else is not ours to delete. */
+    private static void removeStaleSocket(Path p) throws IOException {
+        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Object mode = Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+        if (mode instanceof Integer m && (m & S_IFMT) == S_IFSOCK) {
+            Files.delete(p);
+        } else {
+            throw new IOException(p + " exists and is not a socket");
+        }
+    }
+
+    private static void closeQuietly(java.io.Closeable c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            LOG.debug("close: {}", e.toString());
+        }
+    }
+}

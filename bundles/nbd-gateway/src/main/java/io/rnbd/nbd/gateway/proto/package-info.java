@@ -1,0 +1,13 @@
+/**
+ * The NBD wire format (NetworkBlockDevice/nbd {@code doc/proto.md}) in one place: constants,
+ * immutable records with {@code SIZE}, {@code encode(ByteBuffer)} and static
+ * {@code decode(ByteBuffer)}. NBD is big-endian (network byte order), unlike the RTRS/RNBD
+ * records: every buffer handed to these codecs must be {@link java.nio.ByteOrder#BIG_ENDIAN}
+ * (the ByteBuffer default). Decoding garbage throws {@link io.rnbd.nbd.gateway.proto.NbdProtoException}.
+ */
+@Export
+@Version("1.0.0")
+package io.rnbd.nbd.gateway.proto;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;
