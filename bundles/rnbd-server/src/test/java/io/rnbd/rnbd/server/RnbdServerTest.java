@@ -1,0 +1,425 @@
+package io.rnbd.rnbd.server;
+
+import static io.rnbd.rnbd.server.Wire.await;
+import static io.rnbd.rnbd.server.Wire.empty;
+import static io.rnbd.rnbd.server.Wire.get;
+import static io.rnbd.rnbd.server.Wire.readNow;
+import static io.rnbd.rnbd.server.Wire.writeNow;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
+import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
+import io.rnbd.rnbd.proto.Close;
+import io.rnbd.rnbd.proto.Io;
+import io.rnbd.rnbd.proto.Open;
+import io.rnbd.rnbd.proto.OpenRsp;
+import io.rnbd.rnbd.proto.SessInfo;
+import io.rnbd.rnbd.proto.SessInfoRsp;
+import io.rnbd.testkit.FakeScheduler;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class RnbdServerTest {
+    private static final int SIZE = 1 << 20;
+    private static final int MAX_IO = 64 * 1024;
+
+    private FakeScheduler scheduler;
+    private RnbdServer server;
+    private MemBackend backend;
+    private FakeRtrs rtrs;
+
+    @BeforeEach
+    void setUp() {
+        scheduler = new FakeScheduler();
+        server = new RnbdServer(scheduler);
+        backend = new MemBackend(MAX_IO);
+        server.backendAdded("memory", backend);
+        server.addExport(export("disk", false, Set.of(), 0));
+        rtrs = new FakeRtrs(server);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        rtrs.close();
+        assertEquals(0, rtrs.violations(), "requests completed twice");
+        server.close();
+    }
+
+    private static ExportConfig export(String name, boolean ro, Set<String> allowed, long waitMs) {
+        return new ExportConfig(name, "memory", ro, allowed, waitMs, Map.of("id", name, "size", "" + SIZE));
+    }
+
+    /** errno of OPEN, and the answer when it succeeded. */
+    private record Opened(int errno, OpenRsp rsp) {
+    }
+
+    private static Opened open(FakeRtrs.Client c, String name, AccessMode mode) {
+        ByteBuffer dst = ByteBuffer.allocate(OpenRsp.SIZE);
+        int errno = readNow(c, new Open(mode, name), dst);
+        if (errno != 0) {
+            return new Opened(errno, null);
+        }
+        try {
+            return new Opened(0, OpenRsp.decode(dst));
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static int openOk(FakeRtrs.Client c, String name, AccessMode mode) {
+        Opened o = open(c, name, mode);
+        assertEquals(0, o.errno(), () -> "OPEN " + name + " " + mode + ": " + Errno.name(o.errno()));
+        return o.rsp().deviceId();
+    }
+
+    private static int write(FakeRtrs.Client c, int dev, long offset, byte[] data) {
+        return writeNow(c, Io.of(dev, offset / 512, Io.OP_WRITE, 0, data.length), ByteBuffer.wrap(data));
+    }
+
+    private static byte[] read(FakeRtrs.Client c, int dev, long offset, int len) {
+        ByteBuffer dst = ByteBuffer.allocate(len);
+        assertEquals(0, readNow(c, Io.of(dev, offset / 512, Io.OP_READ, 0, len), dst));
+        return dst.array();
+    }
+
+    @Test
+    void sessInfoAnswersTheCommonVersion() throws Exception {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        ByteBuffer dst = ByteBuffer.allocate(SessInfoRsp.SIZE);
+        assertEquals(0, readNow(c, new SessInfo(7), dst));
+        assertEquals(2, SessInfoRsp.decode(dst).version());
+        dst.clear();
+        assertEquals(0, readNow(c, new SessInfo(1), dst));
+        assertEquals(1, SessInfoRsp.decode(dst).version());
+    }
+
+    @Test
+    void openAnswersGeometry() {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        OpenRsp rsp = open(c, "disk", AccessMode.RW).rsp();
+        assertEquals(SIZE / 512, rsp.nsectors());
+        assertEquals(512, rsp.logicalBlockSize());
+        assertEquals(4096, rsp.physicalBlockSize());
+        assertEquals(MAX_IO / 512, rsp.maxHwSectors());
+        assertTrue(rsp.maxDiscardSectors() > 0);
+        assertTrue(rsp.maxWriteZeroesSectors() > 0);
+        assertEquals(OpenRsp.CACHE_FUA | OpenRsp.CACHE_WRITEBACK, rsp.cachePolicy());
+        assertEquals(rsp.deviceId(), open(c, "disk", AccessMode.RW).rsp().deviceId(), "re-open is idempotent");
+        OpenRsp ro = open(rtrs.connect("s2"), "disk", AccessMode.RO).rsp();
+        assertEquals(0, ro.maxDiscardSectors(), "no discard through a read-only mapping");
+        assertNotEquals(rsp.deviceId(), ro.deviceId());
+    }
+
+    @Test
+    void accessModeMatrix() {
+        FakeRtrs.Client ro1 = rtrs.connect("ro1");
+        FakeRtrs.Client ro2 = rtrs.connect("ro2");
+        FakeRtrs.Client rw = rtrs.connect("rw");
+        FakeRtrs.Client rw2 = rtrs.connect("rw2");
+        FakeRtrs.Client mig = rtrs.connect("mig");
+        FakeRtrs.Client mig2 = rtrs.connect("mig2");
+        openOk(ro1, "disk", AccessMode.RO);
+        openOk(ro2, "disk", AccessMode.RO);
+        int rwId = openOk(rw, "disk", AccessMode.RW);
+        assertEquals(Errno.EBUSY, open(rw2, "disk", AccessMode.RW).errno(), "second RW");
+        openOk(mig, "disk", AccessMode.MIGRATION);
+        assertEquals(Errno.EBUSY, open(mig2, "disk", AccessMode.MIGRATION).errno(), "third writer");
+        assertEquals(Errno.EBUSY, open(rw2, "disk", AccessMode.RW).errno(), "RW while migrating");
+        assertEquals(4, server.exports().get(0).openers().size());
+
+        assertEquals(0, writeNow(rw, new Close(rwId), empty()));
+        assertEquals(Errno.EBUSY, open(rw2, "disk", AccessMode.RW).errno(), "the migration target still writes");
+        openOk(mig2, "disk", AccessMode.MIGRATION);
+        mig.close();
+        mig2.close();
+        openOk(rw2, "disk", AccessMode.RW);
+    }
+
+    @Test
+    void readOnlyExportAndUnknownExportAndAllowedSessions() {
+        server.addExport(export("ro", true, Set.of(), 0));
+        server.addExport(export("private", false, Set.of("alice", "host-b"), 0));
+        FakeRtrs.Client c = rtrs.connect("eve");
+        assertEquals(Errno.EROFS, open(c, "ro", AccessMode.RW).errno());
+        assertEquals(Errno.EROFS, open(c, "ro", AccessMode.MIGRATION).errno());
+        openOk(c, "ro", AccessMode.RO);
+        assertEquals(Errno.ENOENT, open(c, "nope", AccessMode.RO).errno());
+        assertEquals(Errno.EACCES, open(c, "private", AccessMode.RO).errno());
+        openOk(rtrs.connect("alice"), "private", AccessMode.RW);
+        openOk(rtrs.connect("x", "host-b", 8, 64 * 1024, false), "private", AccessMode.RO);
+    }
+
+    @Test
+    void ioValidation() {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int rw = openOk(c, "disk", AccessMode.RW);
+        int ro = openOk(rtrs.connect("s2"), "disk", AccessMode.RO);
+        FakeRtrs.Client c2 = rtrs.connect("s3");
+        int ro3 = openOk(c2, "disk", AccessMode.RO);
+        byte[] block = new byte[4096];
+
+        assertEquals(Errno.EROFS, writeNow(c2, Io.of(ro3, 0, Io.OP_WRITE, 0, 4096), ByteBuffer.wrap(block)));
+        assertEquals(Errno.EROFS, writeNow(c2, Io.of(ro3, 0, Io.OP_DISCARD, 0, 4096), empty()));
+        assertEquals(Errno.EROFS, writeNow(c2, Io.of(ro3, 0, Io.OP_WRITE_ZEROES, 0, 4096), empty()));
+        assertEquals(0, writeNow(c2, Io.of(ro3, 0, Io.OP_FLUSH, 0, 0), empty()), "flush is harmless on RO");
+
+        assertEquals(Errno.ENXIO, writeNow(c, Io.of(ro, 0, Io.OP_WRITE, 0, 4096), ByteBuffer.wrap(block)),
+                "another session's device id");
+        assertEquals(Errno.ENXIO, writeNow(c, Io.of(rw + 12345, 0, Io.OP_WRITE, 0, 4096), ByteBuffer.wrap(block)));
+
+        assertEquals(Errno.EINVAL, write(c, rw, SIZE - 2048, block), "beyond the end");
+        assertEquals(Errno.EINVAL, write(c, rw, SIZE, block), "at the end");
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 0, Io.OP_WRITE, 0, 100), ByteBuffer.allocate(100)),
+                "misaligned length");
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 0, Io.OP_WRITE, 0, 0), empty()), "empty write");
+        assertEquals(Errno.EINVAL, write(c, rw, 0, new byte[MAX_IO + 512]), "oversize");
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 0, Io.OP_WRITE, 0, 8192), ByteBuffer.wrap(block)),
+                "bi_size lies about the data");
+        assertEquals(Errno.EINVAL, readNow(c, Io.of(rw, 0, Io.OP_READ, 0, 8192), ByteBuffer.allocate(4096)),
+                "read into a smaller buffer");
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 0, Io.OP_READ, 0, 4096), ByteBuffer.wrap(block)),
+                "read sent as a write");
+        assertEquals(Errno.EINVAL, readNow(c, Io.of(rw, 0, Io.OP_WRITE, 0, 4096), ByteBuffer.allocate(4096)),
+                "write sent as a read");
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 0, Io.OP_FLUSH, 0, 0), ByteBuffer.wrap(block)),
+                "flush with data");
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 0, Io.OP_DISCARD, 0, SIZE + 512), empty()),
+                "discard beyond the end");
+        assertEquals(Errno.EOPNOTSUPP, writeNow(c, Io.of(rw, 0, Io.OP_SECURE_ERASE, 0, 4096), empty()));
+
+        assertEquals(0, write(c, rw, SIZE - 4096, block), "last block is fine");
+        assertTrue(server.exports().get(0).stats().errors() >= 14);
+        assertEquals(1, server.exports().get(0).stats().writes());
+    }
+
+    @Test
+    void dataOpsReachTheDevice() {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "disk", AccessMode.RW);
+        byte[] data = new byte[MAX_IO];
+        new Random(1).nextBytes(data);
+        assertEquals(0, write(c, dev, 8192, data));
+        assertArrayEquals(data, read(c, dev, 8192, data.length));
+        assertEquals(0, writeNow(c, Io.of(dev, 8192 / 512, Io.OP_DISCARD, 0, 4096), empty()));
+        assertArrayEquals(new byte[4096], read(c, dev, 8192, 4096));
+        assertEquals(0, writeNow(c, Io.of(dev, 16384 / 512, Io.OP_WRITE_ZEROES, Io.F_NOUNMAP, 4096), empty()));
+        assertArrayEquals(new byte[4096], read(c, dev, 16384, 4096));
+        int before = backend.device("disk").flushes();
+        assertEquals(0, writeNow(c, Io.of(dev, 0, Io.OP_WRITE, Io.F_PREFLUSH | Io.F_FUA, 4096), ByteBuffer.wrap(data, 0, 4096)));
+        assertEquals(0, writeNow(c, Io.of(dev, 0, Io.OP_FLUSH, 0, 0), empty()));
+        assertEquals(before + 2, backend.device("disk").flushes());
+        var stats = server.exports().get(0).stats();
+        assertEquals(3, stats.reads());
+        assertEquals(MAX_IO + 8192, stats.readBytes());
+        assertEquals(2, stats.writes(), "discard, write-zeroes and flush are not writes");
+        assertEquals(0, stats.inflight());
+    }
+
+    @Test
+    void hostileMessagesGetErrorsWhileAnotherClientKeepsWorking() throws Exception {
+        FakeRtrs.Client good = rtrs.connect("good");
+        int dev = openOk(good, "disk", AccessMode.RW);
+        FakeRtrs.Client evil = rtrs.connect("evil");
+        Random r = new Random(7);
+        byte[][] raws = {
+            new byte[0],
+            new byte[] {4, 0},
+            HexBytes.of("0600 0000"),
+            HexBytes.of("0300 0000 0000 0000"),
+            Io.of(0, 0, Io.OP_READ, 0, 512).toBuffer().array(),
+            java.util.Arrays.copyOf(Io.of(dev, 0, Io.OP_WRITE, 0, 512).toBuffer().array(), 31),
+            java.util.Arrays.copyOf(Io.of(dev, 0, Io.OP_WRITE, 0, 512).toBuffer().array(), 40),
+            new SessInfoRsp(2).toBuffer().array(),
+            new OpenRsp(1, 1, 1, 0, 0, 0, 0, 512, 512, 1, false, 0).toBuffer().array(),
+        };
+        byte[] unterminated = new Open(AccessMode.RW, "disk").toBuffer().array();
+        java.util.Arrays.fill(unterminated, 6, 6 + 255, (byte) 'x');
+        byte[] badMode = new Open(AccessMode.RW, "disk").toBuffer().array();
+        badMode[4] = 9;
+
+        java.util.List<CompletableFuture<Integer>> evilCalls = new java.util.ArrayList<>();
+        java.util.List<CompletableFuture<Integer>> goodCalls = new java.util.ArrayList<>();
+        byte[] expected = new byte[SIZE];
+        for (int round = 0; round < 20; round++) {
+            for (byte[] raw : raws) {
+                evilCalls.add(Wire.write(evil, ByteBuffer.wrap(raw), ByteBuffer.allocate(512)));
+                evilCalls.add(Wire.read(evil, ByteBuffer.wrap(raw), ByteBuffer.allocate(512)));
+            }
+            evilCalls.add(Wire.read(evil, ByteBuffer.wrap(unterminated), ByteBuffer.allocate(OpenRsp.SIZE)));
+            evilCalls.add(Wire.read(evil, ByteBuffer.wrap(badMode), ByteBuffer.allocate(OpenRsp.SIZE)));
+            evilCalls.add(Wire.read(evil, new Open(AccessMode.RO, "disk").toBuffer(), ByteBuffer.allocate(10)));
+            byte[] garbage = new byte[r.nextInt(64) + 1];
+            r.nextBytes(garbage);
+            evilCalls.add(Wire.write(evil, ByteBuffer.wrap(garbage), empty()));
+
+            byte[] block = new byte[4096];
+            r.nextBytes(block);
+            int off = round * 4096;
+            System.arraycopy(block, 0, expected, off, 4096);
+            goodCalls.add(Wire.write(good, Io.of(dev, off / 512, Io.OP_WRITE, 0, 4096).toBuffer(), ByteBuffer.wrap(block)));
+        }
+        for (CompletableFuture<Integer> f : evilCalls) {
+            assertNotEquals(0, get(f), "a hostile message was accepted");
+        }
+        for (CompletableFuture<Integer> f : goodCalls) {
+            assertEquals(0, get(f));
+        }
+        assertArrayEquals(java.util.Arrays.copyOf(expected, 20 * 4096), concatReads(good, dev, 20 * 4096));
+        assertEquals(1, server.exports().get(0).openers().size(), "the hostile session opened nothing");
+    }
+
+    private static byte[] concatReads(FakeRtrs.Client c, int dev, int len) {
+        byte[] out = new byte[len];
+        for (int off = 0; off < len; off += MAX_IO) {
+            int n = Math.min(MAX_IO, len - off);
+            System.arraycopy(read(c, dev, off, n), 0, out, off, n);
+        }
+        return out;
+    }
+
+    @Test
+    void backendGoneFailsIoAtOnceWithoutWait() {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "disk", AccessMode.RW);
+        byte[] data = new byte[4096];
+        new Random(3).nextBytes(data);
+        assertEquals(0, write(c, dev, 0, data));
+        MemBlockDevice old = backend.device("disk");
+
+        server.backendRemoved("memory", backend);
+        ExportInfo info = server.exports().get(0);
+        assertEquals(ExportState.OFFLINE, info.state());
+        assertFalse(info.lastError().isEmpty());
+        assertTrue(old.isClosed());
+        assertTrue(old.flushes() > 0, "acknowledged writes flushed before close");
+        assertEquals(Errno.ENODEV, write(c, dev, 0, data));
+        assertEquals(Errno.ENODEV, readNow(c, Io.of(dev, 0, Io.OP_READ, 0, 4096), ByteBuffer.allocate(4096)));
+        assertEquals(0, open(rtrs.connect("s2"), "disk", AccessMode.RO).errno(), "OPEN while offline uses known geometry");
+
+        server.backendAdded("memory", backend);
+        assertEquals(ExportState.ONLINE, server.exports().get(0).state());
+        assertArrayEquals(data, read(c, dev, 0, 4096), "nothing acknowledged was lost");
+    }
+
+    @Test
+    void backendGoneIoWaitsThenProceedsOrTimesOut() {
+        server.addExport(export("patient", false, Set.of(), 5000));
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "patient", AccessMode.RW);
+        byte[] data = new byte[4096];
+        new Random(4).nextBytes(data);
+
+        server.backendRemoved("memory", backend);
+        CompletableFuture<Integer> w = Wire.write(c, Io.of(dev, 0, Io.OP_WRITE, 0, 4096).toBuffer(), ByteBuffer.wrap(data));
+        await("write parked", () -> stats("patient").inflight() == 1);
+        scheduler.advance(Duration.ofMillis(4999));
+        assertFalse(w.isDone());
+        server.backendAdded("memory", backend);
+        assertEquals(0, get(w));
+        assertArrayEquals(data, read(c, dev, 0, 4096));
+
+        server.backendRemoved("memory", backend);
+        CompletableFuture<Integer> r = Wire.read(c, Io.of(dev, 0, Io.OP_READ, 0, 4096).toBuffer(), ByteBuffer.allocate(4096));
+        await("read parked", () -> stats("patient").inflight() == 1);
+        scheduler.advance(Duration.ofMillis(5000));
+        assertEquals(Errno.ENODEV, get(r));
+        assertEquals(0, stats("patient").inflight());
+    }
+
+    private io.rnbd.rnbd.api.BlockIoStats stats(String export) {
+        return server.exports().stream().filter(e -> e.name().equals(export)).findFirst().orElseThrow().stats();
+    }
+
+    @Test
+    void removingAnExportFailsWaitersAndClosesOpeners() {
+        server.addExport(export("patient", false, Set.of(), 5000));
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "patient", AccessMode.RW);
+        server.backendRemoved("memory", backend);
+        CompletableFuture<Integer> w = Wire.write(c, Io.of(dev, 0, Io.OP_WRITE, 0, 512).toBuffer(), ByteBuffer.allocate(512));
+        await("write parked", () -> stats("patient").inflight() == 1);
+        server.removeExport("patient");
+        assertEquals(Errno.ENODEV, get(w));
+        assertEquals(Errno.ENXIO, write(c, dev, 0, new byte[512]));
+        assertEquals(0, scheduler.pending(), "timer cancelled");
+    }
+
+    @Test
+    void forceCloseAndSessionClose() throws Exception {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "disk", AccessMode.RW);
+        server.forceClose("disk", "s1");
+        assertEquals(Errno.ENXIO, write(c, dev, 0, new byte[512]));
+        assertTrue(server.exports().get(0).openers().isEmpty());
+        BlockIoException e = assertThrows(BlockIoException.class, () -> server.forceClose("disk", "s1"));
+        assertEquals(Errno.ENOENT, e.errno());
+        assertEquals(Errno.ENOENT, assertThrows(BlockIoException.class, () -> server.forceClose("x", "s1")).errno());
+
+        openOk(c, "disk", AccessMode.RW);
+        c.disconnect();
+        await("session released", () -> server.exports().get(0).openers().isEmpty());
+        openOk(rtrs.connect("s2"), "disk", AccessMode.RW);
+    }
+
+    @Test
+    void statsCountAndReset() throws Exception {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "disk", AccessMode.RW);
+        write(c, dev, 0, new byte[8192]);
+        read(c, dev, 0, 4096);
+        read(c, dev, 0, 512);
+        write(c, dev, SIZE, new byte[512]);
+        var s = server.exports().get(0).stats();
+        assertEquals(1, s.writes());
+        assertEquals(8192, s.writeBytes());
+        assertEquals(2, s.reads());
+        assertEquals(4608, s.readBytes());
+        assertEquals(1, s.errors());
+        server.resetStats("disk");
+        assertEquals(io.rnbd.rnbd.api.BlockIoStats.ZERO, server.exports().get(0).stats());
+    }
+
+    @Test
+    void exportConfigFromProperties() {
+        Map<String, Object> p = new HashMap<>();
+        p.put("name", " disk1 ");
+        p.put("backend", "file");
+        p.put("read.only", "true");
+        p.put("allowed.sessions", "a, b,,c");
+        p.put("offline.wait.ms", "2500");
+        p.put("backend.path", "/x");
+        p.put("backend.size", "1g");
+        p.put("service.pid", "ignored");
+        ExportConfig c = ExportConfig.fromProperties(p);
+        assertEquals("disk1", c.name());
+        assertEquals("file", c.backend());
+        assertTrue(c.readOnly());
+        assertEquals(Set.of("a", "b", "c"), c.allowedSessions());
+        assertEquals(2500, c.offlineWaitMs());
+        assertEquals(Map.of("path", "/x", "size", "1g"), c.backendParams());
+
+        assertThrows(IllegalArgumentException.class, () -> ExportConfig.fromProperties(Map.of("backend", "memory")));
+        assertThrows(IllegalArgumentException.class, () -> ExportConfig.fromProperties(Map.of("name", "d")));
+        assertThrows(IllegalArgumentException.class,
+                () -> ExportConfig.fromProperties(Map.of("name", "d", "backend", "m", "offline.wait.ms", "-1")));
+        assertThrows(IllegalArgumentException.class,
+                () -> ExportConfig.fromProperties(Map.of("name", "d", "backend", "m", "offline.wait.ms", "soon")));
+        assertThrows(IllegalStateException.class, () -> server.addExport(export("disk", false, Set.of(), 0)));
+    }
+}
