@@ -5,6 +5,7 @@ import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockStats;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
 import io.rnbd.rnbd.api.RnbdServerAdmin.Opener;
@@ -63,7 +64,7 @@ final class Export {
 
     private final ExportConfig config;
     private final ScheduledExecutorService scheduler;
-    private final ExportStats stats = new ExportStats();
+    private final BlockStats stats = new BlockStats();
     private final Set<Opening> openers = new LinkedHashSet<>();
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
     private State state = State.OFFLINE;
@@ -85,7 +86,7 @@ final class Export {
         return config;
     }
 
-    ExportStats stats() {
+    BlockStats stats() {
         return stats;
     }
 

@@ -4,6 +4,7 @@ import io.rnbd.rdma.api.Errno;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockStats;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.proto.Close;
 import io.rnbd.rnbd.proto.Io;
@@ -231,7 +232,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             throw new BlockIoException(Errno.ENXIO, "unknown device id " + io.deviceId());
         }
         Export e = o.export();
-        ExportStats stats = e.stats();
+        BlockStats stats = e.stats();
         Function<BlockDevice, CompletableFuture<Void>> op;
         try {
             op = ioOp(req, o, io);

@@ -1,10 +1,9 @@
-package io.rnbd.rnbd.server;
+package io.rnbd.rnbd.api;
 
-import io.rnbd.rnbd.api.BlockIoStats;
 import java.util.concurrent.atomic.LongAdder;
 
-/** IO counters of one export. */
-public final class ExportStats {
+/** Live IO counters of an export or a mapped device; {@link #snapshot()} for admin views. */
+public final class BlockStats {
     private final LongAdder reads = new LongAdder();
     private final LongAdder readBytes = new LongAdder();
     private final LongAdder writes = new LongAdder();
@@ -12,26 +11,30 @@ public final class ExportStats {
     private final LongAdder errors = new LongAdder();
     private final LongAdder inflight = new LongAdder();
 
-    void started() {
+    public void started() {
         inflight.increment();
     }
 
-    void finished() {
+    public void finished() {
         inflight.decrement();
     }
 
-    void read(long bytes) {
+    public void read(long bytes) {
         reads.increment();
         readBytes.add(bytes);
     }
 
-    void wrote(long bytes) {
+    public void wrote(long bytes) {
         writes.increment();
         writeBytes.add(bytes);
     }
 
-    void error() {
+    public void error() {
         errors.increment();
+    }
+
+    public long inflight() {
+        return inflight.sum();
     }
 
     /** Zero the counters; inflight stays, it is a level, not a count. */
