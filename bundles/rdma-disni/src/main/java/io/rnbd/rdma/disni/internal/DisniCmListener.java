@@ -1,0 +1,66 @@
+package io.rnbd.rdma.disni.internal;
+
+import com.ibm.disni.verbs.RdmaCmId;
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ConnectRequestHandler;
+import io.rnbd.rdma.api.RdmaDevice;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** A listening CM id; hands each CONNECT_REQUEST to the handler as a {@link DisniConnectRequest}. */
+final class DisniCmListener implements CmListener, CmTarget {
+    private static final Logger LOG = LoggerFactory.getLogger(DisniCmListener.class);
+
+    private final DisniDevice device;
+    private final RdmaCmId id;
+    private final InetSocketAddress local;
+    private final ConnectRequestHandler handler;
+    private final AtomicBoolean open = new AtomicBoolean(true);
+
+    DisniCmListener(DisniDevice device, RdmaCmId id, InetSocketAddress local, ConnectRequestHandler handler) {
+        this.device = device;
+        this.id = id;
+        this.local = local;
+        this.handler = handler;
+    }
+
+    @Override
+    public RdmaDevice device() {
+        return device;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    @Override
+    public void onCmEvent(int type, RdmaCmId child) {
+        if (type != CmEvents.CONNECT_REQUEST || !open.get()) {
+            device.destroyIdQuietly(child);
+            return;
+        }
+        InetSocketAddress l;
+        InetSocketAddress r;
+        try {
+            l = (InetSocketAddress) device.cm(child::getSource);
+            r = (InetSocketAddress) device.cm(child::getDestination);
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: addresses of a connect request", e);
+            device.destroyIdQuietly(child);
+            return;
+        }
+        handler.onConnectRequest(new DisniConnectRequest(device, child, l == null ? local : l, r));
+    }
+
+    @Override
+    public void close() {
+        if (open.compareAndSet(true, false)) {
+            device.forget(this);
+            device.destroyIdQuietly(id);
+        }
+    }
+}

@@ -1,0 +1,464 @@
+package io.rnbd.rdma.disni.internal;
+
+import com.ibm.disni.verbs.IbvCompChannel;
+import com.ibm.disni.verbs.IbvContext;
+import com.ibm.disni.verbs.RdmaCm;
+import com.ibm.disni.verbs.RdmaCmEvent;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.RdmaEventChannel;
+import io.rnbd.rdma.api.CmEvent;
+import io.rnbd.rdma.api.CmEventHandler;
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ConnectRequestHandler;
+import io.rnbd.rdma.api.DeviceAttributes;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.LinkState;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaException;
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One adapter through DiSNI. DiSNI opens devices only through rdma_cm, so the device's
+ * verbs context comes from an "anchor" CM id bound to the device's first IPv4 address,
+ * kept for the device's lifetime.
+ *
+ * <p>Two threads per device: the CM thread reads the event channel and calls
+ * {@link CmTarget}s; the completion thread waits on the device's completion channel
+ * (one CQ per queue pair, all on that channel) and polls the queue pairs' CQs, and is
+ * the only thread that calls {@code CompletionHandler}s, so each queue pair sees its
+ * completions one at a time and in order, flushes included.
+ *
+ * <p>DiSNI's event channel keeps its ids in a plain HashMap, so every CM call, the
+ * event read included, runs under {@link #cmLock} (fair, so callers get in between two
+ * short event waits).
+ */
+public final class DisniDevice implements ManagedDevice {
+    private static final Logger LOG = LoggerFactory.getLogger(DisniDevice.class);
+    /** What the provider offers on any adapter (DiSNI cannot query the device). */
+    static final DeviceAttributes ATTRIBUTES = new DeviceAttributes(Integer.MAX_VALUE, 4096, 4, 4096, 65536);
+    private static final int CM_WAIT_MS = 20;
+    private static final int CQ_WAIT_MS = 50;
+
+    private volatile SysfsDevice info;
+    private final DisniSettings settings;
+    private final RdmaEventChannel channel;
+    private final RdmaCmId anchor;
+    private final IbvContext context;
+    private final IbvCompChannel compChannel;
+    private final InetAddress primary;
+    private final ReentrantLock cmLock = new ReentrantLock(true);
+    private final Map<RdmaCmId, CmTarget> targets = new ConcurrentHashMap<>();
+    private final Set<DisniQueuePair> qps = ConcurrentHashMap.newKeySet();
+    private final Set<DisniProtectionDomain> pds = ConcurrentHashMap.newKeySet();
+    private final Set<DisniCmListener> listeners = ConcurrentHashMap.newKeySet();
+    private final ConcurrentLinkedQueue<Runnable> completionTasks = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean open = new AtomicBoolean(true);
+    private final Thread cmThread;
+    private final Thread cqThread;
+
+    private DisniDevice(SysfsDevice info, DisniSettings settings, RdmaEventChannel channel, RdmaCmId anchor,
+                        IbvContext context, IbvCompChannel compChannel, InetAddress primary) {
+        this.info = info;
+        this.settings = settings;
+        this.channel = channel;
+        this.anchor = anchor;
+        this.context = context;
+        this.compChannel = compChannel;
+        this.primary = primary;
+        this.cmThread = new Thread(this::cmLoop, "rdma-disni-cm-" + info.name());
+        this.cqThread = new Thread(this::completionLoop, "rdma-disni-cq-" + info.name());
+        cmThread.setDaemon(true);
+        cqThread.setDaemon(true);
+    }
+
+    /** Opens the adapter: event channel, anchor id, context, completion channel, threads. */
+    public static DisniDevice open(SysfsDevice info, DisniSettings settings) throws RdmaException {
+        InetAddress primary = info.addresses().stream().filter(a -> a instanceof Inet4Address).findFirst()
+                .orElseThrow(() -> new RdmaException(Errno.EADDRNOTAVAIL,
+                        "no IPv4 address on the device's netdev (DiSNI needs one to open it)"));
+        RdmaEventChannel channel = null;
+        RdmaCmId anchor = null;
+        try {
+            channel = RdmaEventChannel.createEventChannel();
+            anchor = channel.createId(RdmaCm.RDMA_PS_TCP);
+            anchor.bindAddr(new InetSocketAddress(primary, 0));
+            IbvContext context = anchor.getVerbs();
+            IbvCompChannel cc = context.createCompChannel();
+            DisniDevice d = new DisniDevice(info, settings, channel, anchor, context, cc, primary);
+            d.cmThread.start();
+            d.cqThread.start();
+            return d;
+        } catch (IOException e) {
+            destroyQuietly(anchor, channel);
+            throw Errors.of("cannot open " + info.name() + " (is rdma_ucm loaded?)", e);
+        }
+    }
+
+    private static void destroyQuietly(RdmaCmId anchor, RdmaEventChannel channel) {
+        try {
+            if (anchor != null) {
+                anchor.destroyId();
+            }
+            if (channel != null) {
+                channel.destroyEventChannel();
+            }
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: cleanup after failed open", e);
+        }
+    }
+
+    @Override
+    public void update(SysfsDevice newer) {
+        info = newer;
+    }
+
+    @Override
+    public String name() {
+        return info.name();
+    }
+
+    @Override
+    public String provider() {
+        return "disni";
+    }
+
+    @Override
+    public String nodeId() {
+        return info.nodeGuid();
+    }
+
+    @Override
+    public LinkState linkState() {
+        return info.linkState();
+    }
+
+    @Override
+    public DeviceAttributes attributes() {
+        return ATTRIBUTES;
+    }
+
+    @Override
+    public List<InetAddress> addresses() {
+        return info.addresses();
+    }
+
+    @Override
+    public ProtectionDomain allocPd() throws RdmaException {
+        checkOpen();
+        try {
+            DisniProtectionDomain pd = new DisniProtectionDomain(this, context.allocPd());
+            pds.add(pd);
+            return pd;
+        } catch (IOException e) {
+            throw Errors.of("ibv_alloc_pd", e);
+        }
+    }
+
+    @Override
+    public CmListener listen(InetSocketAddress address, ConnectRequestHandler handler) throws RdmaException {
+        checkOpen();
+        InetAddress a = address.getAddress();
+        if (a == null || a.isAnyLocalAddress()) {
+            // a wildcard id is bound to no device, and DiSNI needs the listener's device
+            // for each request: listen on this device's address instead
+            a = primary;
+        } else if (!addresses().contains(a)) {
+            throw new RdmaException(Errno.EADDRNOTAVAIL, a.getHostAddress() + " is not an address of " + name());
+        }
+        InetSocketAddress bind = new InetSocketAddress(a, address.getPort());
+        cmLock.lock();
+        RdmaCmId id = null;
+        try {
+            id = channel.createId(RdmaCm.RDMA_PS_TCP);
+            id.bindAddr(bind);
+            id.listen(128);
+            InetSocketAddress actual = (InetSocketAddress) id.getSource();
+            DisniCmListener l = new DisniCmListener(this, id, actual == null ? bind : actual, handler);
+            targets.put(id, l);
+            listeners.add(l);
+            return l;
+        } catch (IOException e) {
+            destroyIdQuietly(id);
+            int errno = Errors.errno(e, Errno.EIO);
+            throw new RdmaException(errno, "listen on " + bind + ": " + e.getMessage(), e);
+        } finally {
+            cmLock.unlock();
+        }
+    }
+
+    @Override
+    public QueuePair connect(InetSocketAddress destination, QpInit init, byte[] privateData, CmEventHandler events)
+            throws RdmaException {
+        checkOpen();
+        DisniProtectionDomain pd = ownPd(init);
+        checkLimits(init);
+        if (destination.getAddress() == null || !(destination.getAddress() instanceof Inet4Address)) {
+            throw new RdmaException(Errno.EINVAL, "DiSNI connects to IPv4 addresses only: " + destination);
+        }
+        // privateData is dropped: DiSNI's passive side cannot read it (see RdmaDevice.connect)
+        cmLock.lock();
+        RdmaCmId id = null;
+        try {
+            id = channel.createId(RdmaCm.RDMA_PS_TCP);
+            // binding first pins the connection to this device and gives the id a
+            // context, so the QP exists (and takes RECVs) before the route is known
+            id.bindAddr(new InetSocketAddress(primary, 0));
+            DisniQueuePair qp = DisniQueuePair.create(this, pd, id, init, events, destination);
+            targets.put(id, qp);
+            qps.add(qp);
+            try {
+                id.resolveAddr(null, destination, settings.cmTimeoutMs());
+            } catch (IOException e) {
+                closeQuietly(qp);
+                throw e;
+            }
+            return qp;
+        } catch (IOException e) {
+            destroyIdQuietly(id);
+            throw Errors.of("connect to " + destination, e);
+        } finally {
+            cmLock.unlock();
+        }
+    }
+
+    /** Accepts a connect request on the CM thread's behalf (see {@link DisniConnectRequest}). */
+    DisniQueuePair accept(RdmaCmId id, QpInit init, CmEventHandler events, InetSocketAddress remote)
+            throws RdmaException {
+        checkOpen();
+        DisniProtectionDomain pd = ownPd(init);
+        checkLimits(init);
+        cmLock.lock();
+        try {
+            DisniQueuePair qp = DisniQueuePair.create(this, pd, id, init, events, remote);
+            targets.put(id, qp);
+            qps.add(qp);
+            try {
+                id.accept(DisniQueuePair.connParam());
+            } catch (IOException e) {
+                closeQuietly(qp);
+                throw Errors.of("rdma_accept", e);
+            }
+            return qp;
+        } catch (RdmaException e) {
+            destroyIdQuietly(id);
+            throw e;
+        } finally {
+            cmLock.unlock();
+        }
+    }
+
+    private static void closeQuietly(DisniQueuePair qp) {
+        try {
+            qp.closeLocked();
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: cleanup of a queue pair that never connected", e);
+        }
+    }
+
+    private DisniProtectionDomain ownPd(QpInit init) throws RdmaException {
+        if (!(init.pd() instanceof DisniProtectionDomain pd) || pd.device() != this || !pd.isOpen()) {
+            throw new RdmaException(Errno.EINVAL, "protection domain is not an open one of " + name());
+        }
+        return pd;
+    }
+
+    private static void checkLimits(QpInit init) throws RdmaException {
+        if (init.maxSendWr() > ATTRIBUTES.maxQpWr() || init.maxRecvWr() > ATTRIBUTES.maxQpWr()
+                || init.maxSge() > ATTRIBUTES.maxSge()) {
+            throw new RdmaException(Errno.EINVAL, "queue pair limits exceed " + ATTRIBUTES);
+        }
+    }
+
+    void checkOpen() throws RdmaException {
+        if (!open.get()) {
+            throw new RdmaException(Errno.ENODEV, name() + " is gone");
+        }
+    }
+
+    IbvContext context() {
+        return context;
+    }
+
+    IbvCompChannel compChannel() {
+        return compChannel;
+    }
+
+    int cmTimeoutMs() {
+        return settings.cmTimeoutMs();
+    }
+
+    /** Runs a CM call under the CM lock. */
+    <T> T cm(CmCall<T> call) throws IOException {
+        cmLock.lock();
+        try {
+            return call.run();
+        } finally {
+            cmLock.unlock();
+        }
+    }
+
+    @FunctionalInterface
+    interface CmCall<T> {
+        T run() throws IOException;
+    }
+
+    void forget(RdmaCmId id) {
+        targets.remove(id);
+    }
+
+    void forget(DisniQueuePair qp) {
+        qps.remove(qp);
+    }
+
+    void forget(DisniCmListener l) {
+        listeners.remove(l);
+    }
+
+    void forget(DisniProtectionDomain pd) {
+        pds.remove(pd);
+    }
+
+    /** Runs {@code task} on the completion thread (where every completion is delivered). */
+    void onCompletionThread(Runnable task) {
+        completionTasks.add(task);
+    }
+
+    void destroyIdQuietly(RdmaCmId id) {
+        if (id == null) {
+            return;
+        }
+        cmLock.lock();
+        try {
+            targets.remove(id);
+            id.destroyId();
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: destroy cm id", e);
+        } finally {
+            cmLock.unlock();
+        }
+    }
+
+    private void cmLoop() {
+        while (open.get()) {
+            RdmaCmEvent ev = null;
+            cmLock.lock();
+            try {
+                ev = channel.getCmEvent(CM_WAIT_MS);
+            } catch (IOException e) {
+                LOG.debug("rdma-disni: {} CM event read failed", name(), e);
+            } finally {
+                cmLock.unlock();
+            }
+            if (ev != null) {
+                dispatch(ev);
+            }
+        }
+    }
+
+    private void dispatch(RdmaCmEvent ev) {
+        int type = ev.getEvent();
+        try {
+            if (type == CmEvents.CONNECT_REQUEST) {
+                CmTarget l = ev.getListenIdPriv() == null ? null : targets.get(ev.getListenIdPriv());
+                if (l == null) {
+                    destroyIdQuietly(ev.getConnIdPriv());
+                } else {
+                    l.onCmEvent(type, ev.getConnIdPriv());
+                }
+                return;
+            }
+            CmTarget t = ev.getConnIdPriv() == null ? null : targets.get(ev.getConnIdPriv());
+            if (t != null) {
+                t.onCmEvent(type, ev.getConnIdPriv());
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("rdma-disni: {} CM event {} handler failed", name(), type, e);
+        }
+    }
+
+    private void completionLoop() {
+        while (open.get()) {
+            runCompletionTasks();
+            boolean fired = false;
+            try {
+                fired = compChannel.getCqEvent(null, CQ_WAIT_MS);
+            } catch (IOException e) {
+                LOG.debug("rdma-disni: {} CQ event read failed", name(), e);
+            }
+            if (fired) {
+                // the event does not say which CQ: poll all (each QP polls only its own)
+                for (DisniQueuePair qp : qps) {
+                    qp.pollAndDeliver();
+                }
+            }
+        }
+        runCompletionTasks();
+    }
+
+    private void runCompletionTasks() {
+        Runnable r;
+        while ((r = completionTasks.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.warn("rdma-disni: {} completion handler failed", name(), e);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!open.compareAndSet(true, false)) {
+            return;
+        }
+        join(cmThread);
+        for (DisniCmListener l : new ArrayList<>(listeners)) {
+            l.close();
+        }
+        for (DisniQueuePair qp : new ArrayList<>(qps)) {
+            qp.deviceRemoved();
+        }
+        join(cqThread);
+        for (DisniProtectionDomain pd : new ArrayList<>(pds)) {
+            pd.close();
+        }
+        try {
+            compChannel.destroyCompChannel();
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: destroy completion channel", e);
+        }
+        destroyQuietly(anchor, channel);
+        LOG.info("rdma-disni: device {} flushed and closed", name());
+    }
+
+    private static void join(Thread t) {
+        if (t == Thread.currentThread()) {
+            return;
+        }
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "disni:" + name();
+    }
+}

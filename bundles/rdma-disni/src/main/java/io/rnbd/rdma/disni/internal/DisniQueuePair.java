@@ -1,0 +1,524 @@
+package io.rnbd.rdma.disni.internal;
+
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvQPInitAttr;
+import com.ibm.disni.verbs.IbvRecvWR;
+import com.ibm.disni.verbs.IbvSendWR;
+import com.ibm.disni.verbs.IbvSge;
+import com.ibm.disni.verbs.IbvWC;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.RdmaConnParam;
+import com.ibm.disni.verbs.SVCPollCq;
+import com.ibm.disni.verbs.SVCPostRecv;
+import com.ibm.disni.verbs.SVCPostSend;
+import io.rnbd.rdma.api.CmEvent;
+import io.rnbd.rdma.api.CmEventHandler;
+import io.rnbd.rdma.api.CompletionHandler;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QpState;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvWr;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
+import io.rnbd.rdma.api.WcStatus;
+import io.rnbd.rdma.api.WorkCompletion;
+import io.rnbd.rdma.api.WrOpcode;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A reliable-connected QP on its own CM id and CQ.
+ *
+ * <p>Completions: the CQ is polled only by the device's completion thread. DiSNI decodes
+ * nothing but wr_id and status of a failed completion, so the provider keeps its own
+ * record of every posted request (send and receive queue, posting order) and names
+ * requests by a token: bit 63 tells a receive from a send, the rest counts. A send
+ * completion also retires the unsignaled sends posted before it (RC completes in order).
+ */
+final class DisniQueuePair implements QueuePair, CmTarget {
+    private static final Logger LOG = LoggerFactory.getLogger(DisniQueuePair.class);
+    private static final long RECV_BIT = 1L << 63;
+    private static final int IBV_WC_WITH_IMM = 1 << 1;
+    private static final int IBV_WC_RECV_RDMA_WITH_IMM = 129;
+    private static final int POLL_BATCH = 32;
+
+    private record Posted(long token, long wrId, WcOpcode opcode, boolean signaled) {
+    }
+
+    private final DisniDevice device;
+    private final DisniProtectionDomain pd;
+    private final RdmaCmId id;
+    private final QpInit init;
+    private final CmEventHandler events;
+    private final CompletionHandler completions;
+    private final IbvCQ cq;
+    private final IbvQP qp;
+    private final IbvWC[] wcs = new IbvWC[POLL_BATCH];
+    private final SVCPollCq poll;
+    private final Object postLock = new Object();
+    private final Object cqLock = new Object();
+    private final ArrayDeque<Posted> sendQueue = new ArrayDeque<>();
+    private final ArrayDeque<Posted> recvQueue = new ArrayDeque<>();
+    private long nextToken;
+    private volatile QpState state = QpState.INIT;
+    private volatile InetSocketAddress local;
+    private volatile InetSocketAddress remote;
+    private boolean disconnectSent;
+    private boolean cqClosed;
+
+    private DisniQueuePair(DisniDevice device, DisniProtectionDomain pd, RdmaCmId id, QpInit init,
+                           CmEventHandler events, IbvCQ cq, IbvQP qp, InetSocketAddress remote) throws IOException {
+        this.device = device;
+        this.pd = pd;
+        this.id = id;
+        this.init = init;
+        this.events = events;
+        this.completions = init.completions();
+        this.cq = cq;
+        this.qp = qp;
+        this.remote = remote;
+        this.local = (InetSocketAddress) id.getSource();
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new IbvWC();
+        }
+        this.poll = cq.poll(wcs, wcs.length);
+    }
+
+    /** Creates CQ and QP on a bound id; call under the CM lock. */
+    static DisniQueuePair create(DisniDevice device, DisniProtectionDomain pd, RdmaCmId id, QpInit init,
+                                 CmEventHandler events, InetSocketAddress remote) throws RdmaException {
+        IbvCQ cq = null;
+        try {
+            cq = device.context().createCQ(device.compChannel(), init.maxSendWr() + init.maxRecvWr(), 0);
+            cq.reqNotification(false).execute().free();
+            IbvQPInitAttr attr = new IbvQPInitAttr();
+            attr.setQp_type(IbvQP.IBV_QPT_RC);
+            attr.setSend_cq(cq);
+            attr.setRecv_cq(cq);
+            attr.cap().setMax_send_wr(init.maxSendWr());
+            attr.cap().setMax_recv_wr(init.maxRecvWr());
+            attr.cap().setMax_send_sge(init.maxSge());
+            attr.cap().setMax_recv_sge(init.maxSge());
+            attr.cap().setMax_inline_data(0);
+            IbvQP qp = id.createQP(pd.ibv(), attr);
+            if (qp == null) {
+                throw new IOException("rdma_create_qp returned nothing");
+            }
+            return new DisniQueuePair(device, pd, id, init, events, cq, qp, remote);
+        } catch (IOException e) {
+            if (cq != null) {
+                try {
+                    cq.destroyCQ();
+                } catch (IOException ignored) {
+                    // the QP creation error is the one to report
+                }
+            }
+            throw Errors.of("create queue pair", e);
+        }
+    }
+
+    /** What both sides ask of the transport: retry forever on receiver-not-ready (RC flow control). */
+    static RdmaConnParam connParam() throws IOException {
+        RdmaConnParam p = new RdmaConnParam();
+        p.setRetry_count((byte) 7);
+        p.setRnr_retry_count((byte) 7);
+        return p;
+    }
+
+    @Override
+    public RdmaDevice device() {
+        return device;
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+        return remote;
+    }
+
+    @Override
+    public void postSend(SendWr wr) throws RdmaException {
+        LinkedList<IbvSge> sgl = sges(wr.sgl());
+        IbvSendWR w = new IbvSendWR();
+        w.setOpcode(opcode(wr.opcode()));
+        w.setSend_flags(wr.signaled() ? IbvSendWR.IBV_SEND_SIGNALED : 0);
+        w.setImm_data(wr.imm());
+        w.setSg_list(sgl);
+        if (wr.opcode().isRdma()) {
+            w.getRdma().setRemote_addr(wr.remoteAddr());
+            w.getRdma().setRkey(wr.rkey());
+        }
+        synchronized (postLock) {
+            if (state != QpState.RTS) {
+                throw new RdmaException(Errno.ENOTCONN, "queue pair is " + state);
+            }
+            if (sendQueue.size() >= init.maxSendWr()) {
+                throw new RdmaException(Errno.ENOMEM, "send queue full (" + init.maxSendWr() + ")");
+            }
+            long token = nextToken++ & ~RECV_BIT;
+            w.setWr_id(token);
+            sendQueue.addLast(new Posted(token, wr.wrId(), wcOpcode(wr.opcode()), wr.signaled()));
+            try {
+                SVCPostSend call = qp.postSend(List.of(w), null);
+                try {
+                    call.execute();
+                } finally {
+                    call.free();
+                }
+            } catch (IOException e) {
+                sendQueue.removeLast();
+                throw Errors.of("ibv_post_send", e);
+            }
+        }
+    }
+
+    @Override
+    public void postRecv(RecvWr wr) throws RdmaException {
+        LinkedList<IbvSge> sgl = sges(wr.sgl());
+        IbvRecvWR w = new IbvRecvWR();
+        w.setSg_list(sgl);
+        synchronized (postLock) {
+            if (state == QpState.ERROR || state == QpState.CLOSED) {
+                throw new RdmaException(Errno.ENOTCONN, "queue pair is " + state);
+            }
+            if (recvQueue.size() >= init.maxRecvWr()) {
+                throw new RdmaException(Errno.ENOMEM, "receive queue full (" + init.maxRecvWr() + ")");
+            }
+            long token = nextToken++ | RECV_BIT;
+            w.setWr_id(token);
+            recvQueue.addLast(new Posted(token, wr.wrId(), WcOpcode.RECV, true));
+            try {
+                SVCPostRecv call = qp.postRecv(List.of(w), null);
+                try {
+                    call.execute();
+                } finally {
+                    call.free();
+                }
+            } catch (IOException e) {
+                recvQueue.removeLast();
+                throw Errors.of("ibv_post_recv", e);
+            }
+        }
+    }
+
+    private LinkedList<IbvSge> sges(List<Sge> list) throws RdmaException {
+        if (list.size() > init.maxSge()) {
+            throw new RdmaException(Errno.EINVAL, list.size() + " SGEs, queue pair takes " + init.maxSge());
+        }
+        LinkedList<IbvSge> out = new LinkedList<>();
+        for (Sge s : list) {
+            if (!(s.mr() instanceof DisniMemoryRegion mr)) {
+                throw new RdmaException(Errno.EINVAL, "SGE names a memory region of another provider");
+            }
+            IbvSge g = new IbvSge();
+            g.setAddr(mr.address() + s.offset());
+            g.setLength(s.length());
+            // a closed or invalidated region keeps its stale lkey: the adapter then
+            // completes the request with LOC_PROT_ERR, as the SPI wants
+            g.setLkey(mr.lkey());
+            out.add(g);
+        }
+        return out;
+    }
+
+    private static int opcode(WrOpcode op) {
+        switch (op) {
+            case SEND: return IbvSendWR.IBV_WR_SEND;
+            case SEND_WITH_IMM: return IbvSendWR.IBV_WR_SEND_WITH_IMM;
+            case RDMA_WRITE: return IbvSendWR.IBV_WR_RDMA_WRITE;
+            case RDMA_WRITE_WITH_IMM: return IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM;
+            default: return IbvSendWR.IBV_WR_RDMA_READ;
+        }
+    }
+
+    private static WcOpcode wcOpcode(WrOpcode op) {
+        switch (op) {
+            case SEND:
+            case SEND_WITH_IMM: return WcOpcode.SEND;
+            case RDMA_WRITE:
+            case RDMA_WRITE_WITH_IMM: return WcOpcode.RDMA_WRITE;
+            default: return WcOpcode.RDMA_READ;
+        }
+    }
+
+    /** On the completion thread: re-arm, drain the CQ, deliver. */
+    void pollAndDeliver() {
+        List<WorkCompletion> out = new ArrayList<>();
+        synchronized (cqLock) {
+            if (cqClosed) {
+                return;
+            }
+            try {
+                cq.reqNotification(false).execute().free();
+                int n;
+                do {
+                    n = poll.execute().getPolls();
+                    for (int i = 0; i < n; i++) {
+                        WorkCompletion wc = translate(wcs[i]);
+                        if (wc != null) {
+                            out.add(wc);
+                        }
+                    }
+                } while (n == wcs.length);
+            } catch (IOException e) {
+                LOG.warn("rdma-disni: polling the CQ of {} failed", this, e);
+            }
+        }
+        for (WorkCompletion wc : out) {
+            if (!wc.ok()) {
+                failed();
+            }
+            deliver(wc);
+        }
+    }
+
+    private WorkCompletion translate(IbvWC wc) {
+        long token = wc.getWr_id();
+        WcStatus status = status(wc.getStatus());
+        boolean ok = status == WcStatus.SUCCESS;
+        Posted p;
+        synchronized (postLock) {
+            p = (token & RECV_BIT) != 0 ? retire(recvQueue, token) : retire(sendQueue, token);
+        }
+        if (p == null) {
+            return null; // already flushed by close()
+        }
+        WcOpcode op = p.opcode();
+        boolean hasImm = false;
+        int imm = 0;
+        int len = 0;
+        if (ok) {
+            len = wc.getByte_len();
+            if (p.opcode() == WcOpcode.RECV) {
+                op = wc.getOpcode() == IBV_WC_RECV_RDMA_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
+                hasImm = (wc.getWc_flags() & IBV_WC_WITH_IMM) != 0;
+                imm = hasImm ? wc.getImm_data() : 0;
+            }
+        }
+        return new WorkCompletion(p.wrId(), status, op, len, hasImm, imm);
+    }
+
+    /** Removes the entry for token and, on the send queue, the unsignaled ones before it. */
+    private static Posted retire(ArrayDeque<Posted> q, long token) {
+        while (!q.isEmpty()) {
+            Posted head = q.pollFirst();
+            if (head.token() == token) {
+                return head;
+            }
+        }
+        return null;
+    }
+
+    private static WcStatus status(int s) {
+        switch (s) {
+            case 0: return WcStatus.SUCCESS;
+            case 1: return WcStatus.LOC_LEN_ERR;
+            case 4: return WcStatus.LOC_PROT_ERR;
+            case 5: return WcStatus.WR_FLUSH_ERR;
+            case 10: return WcStatus.REM_ACCESS_ERR;
+            case 11: return WcStatus.REM_OP_ERR;
+            case 12: return WcStatus.RETRY_EXC_ERR;
+            case 13: return WcStatus.RNR_RETRY_EXC_ERR;
+            default: return WcStatus.GENERAL_ERR;
+        }
+    }
+
+    private void deliver(WorkCompletion wc) {
+        try {
+            completions.onCompletion(this, wc);
+        } catch (RuntimeException e) {
+            LOG.warn("rdma-disni: completion handler of {} threw", this, e);
+        }
+    }
+
+    private void emit(CmEvent ev) {
+        try {
+            events.onEvent(this, ev);
+        } catch (RuntimeException e) {
+            LOG.warn("rdma-disni: CM event handler of {} threw", this, e);
+        }
+    }
+
+    /** An error completion: the adapter moved the QP to ERROR; tell the peer too. */
+    private void failed() {
+        if (state == QpState.RTS || state == QpState.INIT) {
+            state = QpState.ERROR;
+            sendDisconnect();
+        }
+    }
+
+    private void sendDisconnect() {
+        try {
+            device.cm(() -> {
+                if (!disconnectSent && state != QpState.CLOSED) {
+                    disconnectSent = true;
+                    id.disconnect();
+                }
+                return null;
+            });
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: rdma_disconnect", e);
+        }
+    }
+
+    @Override
+    public void onCmEvent(int type, RdmaCmId cmId) {
+        try {
+            switch (type) {
+                case CmEvents.ADDR_RESOLVED:
+                    device.cm(() -> {
+                        id.resolveRoute(device.cmTimeoutMs());
+                        return null;
+                    });
+                    break;
+                case CmEvents.ROUTE_RESOLVED:
+                    device.cm(() -> {
+                        id.connect(connParam());
+                        return null;
+                    });
+                    break;
+                case CmEvents.ESTABLISHED:
+                    local = (InetSocketAddress) device.cm(id::getSource);
+                    InetSocketAddress peer = (InetSocketAddress) device.cm(id::getDestination);
+                    if (peer != null) {
+                        remote = peer;
+                    }
+                    if (state == QpState.INIT) {
+                        state = QpState.RTS;
+                        emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
+                    }
+                    break;
+                case CmEvents.ADDR_ERROR:
+                case CmEvents.ROUTE_ERROR:
+                case CmEvents.UNREACHABLE:
+                    connectFailed(new CmEvent(CmEvent.Type.UNREACHABLE, Errno.EHOSTUNREACH, "unreachable: " + remote));
+                    break;
+                case CmEvents.REJECTED:
+                    connectFailed(new CmEvent(CmEvent.Type.REJECTED, Errno.ECONNREFUSED, "rejected by " + remote));
+                    break;
+                case CmEvents.CONNECT_ERROR:
+                    connectFailed(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.ECONNABORTED, "connect error"));
+                    break;
+                case CmEvents.DISCONNECTED:
+                    if (state != QpState.CLOSED) {
+                        state = QpState.ERROR;
+                        sendDisconnect(); // moves our QP to ERROR so posted requests flush
+                        emit(CmEvent.of(CmEvent.Type.DISCONNECTED));
+                    }
+                    break;
+                case CmEvents.DEVICE_REMOVAL:
+                    deviceRemoved();
+                    break;
+                default:
+                    break;
+            }
+        } catch (IOException e) {
+            connectFailed(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errors.errno(e, Errno.EIO), e.getMessage()));
+        }
+    }
+
+    private void connectFailed(CmEvent ev) {
+        if (state == QpState.INIT) {
+            state = QpState.ERROR;
+            emit(ev);
+        }
+    }
+
+    /** The device goes: tell the owner, then destroy and flush. */
+    void deviceRemoved() {
+        if (state != QpState.CLOSED) {
+            emit(CmEvent.of(CmEvent.Type.DEVICE_REMOVAL));
+            close();
+        }
+    }
+
+    @Override
+    public void disconnect() {
+        if (state == QpState.RTS || state == QpState.INIT) {
+            state = QpState.ERROR;
+        }
+        sendDisconnect();
+    }
+
+    @Override
+    public void close() {
+        try {
+            device.cm(() -> {
+                closeLocked();
+                return null;
+            });
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: close {}", this, e);
+        }
+    }
+
+    /** Destroys QP, CQ and CM id (under the CM lock) and flushes what is still posted. */
+    void closeLocked() throws IOException {
+        List<Posted> flushed = new ArrayList<>();
+        synchronized (postLock) {
+            if (state == QpState.CLOSED) {
+                return;
+            }
+            state = QpState.CLOSED;
+            flushed.addAll(sendQueue);
+            flushed.addAll(recvQueue);
+            sendQueue.clear();
+            recvQueue.clear();
+        }
+        device.forget(id);
+        device.forget(this);
+        synchronized (cqLock) {
+            cqClosed = true;
+            try {
+                if (!disconnectSent) {
+                    disconnectSent = true;
+                    id.disconnect();
+                }
+            } catch (IOException e) {
+                LOG.debug("rdma-disni: disconnect on close", e);
+            }
+            poll.free();
+            id.destroyQP();
+            cq.destroyCQ();
+            id.destroyId();
+        }
+        if (!flushed.isEmpty()) {
+            device.onCompletionThread(() -> {
+                for (Posted p : flushed) {
+                    deliver(new WorkCompletion(p.wrId(), WcStatus.WR_FLUSH_ERR, p.opcode(), 0, false, 0));
+                }
+            });
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "disni-qp[" + device.name() + " " + local + " -> " + remote + " " + state + "]";
+    }
+}
