@@ -240,15 +240,15 @@ final class NbdConnection implements Runnable {
         if (type == CMD_FLUSH) {
             return caps.flush() && r.offset() == 0 && r.length() == 0 ? 0 : EINVAL;
         }
+        if ((type == CMD_READ || type == CMD_WRITE) && r.length() > MAX_PAYLOAD) {
+            return EINVAL;
+        }
         long size = device.size();
         if (r.offset() < 0 || r.offset() > size || r.length() > size - r.offset()) {
             return type == CMD_WRITE || type == CMD_WRITE_ZEROES ? ENOSPC : EINVAL;
         }
         int block = device.logicalBlockSize();
         if (r.offset() % block != 0 || r.length() % block != 0) {
-            return EINVAL;
-        }
-        if ((type == CMD_READ || type == CMD_WRITE) && r.length() > MAX_PAYLOAD) {
             return EINVAL;
         }
         if (r.has(CMD_FLAG_FAST_ZERO) && !caps.zero()) {

@@ -1,0 +1,428 @@
+package io.rnbd.nbd.gateway.internal;
+
+import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.rnbd.nbd.gateway.client.NbdClient;
+import io.rnbd.nbd.gateway.proto.NbdConstants;
+import io.rnbd.nbd.gateway.proto.OptionReplyHeader;
+import io.rnbd.nbd.gateway.proto.SimpleReply;
+import io.rnbd.nbd.gateway.proto.StructuredError;
+import io.rnbd.nbd.gateway.proto.StructuredReplyHeader;
+import io.rnbd.nbd.gateway.testing.MapExports;
+import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
+import io.rnbd.nbd.gateway.testing.RawNbd;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.Capabilities;
+import java.net.InetSocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+@Timeout(60)
+class NbdServerTest {
+    private static final int SIZE = 16 * 1024 * 1024;
+    private final ExecutorService completer = Executors.newFixedThreadPool(2);
+    private final MapExports exports = new MapExports();
+    private MemoryBlockDevice syncDev;
+    private MemoryBlockDevice asyncDev;
+    private MemoryBlockDevice roDev;
+    private NbdServer server;
+
+    @BeforeEach
+    void start() throws Exception {
+        syncDev = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(), null);
+        asyncDev = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(), completer);
+        roDev = new MemoryBlockDevice(1024 * 1024, Capabilities.READ_ONLY, null);
+        exports.with("sync", syncDev).with("async", asyncDev).with("ro", roDev);
+        server = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null), exports);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        server.close();
+        assertEquals(0, server.connectionCount(), "connections left after close");
+        completer.shutdownNow();
+        assertTrue(completer.awaitTermination(5, TimeUnit.SECONDS));
+    }
+
+    private InetSocketAddress addr() {
+        return server.tcpAddress();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"sync", "async"})
+    void randomIoAtQueueDepth32IsVerified(String export) throws Exception {
+        try (NbdClient c = NbdClient.connect(addr(), export)) {
+            assertEquals(SIZE, c.size());
+            assertTrue(c.capabilities().write());
+            byte[] shadow = new byte[SIZE];
+            Random rnd = new Random(42);
+            Semaphore depth = new Semaphore(32);
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            // Writes to distinct blocks per round so concurrent writes never overlap.
+            for (int round = 0; round < 4; round++) {
+                List<Integer> blocks = new ArrayList<>();
+                for (int i = 0; i < SIZE / 4096; i++) {
+                    blocks.add(i);
+                }
+                java.util.Collections.shuffle(blocks, rnd);
+                for (int i = 0; i < 500; i++) {
+                    int block = blocks.get(i);
+                    int len = 4096 * (1 + rnd.nextInt(4));
+                    len = Math.min(len, SIZE - block * 4096);
+                    byte[] b = new byte[len];
+                    rnd.nextBytes(b);
+                    depth.acquire();
+                    boolean overlaps = false;
+                    for (int k = 0; k < i && !overlaps; k++) {
+                        int other = blocks.get(k);
+                        overlaps = other > block && other < block + len / 4096;
+                    }
+                    if (overlaps) {
+                        depth.release();
+                        continue;
+                    }
+                    System.arraycopy(b, 0, shadow, block * 4096, len);
+                    ByteBuffer src = ByteBuffer.allocateDirect(len).put(b).flip();
+                    all.add(c.write(block * 4096L, src, rnd.nextInt(8) == 0).whenComplete((v, t) -> depth.release()));
+                }
+                CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+                all.clear();
+                // Random reads at depth 32, each checked against the shadow copy.
+                for (int i = 0; i < 1000; i++) {
+                    int off = rnd.nextInt(SIZE / 512 - 64) * 512;
+                    int len = 512 * (1 + rnd.nextInt(64));
+                    ByteBuffer dst = ByteBuffer.allocate(len);
+                    depth.acquire();
+                    all.add(c.read(off, dst).whenComplete((v, t) -> depth.release()).thenRun(() -> {
+                        byte[] expect = java.util.Arrays.copyOfRange(shadow, off, off + len);
+                        assertArrayEquals(expect, dst.array(), "read at " + off + "+" + len);
+                    }));
+                }
+                CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+                all.clear();
+            }
+            MemoryBlockDevice dev = export.equals("sync") ? syncDev : asyncDev;
+            assertArrayEquals(shadow, dev.snapshot(0, SIZE));
+        }
+    }
+
+    @Test
+    void largeRequestsAreSplitToTheDeviceMaximum() throws Exception {
+        try (NbdClient c = NbdClient.connect(addr(), "async")) {
+            assertEquals(MAX_PAYLOAD, c.maxIoSize());
+            byte[] b = new byte[8 * 1024 * 1024];
+            new Random(1).nextBytes(b);
+            c.write(4096, ByteBuffer.wrap(b), false).get(10, TimeUnit.SECONDS);
+            ByteBuffer back = ByteBuffer.allocate(b.length);
+            c.read(4096, back).get(10, TimeUnit.SECONDS);
+            assertArrayEquals(b, back.array());
+            assertTrue(asyncDev.largestIo.get() <= 128 * 1024, "device saw " + asyncDev.largestIo.get());
+        }
+    }
+
+    @Test
+    void trimAndWriteZeroesReadBackAsZeros() throws Exception {
+        try (NbdClient c = NbdClient.connect(addr(), "sync")) {
+            byte[] ones = new byte[1024 * 1024];
+            java.util.Arrays.fill(ones, (byte) 0x5a);
+            c.write(0, ByteBuffer.wrap(ones), false).get();
+            c.write(SIZE - ones.length, ByteBuffer.wrap(ones), false).get();
+            c.trim(4096, 512 * 1024).get();
+            // Larger than the device's max IO: the server splits it.
+            c.writeZeroes(SIZE - ones.length, ones.length, false).get();
+            ByteBuffer head = ByteBuffer.allocate(ones.length);
+            c.read(0, head).get();
+            for (int i = 0; i < ones.length; i++) {
+                byte expect = i >= 4096 && i < 4096 + 512 * 1024 ? 0 : (byte) 0x5a;
+                assertEquals(expect, head.get(i), "byte " + i);
+            }
+            ByteBuffer tail = ByteBuffer.allocate(ones.length);
+            c.read(SIZE - ones.length, tail).get();
+            assertArrayEquals(new byte[ones.length], tail.array());
+            assertEquals(4, syncDev.trims.get(), "512 KiB trim in 128 KiB chunks");
+            assertEquals(8, syncDev.zeroes.get());
+        }
+    }
+
+    @Test
+    void fuaAndFlushReachTheDevice() throws Exception {
+        try (NbdClient c = NbdClient.connect(addr(), "sync")) {
+            int f = c.transmissionFlags();
+            assertNotEquals(0, f & FLAG_SEND_FUA);
+            assertNotEquals(0, f & FLAG_SEND_FLUSH);
+            assertNotEquals(0, f & FLAG_SEND_TRIM);
+            assertNotEquals(0, f & FLAG_SEND_WRITE_ZEROES);
+            assertNotEquals(0, f & FLAG_CAN_MULTI_CONN);
+            assertEquals(0, f & FLAG_READ_ONLY);
+            c.write(0, ByteBuffer.allocate(4096), true).get();
+            c.write(4096, ByteBuffer.allocate(4096), false).get();
+            c.flush().get();
+            assertEquals(1, syncDev.fuaWrites.get());
+            assertEquals(1, syncDev.flushes.get());
+        }
+    }
+
+    @Test
+    void fuaIsEmulatedWithFlushWhenTheDeviceHasNone() throws Exception {
+        MemoryBlockDevice noFua = new MemoryBlockDevice(1 << 20, new Capabilities(true, true, false, false, false,
+                false), null);
+        exports.with("nofua", noFua);
+        try (NbdClient c = NbdClient.connect(addr(), "nofua")) {
+            assertNotEquals(0, c.transmissionFlags() & FLAG_SEND_FUA);
+            assertEquals(0, c.transmissionFlags() & FLAG_SEND_TRIM);
+            assertEquals(0, c.transmissionFlags() & FLAG_CAN_MULTI_CONN);
+            c.write(0, ByteBuffer.allocate(4096), true).get();
+            assertEquals(0, noFua.fuaWrites.get());
+            assertEquals(1, noFua.flushes.get());
+        }
+    }
+
+    @Test
+    void readOnlyExportAdvertisesAndRefusesWrites() throws Exception {
+        try (NbdClient c = NbdClient.connect(addr(), "ro")) {
+            assertFalse(c.capabilities().write());
+            assertNotEquals(0, c.transmissionFlags() & FLAG_READ_ONLY);
+        }
+        try (RawNbd raw = new RawNbd(addr()).go("ro", false)) {
+            raw.request(0, CMD_WRITE, 1, 0, 4096, ByteBuffer.allocate(4096));
+            assertEquals(EPERM, simpleReply(raw, 1).error());
+            raw.request(0, CMD_TRIM, 2, 0, 4096, null);
+            assertEquals(EPERM, simpleReply(raw, 2).error());
+            raw.request(0, CMD_READ, 3, 0, 512, null);
+            assertEquals(0, simpleReply(raw, 3).error());
+            raw.in.skip(512);
+        }
+    }
+
+    @Test
+    void badRequestsGetErrorsAndTheConnectionStaysUsable() throws Exception {
+        try (RawNbd raw = new RawNbd(addr()).go("sync", false)) {
+            // Read beyond the end, write beyond the end (payload must be skipped), misaligned, unknown command,
+            // unknown flag, oversize read, flush with a length, FAST_ZERO on a fast device is fine.
+            raw.request(0, CMD_READ, 1, SIZE - 512, 1024, null);
+            assertEquals(EINVAL, simpleReply(raw, 1).error());
+            raw.request(0, CMD_WRITE, 2, SIZE, 4096, ByteBuffer.allocate(4096));
+            assertEquals(ENOSPC, simpleReply(raw, 2).error());
+            raw.request(0, CMD_WRITE, 3, 100, 512, ByteBuffer.allocate(512));
+            assertEquals(EINVAL, simpleReply(raw, 3).error());
+            raw.request(0, 42, 4, 0, 0, null);
+            assertEquals(EINVAL, simpleReply(raw, 4).error());
+            raw.request(1 << 9, CMD_READ, 5, 0, 512, null);
+            assertEquals(EINVAL, simpleReply(raw, 5).error());
+            raw.request(0, CMD_READ, 6, 0, MAX_PAYLOAD + 512L, null);
+            assertEquals(EINVAL, simpleReply(raw, 6).error());
+            raw.request(0, CMD_FLUSH, 7, 0, 512, null);
+            assertEquals(EINVAL, simpleReply(raw, 7).error());
+            raw.request(0, CMD_READ, 8, -512L, 512, null);
+            assertEquals(EINVAL, simpleReply(raw, 8).error());
+            raw.request(0, CMD_WRITE, 9, 0, MAX_PAYLOAD + 4096L, ByteBuffer.allocate(MAX_PAYLOAD + 4096));
+            assertEquals(EINVAL, simpleReply(raw, 9).error());
+            // DF needs structured replies.
+            raw.request(CMD_FLAG_DF, CMD_READ, 10, 0, 512, null);
+            assertEquals(EINVAL, simpleReply(raw, 10).error());
+            // Still in sync: a good write and read.
+            ByteBuffer data = ByteBuffer.allocate(4096);
+            new Random(3).nextBytes(data.array());
+            raw.request(0, CMD_WRITE, 11, 8192, 4096, data.duplicate());
+            assertEquals(0, simpleReply(raw, 11).error());
+            raw.request(0, CMD_READ, 12, 8192, 4096, null);
+            assertEquals(0, simpleReply(raw, 12).error());
+            ByteBuffer back = ByteBuffer.allocate(4096);
+            raw.in.readFully(back);
+            assertArrayEquals(data.array(), back.array());
+            raw.request(0, CMD_DISC, 13, 0, 0, null);
+            assertTrue(raw.closedByServer());
+        }
+        assertEquals(0, syncDev.fuaWrites.get());
+    }
+
+    @Test
+    void deviceErrorsAreMappedToNbdErrors() throws Exception {
+        try (NbdClient c = NbdClient.connect(addr(), "async")) {
+            asyncDev.failWith = Errno.ENOSPC;
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> c.write(0, ByteBuffer.allocate(512), false).get());
+            assertEquals(Errno.ENOSPC, ((BlockIoException) e.getCause()).errno());
+            asyncDev.failWith = Errno.EROFS;
+            e = assertThrows(ExecutionException.class, () -> c.read(0, ByteBuffer.allocate(512)).get());
+            assertEquals(Errno.EPERM, ((BlockIoException) e.getCause()).errno());
+            asyncDev.failWith = Errno.ETIMEDOUT;
+            e = assertThrows(ExecutionException.class, () -> c.flush().get());
+            assertEquals(Errno.EIO, ((BlockIoException) e.getCause()).errno());
+            asyncDev.failWith = 0;
+            c.read(0, ByteBuffer.allocate(512)).get();
+        }
+    }
+
+    @Test
+    void structuredRepliesCarryDataAndErrors() throws Exception {
+        try (RawNbd raw = new RawNbd(addr()).go("sync", true)) {
+            assertNotEquals(0, raw.transmissionFlags & FLAG_SEND_DF);
+            raw.request(0, CMD_WRITE, 1, 0, 512, ByteBuffer.wrap(new byte[512]).put(0, (byte) 7));
+            assertEquals(0, simpleReply(raw, 1).error());
+            raw.request(CMD_FLAG_DF, CMD_READ, 2, 0, 512, null);
+            StructuredReplyHeader h = StructuredReplyHeader.decode(raw.in.need(StructuredReplyHeader.SIZE));
+            assertEquals(new StructuredReplyHeader(REPLY_FLAG_DONE, REPLY_TYPE_OFFSET_DATA, 2, 8 + 512), h);
+            assertEquals(0, raw.in.need(8).getLong());
+            ByteBuffer d = ByteBuffer.allocate(512);
+            raw.in.readFully(d);
+            assertEquals(7, d.get(0));
+            raw.request(0, CMD_READ, 3, SIZE, 512, null);
+            h = StructuredReplyHeader.decode(raw.in.need(StructuredReplyHeader.SIZE));
+            assertEquals(REPLY_TYPE_ERROR, h.type());
+            assertTrue(h.done());
+            ByteBuffer p = ByteBuffer.allocate(h.length());
+            raw.in.readFully(p);
+            assertEquals(EINVAL, StructuredError.decode(p.flip()).error());
+        }
+    }
+
+    @Test
+    void garbageDropsOnlyThatClient() throws Exception {
+        try (NbdClient good = NbdClient.connect(addr(), "sync")) {
+            try (RawNbd raw = new RawNbd(addr()).go("sync", false)) {
+                raw.send(ByteBuffer.wrap("GET / HTTP/1.1\r\nHost: example.org\r\nAccept: */*\r\n\r\n".getBytes()));
+                assertTrue(raw.closedByServer());
+            }
+            // Garbage instead of the option magic during the handshake.
+            try (RawNbd raw = new RawNbd(addr())) {
+                raw.greet(FLAG_C_FIXED_NEWSTYLE);
+                raw.send(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}));
+                assertTrue(raw.closedByServer());
+            }
+            // Unknown client flags.
+            try (RawNbd raw = new RawNbd(addr())) {
+                raw.greet(0x80);
+                assertTrue(raw.closedByServer());
+            }
+            good.write(0, ByteBuffer.allocate(4096), false).get(5, TimeUnit.SECONDS);
+            good.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void optionsListInfoUnknownAndAbort() throws Exception {
+        assertEquals(List.of("async", "ro", "sync"), NbdClient.list(addr()));
+        try (RawNbd raw = new RawNbd(addr())) {
+            raw.greet(FLAG_C_FIXED_NEWSTYLE);
+            raw.option(OPT_STARTTLS, null);
+            assertEquals(REP_ERR_UNSUP, raw.optionReply(null).type());
+            raw.option(4242, ByteBuffer.wrap(new byte[10]));
+            assertEquals(REP_ERR_UNSUP, raw.optionReply(null).type());
+            raw.option(OPT_LIST, ByteBuffer.wrap(new byte[1]));
+            assertEquals(REP_ERR_INVALID, raw.optionReply(null).type());
+            raw.option(OPT_GO, ByteBuffer.wrap(new byte[] {0, 0, 0, 9, 'x'}));
+            assertEquals(REP_ERR_INVALID, raw.optionReply(null).type());
+            var go = new io.rnbd.nbd.gateway.proto.GoRequest("nope", new int[0]);
+            ByteBuffer b = ByteBuffer.allocate(go.encodedSize());
+            go.encode(b);
+            raw.option(OPT_INFO, b.flip());
+            OptionReplyHeader h = raw.optionReply(null);
+            assertEquals(REP_ERR_UNKNOWN, h.type());
+            assertEquals(OPT_INFO, h.option());
+            raw.option(OPT_ABORT, null);
+            assertEquals(REP_ACK, raw.optionReply(null).type());
+            assertTrue(raw.closedByServer());
+        }
+        BlockIoException e = assertThrows(BlockIoException.class, () -> NbdClient.connect(addr(), "missing"));
+        assertEquals(Errno.ENOENT, e.errno());
+    }
+
+    @Test
+    void exportNameOptionWithZeroes() throws Exception {
+        try (RawNbd raw = new RawNbd(addr())) {
+            raw.greet(FLAG_C_FIXED_NEWSTYLE);
+            raw.option(OPT_EXPORT_NAME, ByteBuffer.wrap("ro".getBytes()));
+            ByteBuffer r = raw.in.need(10 + 124);
+            assertEquals(1024 * 1024, r.getLong());
+            assertNotEquals(0, r.getShort() & FLAG_READ_ONLY);
+            for (int i = 0; i < 124; i++) {
+                assertEquals(0, r.get());
+            }
+        }
+        try (RawNbd raw = new RawNbd(addr())) {
+            raw.greet(FLAG_C_FIXED_NEWSTYLE);
+            raw.option(OPT_EXPORT_NAME, ByteBuffer.wrap("missing".getBytes()));
+            assertTrue(raw.closedByServer());
+        }
+    }
+
+    @Test
+    void removedExportEndsItsConnectionsOnly() throws Exception {
+        try (NbdClient onSync = NbdClient.connect(addr(), "sync"); NbdClient onAsync = NbdClient.connect(addr(), "async")) {
+            onSync.read(0, ByteBuffer.allocate(512)).get();
+            exports.devices.remove("sync");
+            server.exportRemoved(syncDev);
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> awaitFailure(onSync));
+            assertInstanceOf(BlockIoException.class, e.getCause());
+            onAsync.read(0, ByteBuffer.allocate(512)).get(5, TimeUnit.SECONDS);
+            assertThrows(BlockIoException.class, () -> NbdClient.connect(addr(), "sync"));
+        }
+    }
+
+    /** Reads until one fails: the server closes the connection soon after exportRemoved. */
+    private static void awaitFailure(NbdClient c) throws Exception {
+        while (true) {
+            c.read(0, ByteBuffer.allocate(512)).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void unixSocketListener(@TempDir Path dir) throws Exception {
+        Path sock = dir.resolve("nbd.sock");
+        try (NbdServer unix = new NbdServer(NbdServerConfig.of(null, sock), exports)) {
+            assertTrue(Files.exists(sock));
+            try (NbdClient c = NbdClient.connect(UnixDomainSocketAddress.of(sock), "sync")) {
+                c.write(0, ByteBuffer.allocate(4096), false).get();
+                c.read(0, ByteBuffer.allocate(4096)).get();
+            }
+        }
+        assertFalse(Files.exists(sock), "socket file left behind");
+    }
+
+    @Test
+    void closeEndsConnectionsAndThreads() throws Exception {
+        NbdClient c = NbdClient.connect(addr(), "async");
+        c.read(0, ByteBuffer.allocate(512)).get();
+        assertEquals(1, server.connectionCount());
+        server.close();
+        assertEquals(0, server.connectionCount());
+        assertThrows(ExecutionException.class, () -> awaitFailure(c));
+        c.close();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            assertFalse(t.getName().startsWith("nbd-con-") || t.getName().startsWith("nbd-accept-"),
+                    "thread left: " + t.getName());
+        }
+    }
+
+    private static SimpleReply simpleReply(RawNbd raw, long handle) throws Exception {
+        SimpleReply r = SimpleReply.decode(raw.in.need(SimpleReply.SIZE));
+        assertEquals(handle, r.handle());
+        return r;
+    }
+
+    static {
+        assertEquals(10809, NbdConstants.DEFAULT_PORT);
+    }
+}
