@@ -66,7 +66,8 @@ final class HostExchange implements AuthExchange {
                 case FAILED -> throw new AuthException(failErrno, "CHAP exchange already failed");
             };
         } catch (AuthException e) {
-            if (state != State.FAILED) {
+            // a stray message after success is refused without undoing the success
+            if (state != State.FAILED && state != State.DONE) {
                 failErrno = e.errno();
                 moveTo(State.FAILED);
             }
