@@ -1,0 +1,150 @@
+package io.rnbd.rnbd.client;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.rnbd.api.RnbdClientAdmin;
+import io.rnbd.rtrs.api.RtrsClientSession;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The RNBD client: mappings by device name over RTRS sessions by session name. Sessions
+ * come and go (the OSGi glue reports them); a mapping waits for its session.
+ */
+public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
+    private final DevicePublisher publisher;
+    private final Map<String, ClientSession> sessions = new HashMap<>();
+    private final Map<String, RnbdClientDevice> devices = new HashMap<>();
+
+    public RnbdClient(DevicePublisher publisher) {
+        this.publisher = publisher;
+    }
+
+    /** An RTRS client session is available (it may still be connecting). */
+    public void sessionAdded(RtrsClientSession rtrs) {
+        ClientSession cs = new ClientSession(rtrs);
+        List<RnbdClientDevice> mine;
+        ClientSession old;
+        synchronized (this) {
+            old = sessions.put(rtrs.name(), cs);
+            mine = devicesOf(rtrs.name());
+        }
+        if (old != null) {
+            old.stop();
+        }
+        cs.start();
+        mine.forEach(cs::attach);
+    }
+
+    public void sessionRemoved(RtrsClientSession rtrs) {
+        ClientSession cs;
+        synchronized (this) {
+            cs = sessions.get(rtrs.name());
+            if (cs == null || cs.rtrs() != rtrs) {
+                return;
+            }
+            sessions.remove(rtrs.name());
+        }
+        cs.stop();
+    }
+
+    private List<RnbdClientDevice> devicesOf(String session) {
+        return devices.values().stream().filter(d -> d.sessionName().equals(session)).toList();
+    }
+
+    @Override
+    public CompletableFuture<RemoteBlockDevice> map(String device, String session, String export, AccessMode mode)
+            throws IOException {
+        if (device == null || device.isBlank() || session == null || session.isBlank()) {
+            throw new BlockIoException(Errno.EINVAL, "device and session names are required");
+        }
+        RnbdClientDevice d;
+        ClientSession cs;
+        try {
+            d = new RnbdClientDevice(device, session, export, mode, publisher);
+        } catch (IllegalArgumentException e) {
+            throw new BlockIoException(Errno.EINVAL, e.getMessage());
+        }
+        synchronized (this) {
+            if (devices.putIfAbsent(device, d) != null) {
+                throw new BlockIoException(Errno.EEXIST, "device " + device + " is already mapped");
+            }
+            cs = sessions.get(session);
+        }
+        CompletableFuture<RemoteBlockDevice> mapped = d.open();
+        if (cs != null) {
+            cs.attach(d);
+        }
+        return mapped;
+    }
+
+    @Override
+    public void unmap(String device, boolean force) throws IOException {
+        RnbdClientDevice d;
+        ClientSession cs;
+        synchronized (this) {
+            d = device(device);
+            d.unmap(force);
+            devices.remove(device);
+            cs = sessions.get(d.sessionName());
+        }
+        if (cs != null) {
+            cs.detach(d);
+        }
+    }
+
+    @Override
+    public CompletableFuture<RemoteBlockDevice> remap(String device) throws IOException {
+        return device(device).open();
+    }
+
+    @Override
+    public CompletableFuture<Long> resize(String device) throws IOException {
+        return device(device).open().thenApply(RemoteBlockDevice::size);
+    }
+
+    private synchronized RnbdClientDevice device(String name) throws BlockIoException {
+        RnbdClientDevice d = devices.get(name);
+        if (d == null) {
+            throw new BlockIoException(Errno.ENOENT, "no device " + name);
+        }
+        return d;
+    }
+
+    @Override
+    public List<DeviceInfo> devices() {
+        List<RnbdClientDevice> all;
+        synchronized (this) {
+            all = new ArrayList<>(devices.values());
+        }
+        return all.stream().map(RnbdClientDevice::info).sorted(Comparator.comparing(DeviceInfo::name)).toList();
+    }
+
+    /** Unmap everything (forced) and let go of every session. */
+    @Override
+    public void close() {
+        List<RnbdClientDevice> all;
+        List<ClientSession> css;
+        synchronized (this) {
+            all = new ArrayList<>(devices.values());
+            css = new ArrayList<>(sessions.values());
+            devices.clear();
+            sessions.clear();
+        }
+        for (RnbdClientDevice d : all) {
+            try {
+                d.unmap(true);
+            } catch (BlockIoException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        css.forEach(ClientSession::stop);
+    }
+}
