@@ -73,9 +73,16 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
             throw new BlockIoException(Errno.EINVAL, e.getMessage());
         }
         synchronized (this) {
-            if (devices.putIfAbsent(device, d) != null) {
+            if (devices.containsKey(device)) {
                 throw new BlockIoException(Errno.EEXIST, "device " + device + " is already mapped");
             }
+            for (RnbdClientDevice other : devicesOf(session)) {
+                if (other.exportName().equals(export)) {
+                    throw new BlockIoException(Errno.EEXIST, "export " + export + " is already mapped over session "
+                            + session + " as " + other.name());
+                }
+            }
+            devices.put(device, d);
             cs = sessions.get(session);
         }
         CompletableFuture<RemoteBlockDevice> mapped = d.open();

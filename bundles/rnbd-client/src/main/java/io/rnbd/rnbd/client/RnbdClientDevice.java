@@ -506,6 +506,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         final CompletableFuture<Void> future = new CompletableFuture<>();
         final AtomicInteger left;
         final AtomicInteger firstError = new AtomicInteger();
+        final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
         final int pieces;
 
         Request(int op, int pieces) {
@@ -521,15 +522,18 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         void pieceDone(int errno, int bytes) {
             if (errno != 0) {
                 firstError.compareAndSet(0, errno);
-            } else if (op == Io.OP_READ) {
-                stats.read(bytes);
-            } else if (op == Io.OP_WRITE) {
-                stats.wrote(bytes);
+            } else {
+                this.bytes.addAndGet(bytes);
             }
             if (left.decrementAndGet() == 0) {
                 stats.finished();
                 int e = firstError.get();
                 if (e == 0) {
+                    if (op == Io.OP_READ) {
+                        stats.read(this.bytes.get());
+                    } else if (op == Io.OP_WRITE) {
+                        stats.wrote(this.bytes.get());
+                    }
                     future.complete(null);
                 } else {
                     stats.error();

@@ -150,7 +150,8 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     }
 
     @Override
-    public void onRequest(RtrsServerRequest req) {
+    public void onRequest(RtrsServerRequest request) {
+        Reply req = new Reply(request);
         try {
             dispatch(req);
         } catch (ProtoException e) {
@@ -162,6 +163,45 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         } catch (RuntimeException e) {
             LOG.warn("session {}: request failed", req.session().name(), e);
             req.complete(Errno.EIO);
+        }
+    }
+
+    /** Answers a request at most once, even when a failure comes after the answer went out. */
+    private static final class Reply implements RtrsServerRequest {
+        private final RtrsServerRequest req;
+        private final java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
+
+        Reply(RtrsServerRequest req) {
+            this.req = req;
+        }
+
+        @Override
+        public RtrsServerSession session() {
+            return req.session();
+        }
+
+        @Override
+        public boolean isWrite() {
+            return req.isWrite();
+        }
+
+        @Override
+        public ByteBuffer userHeader() {
+            return req.userHeader();
+        }
+
+        @Override
+        public ByteBuffer data() {
+            return req.data();
+        }
+
+        @Override
+        public void complete(int errno) {
+            if (answered.compareAndSet(false, true)) {
+                req.complete(errno);
+            } else {
+                LOG.debug("session {}: second answer ({}) dropped", req.session().name(), Errno.name(errno));
+            }
         }
     }
 
@@ -207,6 +247,11 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     private Opening open(ServerSession s, Open open) throws BlockIoException {
         Opening existing = s.byExport(open.deviceName());
         if (existing != null) {
+            // Re-OPEN (remap, resize) answers the open device; another mode is another mapping.
+            if (existing.mode() != open.accessMode()) {
+                throw new BlockIoException(Errno.EEXIST, "export " + open.deviceName() + " already open as "
+                        + existing.mode());
+            }
             return existing;
         }
         Export e = exports.get(open.deviceName());

@@ -15,6 +15,7 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -60,11 +61,20 @@ public final class FakeRtrs implements AutoCloseable {
         return c;
     }
 
+    /** Completions after shutdown run inline, so none is lost. */
+    private void onClientThread(Runnable r) {
+        try {
+            clientThreads.execute(r);
+        } catch (RejectedExecutionException shutDown) {
+            r.run();
+        }
+    }
+
     @Override
     public void close() throws InterruptedException {
         serverThreads.shutdown();
-        clientThreads.shutdown();
         serverThreads.awaitTermination(10, TimeUnit.SECONDS);
+        clientThreads.shutdown();
         clientThreads.awaitTermination(10, TimeUnit.SECONDS);
     }
 
@@ -184,17 +194,17 @@ public final class FakeRtrs implements AutoCloseable {
 
         private void submit(Req r) {
             if (r.hdr().remaining() > maxHdrSize() || r.data().remaining() > maxIoSize) {
-                clientThreads.execute(() -> r.done().done(Errno.EMSGSIZE));
+                onClientThread(() -> r.done().done(Errno.EMSGSIZE));
                 return;
             }
             ServerSide target;
             synchronized (this) {
                 if (state == SessionState.CLOSED || state == SessionState.FAILED) {
-                    clientThreads.execute(() -> r.done().done(Errno.ESHUTDOWN));
+                    onClientThread(() -> r.done().done(Errno.ESHUTDOWN));
                     return;
                 }
                 if (state != SessionState.CONNECTED && !queueWhileDown) {
-                    clientThreads.execute(() -> r.done().done(Errno.EIO));
+                    onClientThread(() -> r.done().done(Errno.EIO));
                     return;
                 }
                 if (state != SessionState.CONNECTED || inflight >= queueDepth) {
@@ -208,14 +218,18 @@ public final class FakeRtrs implements AutoCloseable {
         }
 
         private void dispatch(ServerSide target, Req r) {
-            serverThreads.execute(() -> {
-                delivered.incrementAndGet();
-                server.onRequest(new Request(target, r));
-            });
+            try {
+                serverThreads.execute(() -> {
+                    delivered.incrementAndGet();
+                    server.onRequest(new Request(target, r));
+                });
+            } catch (RejectedExecutionException shutDown) {
+                r.done().done(Errno.ESHUTDOWN);
+            }
         }
 
         private void finished(Req r, int errno) {
-            clientThreads.execute(() -> {
+            onClientThread(() -> {
                 if (errno == 0 && !r.write()) {
                     r.dst().put(r.data().duplicate().clear());
                 }
@@ -251,7 +265,7 @@ public final class FakeRtrs implements AutoCloseable {
                     waiting.clear();
                 }
             }
-            failed.forEach(r -> clientThreads.execute(() -> r.done().done(Errno.EIO)));
+            failed.forEach(r -> onClientThread(() -> r.done().done(Errno.EIO)));
             server.onSessionClosed(old);
             listeners.forEach(l -> l.onStateChange(this, SessionState.DISCONNECTED, Errno.ECONNRESET));
         }
@@ -306,7 +320,7 @@ public final class FakeRtrs implements AutoCloseable {
                 failed = List.copyOf(waiting);
                 waiting.clear();
             }
-            failed.forEach(r -> clientThreads.execute(() -> r.done().done(Errno.ESHUTDOWN)));
+            failed.forEach(r -> onClientThread(() -> r.done().done(Errno.ESHUTDOWN)));
             if (wasConnected) {
                 server.onSessionClosed(old);
             }

@@ -1,0 +1,321 @@
+package io.rnbd.rnbd.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockBackend;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.DeviceClaim;
+import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
+import io.rnbd.rnbd.server.ExportConfig;
+import io.rnbd.rnbd.server.MemBackend;
+import io.rnbd.rnbd.server.RnbdServer;
+import io.rnbd.rtrs.api.RtrsClientSession;
+import io.rnbd.rtrs.api.RtrsServerOps;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * RNBD client and server end to end, over whatever transport a subclass provides: the
+ * in-JVM fake here ({@link FakeTransportEndToEndTest}), the real RTRS stack elsewhere.
+ */
+public abstract class RnbdEndToEndScenario {
+    protected static final long TIMEOUT_S = 30;
+
+    /** Connects client sessions to the server under test. */
+    public interface Transport extends AutoCloseable {
+        /** A client session named {@code name}, connected or connecting to the server. */
+        RtrsClientSession connect(String name) throws Exception;
+
+        @Override
+        void close() throws Exception;
+    }
+
+    /** Wire {@code server} (as the RTRS server's upper layer) to a transport. */
+    protected abstract Transport transport(RtrsServerOps server) throws Exception;
+
+    /** The backend exports sit on; tests needing to park IO skip unless it is a {@link MemBackend}. */
+    protected BlockBackend backend() {
+        return new MemBackend();
+    }
+
+    /** Backend parameters of an export (memory backend: size in bytes). */
+    protected Map<String, String> backendParams(String export, long size) {
+        return Map.of("id", export, "size", Long.toString(size));
+    }
+
+    protected static final long SIZE = 8 << 20;
+
+    protected ScheduledExecutorService scheduler;
+    protected RnbdServer server;
+    protected BlockBackend backend;
+    protected Transport transport;
+    protected RnbdClient client;
+    protected final List<RnbdClientDevice> published = new java.util.concurrent.CopyOnWriteArrayList<>();
+    protected final List<RnbdClientDevice> withdrawn = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void startScenario() throws Exception {
+        scheduler = Executors.newSingleThreadScheduledExecutor();
+        server = new RnbdServer(scheduler);
+        backend = backend();
+        server.backendAdded("memory", backend);
+        server.addExport(new ExportConfig("disk", "memory", false, Set.of(), 0, backendParams("disk", SIZE)));
+        server.addExport(new ExportConfig("ro-disk", "memory", true, Set.of(), 0, backendParams("ro-disk", SIZE)));
+        transport = transport(server);
+        client = new RnbdClient(new DevicePublisher() {
+            @Override
+            public void publish(RnbdClientDevice device) {
+                published.add(device);
+            }
+
+            @Override
+            public void withdraw(RnbdClientDevice device) {
+                withdrawn.add(device);
+            }
+        });
+        client.sessionAdded(transport.connect("s1"));
+    }
+
+    @AfterEach
+    void stopScenario() throws Exception {
+        client.close();
+        transport.close();
+        server.close();
+        scheduler.shutdownNow();
+        assertTrue(scheduler.awaitTermination(10, TimeUnit.SECONDS));
+    }
+
+    protected static <T> T await(CompletableFuture<T> f) throws Exception {
+        try {
+            return f.get(TIMEOUT_S, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception x) {
+                throw x;
+            }
+            throw e;
+        }
+    }
+
+    protected static int errnoOf(CompletableFuture<?> f) throws InterruptedException, TimeoutException {
+        try {
+            f.get(TIMEOUT_S, TimeUnit.SECONDS);
+            return 0;
+        } catch (ExecutionException e) {
+            return BlockIoException.errnoOf(e.getCause());
+        }
+    }
+
+    protected RemoteBlockDevice map(String device, String export, AccessMode mode) throws Exception {
+        return await(client.map(device, "s1", export, mode));
+    }
+
+    protected static byte[] readAll(RemoteBlockDevice d, long offset, int len) throws Exception {
+        ByteBuffer dst = ByteBuffer.allocate(len);
+        await(d.read(offset, dst));
+        return dst.array();
+    }
+
+    @Test
+    void mapGivesTheExportsGeometryAndPublishesTheDevice() throws Exception {
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        assertEquals(SIZE, d.size());
+        assertEquals(512, d.logicalBlockSize());
+        assertTrue(d.maxIoSize() >= 4096);
+        assertTrue(d.capabilities().write());
+        assertTrue(d.capabilities().trim());
+        assertEquals("disk", d.exportName());
+        assertEquals("s1", d.sessionName());
+        assertEquals(List.of(d), published);
+        var info = client.devices().get(0);
+        assertEquals(DeviceState.MAPPED, info.state());
+        assertEquals(SIZE, info.size());
+        assertEquals(1, server.exports().get(0).openers().size());
+    }
+
+    @Test
+    void verifiedRandomIoAtQueueDepth32() throws Exception {
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        int lanes = 32;
+        int lane = (int) (SIZE / lanes);
+        byte[] shadow = new byte[(int) SIZE];
+        Random seeds = new Random(20261122);
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        AtomicInteger verified = new AtomicInteger();
+        for (int i = 0; i < lanes; i++) {
+            all.add(runLane(d, i * (long) lane, lane, new Random(seeds.nextLong()), shadow, 24, verified));
+        }
+        for (CompletableFuture<Void> f : all) {
+            await(f);
+        }
+        assertEquals(lanes * 12, verified.get());
+        for (long off = 0; off < SIZE; off += 1 << 20) {
+            assertArrayEquals(java.util.Arrays.copyOfRange(shadow, (int) off, (int) off + (1 << 20)),
+                    readAll(d, off, 1 << 20), "device content at " + off);
+        }
+        var stats = client.devices().get(0).stats();
+        assertEquals(0, stats.errors());
+        assertEquals(0, stats.inflight());
+        assertEquals(lanes * 12, stats.writes());
+    }
+
+    /** One lane: write a random range, every second step read one back and compare. */
+    private static CompletableFuture<Void> runLane(RemoteBlockDevice d, long base, int lane, Random r, byte[] shadow,
+                                                   int steps, AtomicInteger verified) {
+        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+        for (int s = 0; s < steps; s++) {
+            boolean write = s % 2 == 0;
+            int len = (1 + r.nextInt(lane / 512)) * 512;
+            long off = base + (long) r.nextInt((lane - len) / 512 + 1) * 512;
+            if (write) {
+                byte[] data = new byte[len];
+                r.nextBytes(data);
+                chain = chain.thenCompose(v -> d.write(off, ByteBuffer.wrap(data), false)
+                        .thenRun(() -> System.arraycopy(data, 0, shadow, (int) off, len)));
+            } else {
+                chain = chain.thenCompose(v -> {
+                    ByteBuffer dst = ByteBuffer.allocate(len);
+                    return d.read(off, dst).thenRun(() -> {
+                        if (!java.util.Arrays.equals(dst.array(), 0, len, shadow, (int) off, (int) off + len)) {
+                            throw new AssertionError("lane at " + base + ": read " + off + "+" + len + " differs");
+                        }
+                        verified.incrementAndGet();
+                    });
+                });
+            }
+        }
+        return chain;
+    }
+
+    @Test
+    void flushDiscardAndWriteZeroes() throws Exception {
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        int len = 1 << 20;
+        byte[] data = new byte[len];
+        new Random(5).nextBytes(data);
+        await(d.write(0, ByteBuffer.wrap(data), true));
+        await(d.flush());
+        await(d.trim(64 << 10, 192 << 10));
+        await(d.writeZeroes(512 << 10, 300 << 10, true));
+        byte[] expected = data.clone();
+        java.util.Arrays.fill(expected, 64 << 10, 256 << 10, (byte) 0);
+        java.util.Arrays.fill(expected, 512 << 10, (512 + 300) << 10, (byte) 0);
+        assertArrayEquals(expected, readAll(d, 0, len));
+        assertEquals(Errno.EINVAL, errnoOf(d.trim(SIZE - 512, 1024)), "discard beyond the end");
+        assertEquals(Errno.EINVAL, errnoOf(d.write(100, ByteBuffer.allocate(512), false)), "misaligned");
+    }
+
+    @Test
+    void requestsLargerThanMaxIoAreSplit() throws Exception {
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        int len = 4 * d.maxIoSize() + 512;
+        byte[] data = new byte[len];
+        new Random(6).nextBytes(data);
+        await(d.write(4096, ByteBuffer.wrap(data), false));
+        assertEquals(5, server.exports().get(0).stats().writes(), "pieces on the server");
+        assertArrayEquals(data, readAll(d, 4096, len));
+        assertEquals(1, client.devices().get(0).stats().writes(), "one request for the caller");
+    }
+
+    @Test
+    void readOnlyMapping() throws Exception {
+        BlockIoException e = assertThrows(BlockIoException.class, () -> map("rnbd-rw", "ro-disk", AccessMode.RW));
+        assertEquals(Errno.EROFS, e.errno());
+        client.unmap("rnbd-rw", false);
+        RemoteBlockDevice d = map("rnbd-ro", "ro-disk", AccessMode.RO);
+        assertEquals(Errno.EROFS, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
+        assertEquals(Errno.EROFS, errnoOf(d.writeZeroes(0, 512, false)));
+        assertEquals(512, readAll(d, 0, 512).length);
+        assertEquals(Errno.EEXIST, assertThrows(BlockIoException.class,
+                () -> client.map("rnbd-again", "s1", "ro-disk", AccessMode.RO)).errno(), "same export, same session");
+    }
+
+    @Test
+    void openFailuresAreReportedAndListed() throws Exception {
+        BlockIoException e = assertThrows(BlockIoException.class, () -> map("rnbd0", "nope", AccessMode.RW));
+        assertEquals(Errno.ENOENT, e.errno());
+        var info = client.devices().get(0);
+        assertEquals(DeviceState.FAILED, info.state());
+        assertEquals(Errno.ENOENT, info.lastError());
+        assertEquals(Errno.EEXIST, assertThrows(BlockIoException.class,
+                () -> client.map("rnbd0", "s1", "disk", AccessMode.RW)).errno());
+        client.unmap("rnbd0", false);
+        assertTrue(client.devices().isEmpty());
+        assertTrue(published.isEmpty());
+
+        map("rnbd0", "disk", AccessMode.RW);
+        client.sessionAdded(transport.connect("s2"));
+        BlockIoException busy = assertThrows(BlockIoException.class,
+                () -> await(client.map("rnbd1", "s2", "disk", AccessMode.RW)));
+        assertEquals(Errno.EBUSY, busy.errno());
+        client.unmap("rnbd1", false);
+        await(client.map("rnbd2", "s2", "disk", AccessMode.MIGRATION));
+    }
+
+    @Test
+    void unmapRefusedWhileInUseUnlessForced() throws Exception {
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        DeviceClaim claim = d.claim("nbd");
+        assertEquals(Errno.EBUSY, assertThrows(BlockIoException.class, () -> client.unmap("rnbd0", false)).errno());
+        assertEquals(1, client.devices().get(0).users());
+        claim.close();
+        claim.close();
+        assertEquals(0, client.devices().get(0).users());
+
+        Assumptions.assumeTrue(backend instanceof MemBackend, "parking IO needs the test's memory backend");
+        var dev = ((MemBackend) backend).device("disk");
+        dev.hold();
+        CompletableFuture<Void> inflight = d.write(0, ByteBuffer.allocate(4096), false);
+        io.rnbd.rnbd.server.Wire.await("IO parked in the backend", () -> dev.heldCount() == 1);
+        assertEquals(Errno.EBUSY, assertThrows(BlockIoException.class, () -> client.unmap("rnbd0", false)).errno());
+        assertEquals(1, client.devices().get(0).stats().inflight());
+
+        client.unmap("rnbd0", true);
+        assertEquals(List.of(d), withdrawn);
+        assertTrue(client.devices().isEmpty());
+        assertEquals(Errno.ENODEV, errnoOf(d.read(0, ByteBuffer.allocate(512))));
+        io.rnbd.rnbd.server.Wire.await("CLOSE reached the server", () -> server.exports().get(0).openers().isEmpty());
+        dev.release();
+        assertEquals(0, errnoOf(inflight), "the parked write still completes");
+    }
+
+    @Test
+    void resizeIsPickedUp() throws Exception {
+        Assumptions.assumeTrue(backend instanceof MemBackend, "growing needs the test's memory backend");
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        byte[] data = new byte[4096];
+        new Random(8).nextBytes(data);
+        await(d.write(0, ByteBuffer.wrap(data), false));
+        // The backend is replaced by a bigger one: the export goes offline and online again.
+        MemBackend bigger = new MemBackend();
+        bigger.open(Map.of("id", "disk", "size", Long.toString(2 * SIZE)), false).write(0, ByteBuffer.wrap(data), false);
+        server.backendAdded("memory", bigger);
+        server.backendRemoved("memory", backend);
+        assertEquals(2 * SIZE, await(client.resize("rnbd0")));
+        assertEquals(2 * SIZE, d.size());
+        await(d.write(2 * SIZE - 4096, ByteBuffer.wrap(data), false));
+        assertArrayEquals(data, readAll(d, 2 * SIZE - 4096, 4096));
+        assertNotNull(client.devices().get(0));
+    }
+}
