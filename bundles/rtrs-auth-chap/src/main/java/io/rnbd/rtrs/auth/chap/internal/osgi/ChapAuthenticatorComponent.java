@@ -77,8 +77,14 @@ public class ChapAuthenticatorComponent implements Authenticator, ChapKeyAdmin {
 
     @Activate
     public ChapAuthenticatorComponent(BundleContext context, Config config, Map<String, Object> props) {
-        ChapConfig c = parse(config, props);
-        apply(c);
+        ChapConfig c;
+        try {
+            c = parse(config, props);
+            apply(c);
+        } catch (IllegalArgumentException e) {
+            LOG.error("CHAP authenticator not started: {}", e.getMessage());
+            throw e;
+        }
         authenticator = new ChapAuthenticator(store, new SecureRandom(), c.settings());
         registration = context.registerService(
                 new String[] {Authenticator.class.getName(), ChapKeyAdmin.class.getName()}, this,
