@@ -68,9 +68,11 @@ public final class NbdClient implements BlockDevice {
         this.exportName = exportName;
         this.size = h.size();
         this.transmissionFlags = h.transmissionFlags();
+        // Without NBD_INFO_BLOCK_SIZE the spec's interoperable defaults apply: 512, 4096, 32 MiB.
         this.minBlock = Math.max(512, h.minimumBlock());
-        this.preferredBlock = Math.max(minBlock, h.preferredBlock());
-        long max = Math.min(MAX_PAYLOAD, Integer.toUnsignedLong(h.maximumBlock()));
+        this.preferredBlock = Math.max(minBlock, h.preferredBlock() == 0 ? 4096 : h.preferredBlock());
+        long max = h.maximumBlock() == 0 ? MAX_PAYLOAD
+                : Math.min(MAX_PAYLOAD, Integer.toUnsignedLong(h.maximumBlock()));
         this.maxIo = (int) Math.max(minBlock, max / minBlock * minBlock);
         this.caps = new Capabilities(!has(FLAG_READ_ONLY), has(FLAG_SEND_FLUSH), has(FLAG_SEND_FUA),
                 has(FLAG_SEND_TRIM), has(FLAG_SEND_WRITE_ZEROES), has(FLAG_CAN_MULTI_CONN));
