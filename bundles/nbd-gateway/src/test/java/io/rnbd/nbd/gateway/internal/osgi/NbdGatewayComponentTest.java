@@ -1,0 +1,139 @@
+package io.rnbd.nbd.gateway.internal.osgi;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.rnbd.nbd.gateway.client.NbdClient;
+import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.rnbd.api.RemoteBlockDevice;
+import java.lang.annotation.Annotation;
+import java.net.ConnectException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(30)
+class NbdGatewayComponentTest {
+    private static NbdGatewayComponent.Config config(String address, int port, String unix) {
+        return new NbdGatewayComponent.Config() {
+            @Override
+            public Class<? extends Annotation> annotationType() {
+                return NbdGatewayComponent.Config.class;
+            }
+
+            @Override
+            public String address() {
+                return address;
+            }
+
+            @Override
+            public int port() {
+                return port;
+            }
+
+            @Override
+            public String unix_socket() {
+                return unix;
+            }
+        };
+    }
+
+    @Test
+    void devicesComeAndGoAsExports() throws Exception {
+        NbdGatewayComponent gw = new NbdGatewayComponent(config("127.0.0.1", 0, ""));
+        try {
+            Remote rnbd0 = new Remote("rnbd0", new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), null));
+            Remote rnbd1 = new Remote("rnbd1", new MemoryBlockDevice(1 << 20, Capabilities.READ_ONLY, null));
+            gw.bindDevice(rnbd0, Map.of(RemoteBlockDevice.PROP_NAME, "rnbd0"));
+            gw.bindDevice(rnbd1, Map.of(RemoteBlockDevice.PROP_NAME, "rnbd1"));
+            assertEquals(List.of("rnbd0", "rnbd1"), NbdClient.list(gw.tcpAddress()));
+            try (NbdClient c0 = NbdClient.connect(gw.tcpAddress(), "rnbd0");
+                 NbdClient c1 = NbdClient.connect(gw.tcpAddress(), "rnbd1")) {
+                c0.write(0, ByteBuffer.allocate(4096), true).get();
+                assertFalse(c1.capabilities().write());
+                gw.unbindDevice(rnbd0, Map.of(RemoteBlockDevice.PROP_NAME, "rnbd0"));
+                assertEquals(List.of("rnbd1"), NbdClient.list(gw.tcpAddress()));
+                assertThrows(ExecutionException.class, () -> {
+                    while (true) {
+                        c0.read(0, ByteBuffer.allocate(512)).get(5, TimeUnit.SECONDS);
+                    }
+                });
+                c1.read(0, ByteBuffer.allocate(512)).get(5, TimeUnit.SECONDS);
+            }
+        } finally {
+            gw.deactivate();
+        }
+        assertThrows(ConnectException.class, () -> NbdClient.list(gw.tcpAddress()));
+    }
+
+    @Test
+    void badConfigurationFailsActivation() {
+        assertThrows(IllegalArgumentException.class, () -> new NbdGatewayComponent(config("127.0.0.1", 70000, "")));
+        assertThrows(IllegalArgumentException.class, () -> new NbdGatewayComponent(config(" ", 10809, "")));
+    }
+
+    /** A mapped device as the RNBD client would register it. */
+    private record Remote(String name, BlockDevice dev) implements RemoteBlockDevice {
+        @Override
+        public String exportName() {
+            return "export-" + name;
+        }
+
+        @Override
+        public String sessionName() {
+            return "sess";
+        }
+
+        @Override
+        public AccessMode accessMode() {
+            return AccessMode.RW;
+        }
+
+        @Override
+        public long size() {
+            return dev.size();
+        }
+
+        @Override
+        public Capabilities capabilities() {
+            return dev.capabilities();
+        }
+
+        @Override
+        public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
+            return dev.read(offset, dst);
+        }
+
+        @Override
+        public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+            return dev.write(offset, src, fua);
+        }
+
+        @Override
+        public CompletableFuture<Void> flush() {
+            return dev.flush();
+        }
+
+        @Override
+        public CompletableFuture<Void> trim(long offset, long length) {
+            return dev.trim(offset, length);
+        }
+
+        @Override
+        public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+            return dev.writeZeroes(offset, length, fua);
+        }
+
+        @Override
+        public void close() {
+            dev.close();
+        }
+    }
+}
