@@ -100,6 +100,8 @@ public class BenchCommand implements Action {
             }
         } catch (IllegalArgumentException | IllegalStateException e) {
             o.println("Error: " + e.getMessage());
+        } catch (RuntimeException e) {
+            o.println("Error: " + e);
         }
         return null;
     }
