@@ -1,0 +1,262 @@
+package io.rnbd.rdma.disni;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.CmEvent;
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ConnectRequest;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.MemoryRegion;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QpState;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvWr;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
+import io.rnbd.rdma.api.WcStatus;
+import io.rnbd.rdma.api.WorkCompletion;
+import io.rnbd.rdma.disni.internal.DeviceListener;
+import io.rnbd.rdma.disni.internal.DisniDevice;
+import io.rnbd.rdma.disni.internal.DisniProvider;
+import io.rnbd.rdma.disni.internal.DisniRuntime;
+import io.rnbd.rdma.disni.internal.DisniSettings;
+import io.rnbd.rdma.disni.internal.SysfsDevice;
+import io.rnbd.rdma.disni.internal.SysfsScanner;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The DiSNI provider on a real verbs device (soft-RoCE in the rxe VM): connection setup,
+ * SEND/RECV with and without immediate, RDMA WRITE/READ, rkey invalidation, disconnect
+ * and device-removal flushes. Skipped with the reason where there is no RDMA device.
+ */
+class DisniRxeTest {
+    private static final Duration WAIT = RdmaTestEnv.timeout(Duration.ofSeconds(5));
+
+    private SysfsDevice info;
+    private DisniDevice device;
+    private ProtectionDomain serverPd;
+    private ProtectionDomain clientPd;
+    private final BlockingQueue<WorkCompletion> serverWc = new LinkedBlockingQueue<>();
+    private final BlockingQueue<WorkCompletion> clientWc = new LinkedBlockingQueue<>();
+    private final BlockingQueue<CmEvent> serverEv = new LinkedBlockingQueue<>();
+    private final BlockingQueue<CmEvent> clientEv = new LinkedBlockingQueue<>();
+    private final CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
+    private CmListener listener;
+    private QueuePair client;
+    private QueuePair server;
+
+    @BeforeEach
+    void open() throws Exception {
+        info = RdmaTestEnv.device();
+        device = DisniDevice.open(info, new DisniSettings((int) WAIT.toMillis()));
+        serverPd = device.allocPd();
+        clientPd = device.allocPd();
+    }
+
+    @AfterEach
+    void close() {
+        if (device != null) {
+            device.close();
+        }
+    }
+
+    private void connect(List<RecvWr> serverRecvs) throws Exception {
+        QpInit sInit = new QpInit(serverPd, 16, 16, 2, (qp, wc) -> serverWc.add(wc));
+        listener = device.listen(new InetSocketAddress(RdmaTestEnv.address(), 0), (ConnectRequest req) -> {
+            try {
+                assertEquals(0, req.privateData().length);
+                QueuePair qp = req.accept(sInit, (q, ev) -> serverEv.add(ev));
+                for (RecvWr r : serverRecvs) {
+                    qp.postRecv(r);
+                }
+                accepted.complete(qp);
+            } catch (Throwable e) {
+                accepted.completeExceptionally(e);
+            }
+        });
+        assertNotEquals(0, listener.localAddress().getPort(), "port 0 resolves to the bound port");
+        QpInit cInit = new QpInit(clientPd, 16, 16, 2, (qp, wc) -> clientWc.add(wc));
+        client = device.connect(listener.localAddress(), cInit, new byte[] {1, 2, 3}, (q, ev) -> clientEv.add(ev));
+        assertEquals(QpState.INIT, client.state());
+        assertEquals(CmEvent.Type.ESTABLISHED, next(clientEv).type());
+        server = accepted.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertEquals(CmEvent.Type.ESTABLISHED, next(serverEv).type());
+        assertEquals(QpState.RTS, client.state());
+        assertEquals(QpState.RTS, server.state());
+        assertEquals(listener.localAddress(), client.remoteAddress());
+    }
+
+    private <T> T next(BlockingQueue<T> q) throws InterruptedException {
+        T t = q.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertNotNull(t, "nothing arrived within " + WAIT);
+        return t;
+    }
+
+    private static MemoryRegion region(ProtectionDomain pd, int size) throws RdmaException {
+        return pd.register(ByteBuffer.allocateDirect(size), Access.all());
+    }
+
+    @Test
+    void sendRecvWriteReadAndImmediates() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        connect(List.of(new RecvWr(1, List.of(new Sge(sbuf, 0, 64))),
+                new RecvWr(2, List.of(new Sge(sbuf, 64, 64))),
+                new RecvWr(3, List.of(new Sge(sbuf, 128, 64)))));
+
+        cbuf.buffer().put(0, "hello rxe".getBytes(StandardCharsets.US_ASCII));
+        client.postSend(SendWr.send(10, List.of(new Sge(cbuf, 0, 9))));
+        WorkCompletion sent = next(clientWc);
+        assertEquals(new WorkCompletion(10, WcStatus.SUCCESS, WcOpcode.SEND, 9, false, 0), sent);
+        WorkCompletion got = next(serverWc);
+        assertEquals(1, got.wrId());
+        assertEquals(WcOpcode.RECV, got.opcode());
+        assertEquals(9, got.byteLen());
+        byte[] b = new byte[9];
+        sbuf.buffer().get(0, b);
+        assertEquals("hello rxe", new String(b, StandardCharsets.US_ASCII));
+
+        client.postSend(SendWr.sendWithImm(11, List.of(new Sge(cbuf, 0, 4)), 0x12345678));
+        assertTrue(next(clientWc).ok());
+        got = next(serverWc);
+        assertEquals(2, got.wrId());
+        assertTrue(got.hasImm());
+        assertEquals(0x12345678, got.imm());
+
+        // RDMA WRITE (unsignaled, then a signaled one retires it) into the server's region
+        cbuf.buffer().put(1000, "written".getBytes(StandardCharsets.US_ASCII));
+        client.postSend(SendWr.write(12, List.of(new Sge(cbuf, 1000, 7)), sbuf.address() + 2000, sbuf.rkey()).unsignaled());
+        client.postSend(SendWr.write(13, List.of(new Sge(cbuf, 1000, 7)), sbuf.address() + 3000, sbuf.rkey()));
+        WorkCompletion w = next(clientWc);
+        assertEquals(13, w.wrId(), "only the signaled write completes");
+        assertEquals(WcOpcode.RDMA_WRITE, w.opcode());
+        sbuf.buffer().get(2000, b, 0, 7);
+        assertEquals("written", new String(b, 0, 7, StandardCharsets.US_ASCII));
+
+        // RDMA READ back from the server into another place of the client's region
+        client.postSend(SendWr.read(14, List.of(new Sge(cbuf, 3000, 7)), sbuf.address() + 3000, sbuf.rkey()));
+        WorkCompletion r = next(clientWc);
+        assertEquals(WcOpcode.RDMA_READ, r.opcode());
+        assertTrue(r.ok());
+        cbuf.buffer().get(3000, b, 0, 7);
+        assertEquals("written", new String(b, 0, 7, StandardCharsets.US_ASCII));
+
+        // WRITE_WITH_IMM consumes a RECV and delivers only the immediate
+        client.postSend(SendWr.writeWithImm(15, List.of(new Sge(cbuf, 0, 5)), sbuf.address() + 512, sbuf.rkey(), 77));
+        assertTrue(next(clientWc).ok());
+        got = next(serverWc);
+        assertEquals(3, got.wrId());
+        assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, got.opcode());
+        assertEquals(77, got.imm());
+    }
+
+    @Test
+    void invalidatedRkeyIsRefusedAndTheConnectionFails() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        connect(List.of(new RecvWr(1, List.of(new Sge(sbuf, 0, 64)))));
+        int old = sbuf.rkey();
+        sbuf.invalidate();
+        assertFalse(sbuf.valid());
+        client.postSend(SendWr.write(20, List.of(new Sge(cbuf, 0, 8)), sbuf.address(), old));
+        WorkCompletion wc = next(clientWc);
+        assertEquals(20, wc.wrId());
+        assertEquals(WcStatus.REM_ACCESS_ERR, wc.status());
+        assertEquals(QpState.ERROR, client.state());
+        assertEquals(CmEvent.Type.DISCONNECTED, next(serverEv).type());
+        WorkCompletion flushed = next(serverWc);
+        assertEquals(1, flushed.wrId());
+        assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status());
+        assertThrows(RdmaException.class, () -> client.postSend(SendWr.send(21, List.of())));
+
+        int fresh = sbuf.reregister();
+        assertTrue(sbuf.valid());
+        assertNotEquals(old, fresh);
+    }
+
+    @Test
+    void disconnectFlushesAndCloseIsIdempotent() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        connect(List.of(new RecvWr(1, List.of(new Sge(sbuf, 0, 64))), new RecvWr(2, List.of(new Sge(sbuf, 64, 64)))));
+        client.disconnect();
+        assertEquals(CmEvent.Type.DISCONNECTED, next(serverEv).type());
+        assertEquals(WcStatus.WR_FLUSH_ERR, next(serverWc).status());
+        assertEquals(WcStatus.WR_FLUSH_ERR, next(serverWc).status());
+        RdmaException e = assertThrows(RdmaException.class, () -> server.postRecv(new RecvWr(3, List.of())));
+        assertEquals(Errno.ENOTCONN, e.errno());
+        client.close();
+        client.close();
+        assertEquals(QpState.CLOSED, client.state());
+    }
+
+    @Test
+    void deviceCloseFlushesQueuePairsAndStopsItsThreads() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        connect(List.of(new RecvWr(7, List.of(new Sge(sbuf, 0, 64)))));
+        device.close();
+        assertEquals(CmEvent.Type.DEVICE_REMOVAL, next(serverEv).type());
+        assertEquals(CmEvent.Type.DEVICE_REMOVAL, next(clientEv).type());
+        WorkCompletion wc = next(serverWc);
+        assertEquals(7, wc.wrId());
+        assertEquals(WcStatus.WR_FLUSH_ERR, wc.status());
+        assertEquals(QpState.CLOSED, server.state());
+        assertThrows(RdmaException.class, device::allocPd);
+        assertTrue(Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().endsWith("-" + info.name()) && t.getName().startsWith("rdma-disni-")),
+                "device threads are gone");
+    }
+
+    @Test
+    void providerPublishesTheAdapterAndUnpublishesOnClose() throws Exception {
+        RdmaTestEnv.device();
+        BlockingQueue<String> log = new LinkedBlockingQueue<>();
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+        DisniProvider provider = new DisniProvider(new SysfsScanner(Path.of("/sys/class/infiniband")),
+                new DisniRuntime(), i -> DisniDevice.open(i, new DisniSettings((int) WAIT.toMillis())),
+                new DeviceListener() {
+                    @Override
+                    public void deviceAdded(RdmaDevice d) {
+                        log.add("added " + d.name());
+                    }
+
+                    @Override
+                    public void deviceRemoved(RdmaDevice d) {
+                        log.add("removed " + d.name());
+                    }
+                }, scheduler, Duration.ofMillis(200));
+        try {
+            provider.start();
+            assertEquals("added " + info.name(), next(log));
+            assertTrue(provider.status().active(), provider.status().line());
+        } finally {
+            scheduler.submit(provider::close).get();
+            scheduler.shutdown();
+            assertTrue(scheduler.awaitTermination(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        }
+        assertEquals("removed " + info.name(), next(log));
+    }
+}

@@ -1,0 +1,60 @@
+#!/bin/bash
+# PID 1 inside the QEMU guest. The guest's / is the host's / (virtio-9p, read-only)
+# under a tmpfs overlay, so the host's JDK, jars and libdisni.so are all here at their
+# host paths. The rw share rxe_out= (kernel command line) carries guest.env in and the
+# logs, JUnit reports and exit code out.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+up() { cut -d' ' -f1 /proc/uptime; }
+log() { echo "GUEST[$(up)] $*"; }
+OUT=$(sed -n 's/.*rxe_out=\([^ ]*\).*/\1/p' /proc/cmdline)
+finish() { log "done rc=$1"; echo "$1" > "$OUT/rc"; sync; echo o > /proc/sysrq-trigger; sleep 10; }
+
+mount -t tmpfs tmpfs /run
+mkdir -p "$OUT" /dev/pts /dev/shm
+mount -t 9p -o trans=virtio,version=9p2000.L,rw,msize=512000 out "$OUT" || { echo "no out share"; echo o > /proc/sysrq-trigger; }
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+# shellcheck disable=SC1091
+. "$OUT/guest.env"
+mkdir -p "/lib/modules/$(uname -r)" && mount --bind "$KROOT/lib/modules/$(uname -r)" "/lib/modules/$(uname -r)"
+hostname rxeguest
+ip link set lo up
+ulimit -l unlimited
+
+# rdma_cm cannot resolve 127.0.0.1 over rxe on lo, so rxe sits on a dummy netdev with a
+# TEST-NET-1 address; the guest has no NIC, nothing leaves the VM.
+log "setting up rxe0 on dummy0 ($RDMA_TEST_ADDR)"
+modprobe rdma_rxe && modprobe rdma_ucm && modprobe ib_uverbs && modprobe dummy \
+  && ip link add dummy0 type dummy && ip addr add "$RDMA_TEST_ADDR/24" dev dummy0 \
+  && ip link set dummy0 up && rdma link add rxe0 type rxe netdev dummy0 \
+  || { log "rxe setup failed"; finish 97; }
+export RDMA_TEST_ADDR
+log "rdma devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
+
+rc=0
+cd "$PROJECT" || finish 98
+log "JUnit: $TEST_CLASSES"
+SEL=()
+for c in $TEST_CLASSES; do SEL+=(--select-class "$c"); done
+timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+  -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.log.com.ibm.disni=warn \
+  -jar "$CONSOLE_JAR" execute --class-path "$(cat "$OUT/classpath")" "${SEL[@]}" \
+  --reports-dir "$OUT/reports" --fail-if-no-tests --disable-banner --details=tree \
+  > "$OUT/junit.log" 2>&1
+r=$?
+cat "$OUT/junit.log"
+[ $r -eq 0 ] || { log "JUnit FAILED ($r)"; rc=1; }
+
+# Hook for later end-to-end tests (RTRS/RNBD over rxe): every executable rxe/guest.d/*.sh
+# runs here with RDMA_TEST_ADDR, JAVA, NATIVE_DIR and OUT set; non-zero fails the run.
+for hook in "$PROJECT"/rxe/guest.d/*.sh; do
+  [ -x "$hook" ] || continue
+  log "hook $hook"
+  export JAVA NATIVE_DIR OUT PROJECT
+  timeout "$JUNIT_TIMEOUT" "$hook" > "$OUT/$(basename "$hook").log" 2>&1
+  r=$?
+  cat "$OUT/$(basename "$hook").log"
+  [ $r -eq 0 ] || { log "hook $hook FAILED ($r)"; rc=1; }
+done
+finish $rc

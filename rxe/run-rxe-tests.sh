@@ -1,0 +1,133 @@
+#!/bin/bash
+# Runs the RDMA tests that need real verbs inside a QEMU guest with soft-RoCE (rdma_rxe):
+# the DiSNI provider's JUnit tests (its conformance suite included) with plain java and
+# the JUnit console launcher, then the hooks in rxe/guest.d/.
+#
+#   rxe/run-rxe-tests.sh            (after `mvn install` of bundles/rdma-disni)
+#
+# Prints "skipped: <reason>" and exits 0 when the guest cannot be prepared or started
+# (no root for apt, no network for the kernel, no qemu). Exit 1: tests failed;
+# 99: the guest never reported a result (crash or timeout).
+#
+# Env: RXE_WORK     work dir (kernel, initramfs, logs)   default ${TMPDIR:-/tmp}/rnbd-rxe
+#      RXE_TIMEOUT  seconds for the whole guest run       default 480
+#      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
+#      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
+#      RXE_ADDR     the rxe device's IPv4 address          default 192.0.2.1 (TEST-NET-1)
+#      RXE_NO_APT=1 never run apt-get (skip instead when something is missing)
+#      SMP / MEM    guest CPUs / memory                    default nproc / 4G
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+PROJECT=$(dirname "$HERE")
+WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
+OUT=$WORK/out
+KROOT=$WORK/kroot
+MODULE=$PROJECT/bundles/rdma-disni
+NATIVE_DIR=$MODULE/target/native
+CONSOLE_VERSION=1.11.4
+T00=$(date +%s)
+stamp() { echo "RXE[+$(( $(date +%s) - T00 ))s] $*"; }
+skip() { echo "skipped: $*"; exit 0; }
+mkdir -p "$WORK/cache" || skip "cannot create $WORK"
+
+# --- 1. host packages ---------------------------------------------------------------
+need_pkgs=()
+command -v qemu-system-x86_64 >/dev/null || need_pkgs+=(qemu-system-x86)
+[ -x /bin/busybox ] && /bin/busybox --help 2>&1 | grep -q -i static || need_pkgs+=(busybox-static)
+command -v cpio >/dev/null || need_pkgs+=(cpio)
+command -v depmod >/dev/null || need_pkgs+=(kmod)
+command -v rdma >/dev/null || need_pkgs+=(iproute2)
+ls /usr/lib/x86_64-linux-gnu/librdmacm.so.1 >/dev/null 2>&1 || need_pkgs+=(rdma-core librdmacm1)
+ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so >/dev/null 2>&1 || need_pkgs+=(ibverbs-providers)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  [ "${RXE_NO_APT:-0}" = 1 ] && skip "missing packages ${need_pkgs[*]} (RXE_NO_APT=1)"
+  [ "$(id -u)" = 0 ] || skip "missing packages ${need_pkgs[*]} and not root"
+  stamp "apt-get install ${need_pkgs[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"; } >"$WORK/apt.log" 2>&1 \
+    || skip "apt-get install ${need_pkgs[*]} failed (see $WORK/apt.log)"
+fi
+
+# --- 2. the Debian kernel (it has rdma_rxe), unpacked, and the initramfs -------------
+KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
+[ -n "$KPKG" ] || skip "cannot resolve linux-image-amd64 (apt-get update needed?)"
+KVER=${KPKG#linux-image-}
+if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ]; then
+  stamp "kernel $KPKG"
+  ls "$WORK/cache/${KPKG}"_*.deb >/dev/null 2>&1 \
+    || (cd "$WORK/cache" && apt-get download -q "$KPKG" >"$WORK/kernel-download.log" 2>&1) \
+    || skip "cannot download $KPKG (see $WORK/kernel-download.log)"
+  rm -rf "$KROOT"
+  dpkg -x "$WORK/cache/${KPKG}"_*.deb "$KROOT" || skip "cannot unpack $KPKG"
+  depmod -b "$KROOT" "$KVER"
+fi
+[ -f "$KROOT/lib/modules/$KVER/modules.dep" ] || depmod -b "$KROOT" "$KVER"
+grep -q "rdma_rxe.ko" "$KROOT/lib/modules/$KVER/modules.dep" || skip "$KPKG has no rdma_rxe module"
+if [ ! -f "$WORK/initramfs-$KVER.cpio.gz" ]; then
+  "$HERE/lib/build-initramfs.sh" "$KROOT" "$WORK/initramfs-$KVER.cpio.gz" || skip "initramfs build failed"
+fi
+
+# --- 3. what the guest runs: libdisni.so, test classpath, console launcher ------------
+if [ ! -f "$NATIVE_DIR/libdisni.so" ]; then
+  sh "$MODULE/src/main/c/build.sh" "${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac || command -v java)")")")}" "$NATIVE_DIR"
+  [ -f "$NATIVE_DIR/libdisni.so" ] || skip "libdisni.so not built (needs gcc, libibverbs-dev, librdmacm-dev)"
+fi
+[ -d "$MODULE/target/test-classes" ] || { echo "FAILED: build bundles/rdma-disni first (mvn install -f bundles/pom.xml -pl rdma-disni)"; exit 1; }
+mkdir -p "$OUT" && rm -rf "$OUT"/rc "$OUT"/reports "$OUT"/*.log
+MVN=(mvn -B -q -f "$PROJECT/bundles/pom.xml" -pl rdma-disni)
+"${MVN[@]}" -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >"$WORK/mvn.log" 2>&1 \
+  || "${MVN[@]}" dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >>"$WORK/mvn.log" 2>&1 \
+  || { echo "FAILED: cannot resolve the test classpath (see $WORK/mvn.log)"; exit 1; }
+echo "$MODULE/target/test-classes:$MODULE/target/classes:$(cat "$OUT/deps.cp")" > "$OUT/classpath"
+CONSOLE_JAR=$HOME/.m2/repository/org/junit/platform/junit-platform-console-standalone/$CONSOLE_VERSION/junit-platform-console-standalone-$CONSOLE_VERSION.jar
+if [ ! -f "$CONSOLE_JAR" ]; then
+  mvn -B -q dependency:get -Dartifact=org.junit.platform:junit-platform-console-standalone:$CONSOLE_VERSION >>"$WORK/mvn.log" 2>&1 \
+    || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
+fi
+JAVA=$(readlink -f "$(command -v java)")
+TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest"}
+CLASSES=""
+for t in $TESTS; do
+  [ -f "$MODULE/target/test-classes/${t//.//}.class" ] && CLASSES="$CLASSES $t" || stamp "no test class $t (not built yet): left out"
+done
+[ -n "$CLASSES" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
+TIMEOUT=${RXE_TIMEOUT:-480}
+cat > "$OUT/guest.env" <<ENV
+KROOT=$(printf %q "$KROOT")
+PROJECT=$(printf %q "$PROJECT")
+JAVA=$(printf %q "$JAVA")
+NATIVE_DIR=$(printf %q "$NATIVE_DIR")
+CONSOLE_JAR=$(printf %q "$CONSOLE_JAR")
+TEST_CLASSES=$(printf %q "${CLASSES# }")
+RDMA_TEST_ADDR=${RXE_ADDR:-192.0.2.1}
+TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
+JUNIT_TIMEOUT=$(( TIMEOUT - 60 ))
+ENV
+
+# --- 4. boot (TCG: nested KVM does not run a stock kernel here, see rxe/README.md) ---
+stamp "booting $KVER (timeout ${TIMEOUT}s)"
+T0=$(date +%s)
+timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi,tb-size=512 -cpu max \
+  -smp "${SMP:-$(nproc)}" -m "${MEM:-4G}" -nographic -no-reboot -nodefaults -serial stdio \
+  -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$WORK/initramfs-$KVER.cpio.gz" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=3 guest_init=$HERE/lib/guest-init.sh rxe_out=$OUT" \
+  -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+  -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
+  -nic none < /dev/null 2>"$WORK/qemu.err" | sed -u 's/\r$//' | tee "$WORK/console.log"
+QRC=${PIPESTATUS[0]}
+stamp "qemu exited rc=$QRC after $(( $(date +%s) - T0 ))s"
+if [ ! -f "$OUT/rc" ]; then
+  if [ "$QRC" = 124 ]; then echo "FAILED: guest timed out after ${TIMEOUT}s"; exit 99; fi
+  grep -q . "$WORK/qemu.err" && ! grep -q "GUEST\[" "$WORK/console.log" \
+    && skip "qemu could not start: $(head -1 "$WORK/qemu.err")"
+  echo "FAILED: guest died without a result (see $WORK/console.log)"
+  exit 99
+fi
+RC=$(cat "$OUT/rc")
+grep -E "tests (successful|failed|aborted|skipped)" "$OUT/junit.log" | sed 's/^/RXE: /'
+if [ "$RC" = 0 ]; then
+  stamp "PASSED (reports in $OUT/reports)"
+else
+  stamp "FAILED rc=$RC (reports in $OUT/reports, console in $WORK/console.log)"
+fi
+exit "$RC"
