@@ -1,0 +1,363 @@
+package io.rnbd.rdma.soft.internal;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.CmEventHandler;
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ConnectRequestHandler;
+import io.rnbd.rdma.api.DeviceAttributes;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.LinkState;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A software RDMA device over TCP (like siw): one IO thread, listeners and connections
+ * bound to one local IP address, and the table of remotely accessible memory regions.
+ *
+ * <p>Every callback (completions, CM events, connect requests) runs on the device's IO
+ * thread and must not block. Usable without OSGi: {@code new SoftDevice("soft0", addr)},
+ * then {@link #close()}.
+ */
+public final class SoftDevice implements RdmaDevice, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SoftDevice.class);
+    public static final String PROVIDER = "soft";
+    static final DeviceAttributes ATTRIBUTES = new DeviceAttributes(1L << 30, 16384, 32, 65536, 1 << 20);
+    private static final long CONNECT_TIMEOUT_NANOS = 30_000_000_000L;
+    private static final long PAGE = 4096;
+
+    private final String name;
+    private final InetAddress address;
+    private final String nodeId;
+    private final SoftReactor reactor;
+    private final ConcurrentHashMap<Integer, SoftMr> rkeys = new ConcurrentHashMap<>();
+    private final Set<SoftQp> qps = ConcurrentHashMap.newKeySet();
+    private final Set<SoftListener> listeners = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger nextKey = new AtomicInteger(ThreadLocalRandom.current().nextInt(1, 1 << 20));
+    private final AtomicLong nextAddress = new AtomicLong(0x7f00_0000_0000L);
+    private final AtomicInteger regionCount = new AtomicInteger();
+    private volatile boolean closed;
+
+    /**
+     * Opens the device on {@code address}, which must be assignable on this host.
+     *
+     * @throws RdmaException EINVAL for a bad name, EADDRNOTAVAIL if the address is not local
+     */
+    public SoftDevice(String name, InetAddress address) throws RdmaException {
+        if (name == null || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
+            throw new RdmaException(Errno.EINVAL, "device name must be 1-64 of [A-Za-z0-9_.-]: " + name);
+        }
+        if (address == null || address.isAnyLocalAddress() || address.isMulticastAddress()) {
+            throw new RdmaException(Errno.EINVAL, "device address must be a unicast IP address: " + address);
+        }
+        checkLocal(address);
+        this.name = name;
+        this.address = address;
+        this.nodeId = guid(name, address);
+        try {
+            this.reactor = new SoftReactor(name, this::tick, this::teardown);
+        } catch (IOException e) {
+            throw new RdmaException(Errno.ENOMEM, "cannot open selector", e);
+        }
+        reactor.start();
+        LOG.info("soft RDMA device {} up on {}", name, address.getHostAddress());
+    }
+
+    /**
+     * Parse a device address: a literal IPv4 or IPv6 address only (never a host name, so
+     * configuration cannot trigger DNS lookups).
+     *
+     * @throws RdmaException EINVAL when {@code text} is not a literal unicast address
+     */
+    public static InetAddress parseAddress(String text) throws RdmaException {
+        String t = text == null ? "" : text.trim();
+        boolean v4 = t.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+        boolean v6 = t.contains(":") && t.matches("[0-9A-Fa-f:.]+");
+        if (!v4 && !v6) {
+            throw new RdmaException(Errno.EINVAL, "not an IP address: '" + t + "'");
+        }
+        if (v4) {
+            for (String part : t.split("\\.")) {
+                if (Integer.parseInt(part) > 255) {
+                    throw new RdmaException(Errno.EINVAL, "not an IP address: '" + t + "'");
+                }
+            }
+        }
+        try {
+            return InetAddress.getByName(t);
+        } catch (IOException e) {
+            throw new RdmaException(Errno.EINVAL, "not an IP address: '" + t + "'", e);
+        }
+    }
+
+    private static void checkLocal(InetAddress address) throws RdmaException {
+        try (ServerSocketChannel probe = ServerSocketChannel.open()) {
+            probe.bind(new InetSocketAddress(address, 0));
+        } catch (IOException e) {
+            throw new RdmaException(Errno.EADDRNOTAVAIL, "address " + address.getHostAddress()
+                    + " is not assignable on this host", e);
+        }
+    }
+
+    private static String guid(String name, InetAddress address) {
+        long h = 1125899906842597L;
+        for (char c : (name + "@" + address.getHostAddress()).toCharArray()) {
+            h = 31 * h + c;
+        }
+        return String.format("%04x:%04x:%04x:%04x", (h >>> 48) & 0xffff, (h >>> 32) & 0xffff,
+                (h >>> 16) & 0xffff, h & 0xffff);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String provider() {
+        return PROVIDER;
+    }
+
+    @Override
+    public String nodeId() {
+        return nodeId;
+    }
+
+    @Override
+    public LinkState linkState() {
+        return closed ? LinkState.DOWN : LinkState.ACTIVE;
+    }
+
+    @Override
+    public DeviceAttributes attributes() {
+        return ATTRIBUTES;
+    }
+
+    @Override
+    public List<InetAddress> addresses() {
+        return List.of(address);
+    }
+
+    public InetAddress address() {
+        return address;
+    }
+
+    @Override
+    public ProtectionDomain allocPd() throws RdmaException {
+        checkOpen();
+        return new SoftPd(this);
+    }
+
+    @Override
+    public CmListener listen(InetSocketAddress at, ConnectRequestHandler handler) throws RdmaException {
+        checkOpen();
+        if (handler == null || at == null) {
+            throw new RdmaException(Errno.EINVAL, "address and handler required");
+        }
+        if (!at.getAddress().isAnyLocalAddress() && !at.getAddress().equals(address)) {
+            throw new RdmaException(Errno.EADDRNOTAVAIL, at.getAddress().getHostAddress()
+                    + " is not an address of device " + name);
+        }
+        ServerSocketChannel server = null;
+        try {
+            server = ServerSocketChannel.open();
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            server.bind(at, 1024);
+            server.configureBlocking(false);
+        } catch (BindException e) {
+            closeQuietly(server);
+            throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + at, e);
+        } catch (IOException e) {
+            closeQuietly(server);
+            throw new RdmaException(Errno.EIO, "cannot listen on " + at, e);
+        }
+        SoftListener listener = new SoftListener(this, server, handler);
+        listeners.add(listener);
+        reactor.executeAndWait(listener::register);
+        if (closed) {
+            listener.close();
+            throw new RdmaException(Errno.ENODEV, "device " + name + " is gone");
+        }
+        return listener;
+    }
+
+    @Override
+    public QueuePair connect(InetSocketAddress destination, QpInit init, byte[] privateData, CmEventHandler events)
+            throws RdmaException {
+        checkOpen();
+        if (destination == null || events == null) {
+            throw new RdmaException(Errno.EINVAL, "destination and event handler required");
+        }
+        if (privateData != null && privateData.length > Wire.MAX_PRIVATE_DATA) {
+            throw new RdmaException(Errno.EINVAL, "private data longer than " + Wire.MAX_PRIVATE_DATA + " bytes");
+        }
+        if (destination.isUnresolved()) {
+            throw new RdmaException(Errno.EHOSTUNREACH, "cannot resolve " + destination.getHostString());
+        }
+        checkInit(init);
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open();
+            ch.configureBlocking(false);
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            ch.bind(new InetSocketAddress(address, 0));
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new RdmaException(Errno.EADDRNOTAVAIL, "cannot bind to " + address.getHostAddress(), e);
+        }
+        SoftQp qp = SoftQp.active(this, ch, init, events, destination);
+        qps.add(qp);
+        byte[] pdata = privateData == null ? new byte[0] : privateData.clone();
+        reactor.execute(() -> qp.startConnect(destination, pdata, System.nanoTime() + CONNECT_TIMEOUT_NANOS));
+        return qp;
+    }
+
+    void checkInit(QpInit init) throws RdmaException {
+        if (init == null) {
+            throw new RdmaException(Errno.EINVAL, "qp init required");
+        }
+        if (!(init.pd() instanceof SoftPd) || ((SoftPd) init.pd()).softDevice() != this) {
+            throw new RdmaException(Errno.EINVAL, "protection domain belongs to another device");
+        }
+        if (init.maxSendWr() > ATTRIBUTES.maxQpWr() || init.maxRecvWr() > ATTRIBUTES.maxQpWr()
+                || init.maxSge() > ATTRIBUTES.maxSge()) {
+            throw new RdmaException(Errno.EINVAL, "queue pair exceeds device limits " + ATTRIBUTES);
+        }
+        if (qps.size() >= ATTRIBUTES.maxQp()) {
+            throw new RdmaException(Errno.ENOMEM, "too many queue pairs");
+        }
+    }
+
+    void checkOpen() throws RdmaException {
+        if (closed) {
+            throw new RdmaException(Errno.ENODEV, "device " + name + " is gone");
+        }
+    }
+
+    SoftReactor reactor() {
+        return reactor;
+    }
+
+    void adopt(SoftQp qp) {
+        qps.add(qp);
+    }
+
+    void forget(SoftQp qp) {
+        qps.remove(qp);
+    }
+
+    void forget(SoftListener listener) {
+        listeners.remove(listener);
+    }
+
+    SoftMr newRegion(SoftPd pd, ByteBuffer region, Set<Access> access) throws RdmaException {
+        if (regionCount.incrementAndGet() > ATTRIBUTES.maxMr()) {
+            regionCount.decrementAndGet();
+            throw new RdmaException(Errno.ENOMEM, "too many memory regions");
+        }
+        long span = (region.capacity() + PAGE - 1) / PAGE * PAGE + PAGE;
+        long addr = nextAddress.getAndAdd(span);
+        SoftMr mr = new SoftMr(pd, region, addr, nextKey(), access);
+        mr.reregister();
+        return mr;
+    }
+
+    /** Enter {@code mr} in the rkey table under a fresh key. */
+    int publish(SoftMr mr) {
+        while (true) {
+            int key = nextKey();
+            if (rkeys.putIfAbsent(key, mr) == null) {
+                return key;
+            }
+        }
+    }
+
+    void unpublish(int rkey, SoftMr mr) {
+        rkeys.remove(rkey, mr);
+    }
+
+    void released(SoftMr mr) {
+        regionCount.decrementAndGet();
+    }
+
+    SoftMr lookup(int rkey) {
+        return rkeys.get(rkey);
+    }
+
+    private int nextKey() {
+        int k;
+        do {
+            k = nextKey.getAndIncrement() * 0x9E3779B1;
+        } while (k == 0);
+        return k;
+    }
+
+    private void tick() {
+        long now = System.nanoTime();
+        for (SoftQp qp : qps) {
+            qp.checkDeadline(now);
+        }
+    }
+
+    /** On the IO thread as it stops: every listener closes, every connection flushes. */
+    private void teardown() {
+        for (SoftListener l : new ArrayList<>(listeners)) {
+            l.closeNow();
+        }
+        for (SoftQp qp : new ArrayList<>(qps)) {
+            qp.deviceRemoved();
+        }
+    }
+
+    /**
+     * Remove the device: listeners close (ports freed), queue pairs go to ERROR with
+     * {@code DEVICE_REMOVAL}, outstanding requests flush, the IO thread ends. Unregister
+     * the OSGi service before calling this so clients let go first.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        reactor.stop();
+        rkeys.clear();
+        LOG.info("soft RDMA device {} removed", name);
+    }
+
+    static void closeQuietly(java.io.Closeable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (IOException e) {
+                LOG.debug("close", e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "soft:" + name + "@" + address.getHostAddress();
+    }
+}

@@ -1,0 +1,117 @@
+package io.rnbd.rdma.soft.internal;
+
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ConnectRequestHandler;
+import io.rnbd.rdma.api.RdmaDevice;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+
+/** A listening CM id: accepts TCP connections and turns each HELLO into a connect request. */
+final class SoftListener implements CmListener, SoftReactor.Channel {
+    private static final Logger LOG = LoggerFactory.getLogger(SoftListener.class);
+    private static final long HELLO_TIMEOUT_NANOS = 10_000_000_000L;
+
+    private final SoftDevice device;
+    private final ServerSocketChannel server;
+    private final ConnectRequestHandler handler;
+    private final InetSocketAddress local;
+    private SelectionKey key;
+    private volatile boolean closed;
+
+    SoftListener(SoftDevice device, ServerSocketChannel server, ConnectRequestHandler handler) throws
+            io.rnbd.rdma.api.RdmaException {
+        this.device = device;
+        this.server = server;
+        this.handler = handler;
+        try {
+            this.local = (InetSocketAddress) server.getLocalAddress();
+        } catch (IOException e) {
+            throw new io.rnbd.rdma.api.RdmaException(io.rnbd.rdma.api.Errno.EIO, "listener has no address", e);
+        }
+    }
+
+    ConnectRequestHandler handler() {
+        return handler;
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    void register() {
+        try {
+            key = server.register(device.reactor().selector(), SelectionKey.OP_ACCEPT, this);
+        } catch (ClosedChannelException e) {
+            closeNow();
+        }
+    }
+
+    @Override
+    public void onReady(SelectionKey k) {
+        for (int i = 0; i < 64 && !closed; i++) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (IOException e) {
+                LOG.warn("{}: accept failed", local, e);
+                return;
+            }
+            if (ch == null) {
+                return;
+            }
+            try {
+                ch.configureBlocking(false);
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                SoftQp qp = SoftQp.passive(device, ch, this, System.nanoTime() + HELLO_TIMEOUT_NANOS);
+                device.adopt(qp);
+                qp.registerPassive();
+            } catch (IOException e) {
+                LOG.warn("{}: cannot set up accepted connection", local, e);
+                SoftDevice.closeQuietly(ch);
+            }
+        }
+    }
+
+    @Override
+    public RdmaDevice device() {
+        return device;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        device.reactor().executeAndWait(this::closeNow);
+        // the reactor may already be gone with the device
+        closeNow();
+    }
+
+    /** IO thread (or after the reactor stopped): stop accepting and free the port at once. */
+    void closeNow() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (key != null) {
+            key.cancel();
+        }
+        SoftDevice.closeQuietly(server);
+        device.reactor().flushCancelled();
+        device.forget(this);
+    }
+}

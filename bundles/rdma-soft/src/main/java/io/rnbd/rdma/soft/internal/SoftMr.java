@@ -1,0 +1,129 @@
+package io.rnbd.rdma.soft.internal;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.MemoryRegion;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.RdmaException;
+
+import java.nio.ByteBuffer;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * A registered region. Remote peers reach it only through the device's rkey table, which
+ * holds the region under its current rkey while it is valid.
+ */
+final class SoftMr implements MemoryRegion {
+    private final SoftPd pd;
+    private final ByteBuffer region;
+    private final long address;
+    private final int lkey;
+    private final Set<Access> access;
+    private volatile int rkey;
+    private volatile boolean valid;
+    private volatile boolean closed;
+
+    SoftMr(SoftPd pd, ByteBuffer region, long address, int lkey, Set<Access> access) {
+        this.pd = pd;
+        this.region = region;
+        this.address = address;
+        this.lkey = lkey;
+        this.access = Collections.unmodifiableSet(
+                access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    @Override
+    public ByteBuffer buffer() {
+        return region.duplicate().order(region.order());
+    }
+
+    @Override
+    public long address() {
+        return address;
+    }
+
+    @Override
+    public int length() {
+        return region.capacity();
+    }
+
+    @Override
+    public int lkey() {
+        return lkey;
+    }
+
+    @Override
+    public int rkey() {
+        return rkey;
+    }
+
+    @Override
+    public Set<Access> access() {
+        return access;
+    }
+
+    @Override
+    public boolean valid() {
+        return valid && !closed;
+    }
+
+    @Override
+    public synchronized void invalidate() {
+        if (valid) {
+            valid = false;
+            pd.softDevice().unpublish(rkey, this);
+        }
+    }
+
+    @Override
+    public synchronized int reregister() throws RdmaException {
+        if (closed) {
+            throw new RdmaException(Errno.EINVAL, "memory region is deregistered");
+        }
+        if (valid) {
+            pd.softDevice().unpublish(rkey, this);
+        }
+        rkey = pd.softDevice().publish(this);
+        valid = true;
+        return rkey;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (valid) {
+            valid = false;
+            pd.softDevice().unpublish(rkey, this);
+        }
+        pd.forget(this);
+        pd.softDevice().released(this);
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    /** A view of {@code [offset, offset + len)}, positioned at 0. */
+    ByteBuffer slice(int offset, int len) {
+        return region.slice(offset, len);
+    }
+
+    /**
+     * The remote-access check the target makes before touching memory: a live rkey, the
+     * access right, and the whole range inside the region.
+     */
+    boolean allows(int key, Access right, long addr, long len) {
+        return valid && !closed && key == rkey && access.contains(right)
+                && addr >= address && len >= 0 && addr - address + len <= region.capacity();
+    }
+}

@@ -1,0 +1,1124 @@
+package io.rnbd.rdma.soft.internal;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.CmEvent;
+import io.rnbd.rdma.api.CmEventHandler;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QpState;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvWr;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
+import io.rnbd.rdma.api.WcStatus;
+import io.rnbd.rdma.api.WorkCompletion;
+import io.rnbd.rdma.api.WrOpcode;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.NoRouteToHostException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A reliable-connected queue pair over one TCP connection. Both ends are initiator (of
+ * their send queue) and target (of the peer's): the target validates every RDMA access
+ * against its own device's rkey table, places payload straight into registered memory
+ * and acknowledges in order, so the initiator completes its requests in posting order.
+ *
+ * <p>All fields without a concurrent type belong to the device's IO thread; other threads
+ * only post into the concurrent queues and ask the reactor for service.
+ */
+final class SoftQp implements QueuePair, SoftReactor.Channel {
+    private static final Logger LOG = LoggerFactory.getLogger(SoftQp.class);
+    private static final int IN_SIZE = 64 * 1024;
+    private static final int ARENA_SIZE = 64 * 1024;
+    private static final int INLINE_MAX = 512;
+    private static final int DIRECT_READ_MIN = 16 * 1024;
+    private static final int MAX_OUT_SLOTS = 1024;
+    private static final int ACK_BATCH = 256;
+    private static final long LINGER_NANOS = 5_000_000_000L;
+    private static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
+
+    private enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_HELLO, REQUESTED, RTS, ERROR, CLOSED }
+
+    /** A request on the wire, or one that failed locally and completes when its turn comes. */
+    private record Sent(SendWr wr, WcStatus localError) {
+    }
+
+    private final SoftDevice device;
+    private final SoftReactor reactor;
+    private final SocketChannel ch;
+    private final SoftListener listener;
+    private final InetSocketAddress remote;
+    private volatile InetSocketAddress local;
+    private volatile QpInit init;
+    private volatile CmEventHandler events;
+    private volatile QpState state = QpState.INIT;
+
+    private final ConcurrentLinkedQueue<SendWr> postedSends = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<RecvWr> postedRecvs = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger sendCount = new AtomicInteger();
+    private final AtomicInteger recvCount = new AtomicInteger();
+    private final AtomicBoolean serviceQueued = new AtomicBoolean();
+
+    // IO thread state
+    private Phase phase;
+    private long deadline;
+    private SelectionKey key;
+    private boolean channelClosed;
+    private byte[] hello;
+    private final ArrayDeque<SendWr> sendQ = new ArrayDeque<>();
+    private final ArrayDeque<Sent> inflight = new ArrayDeque<>();
+    private final ArrayDeque<RecvWr> recvQ = new ArrayDeque<>();
+    private boolean localErrorPending;
+
+    private ByteBuffer in;
+    private byte curType;
+    private int curLen;
+    private int curImm;
+    private RecvWr curRecv;
+    private int payloadLeft;
+    private ByteBuffer[] dst = NO_BUFFERS;
+    private int dstIdx;
+    private boolean rnrStalled;
+    private int pendingAcks;
+
+    private ByteBuffer arena;
+    private ByteBuffer[] out = new ByteBuffer[64];
+    private int outHead;
+    private int outTail;
+    private boolean runOpen;
+    private boolean shutdownAfterDrain;
+    private boolean outputShut;
+
+    private SoftQp(SoftDevice device, SocketChannel ch, SoftListener listener, InetSocketAddress remote) {
+        this.device = device;
+        this.reactor = device.reactor();
+        this.ch = ch;
+        this.listener = listener;
+        this.remote = remote;
+        try {
+            this.local = (InetSocketAddress) ch.getLocalAddress();
+        } catch (IOException e) {
+            this.local = null;
+        }
+    }
+
+    static SoftQp active(SoftDevice device, SocketChannel ch, QpInit init, CmEventHandler events,
+                         InetSocketAddress destination) {
+        SoftQp qp = new SoftQp(device, ch, null, destination);
+        qp.init = init;
+        qp.events = events;
+        qp.phase = Phase.CONNECTING;
+        return qp;
+    }
+
+    static SoftQp passive(SoftDevice device, SocketChannel ch, SoftListener listener, long helloDeadline)
+            throws IOException {
+        SoftQp qp = new SoftQp(device, ch, listener, (InetSocketAddress) ch.getRemoteAddress());
+        qp.phase = Phase.AWAIT_HELLO;
+        qp.deadline = helloDeadline;
+        return qp;
+    }
+
+    // ---------------------------------------------------------------- public verbs
+
+    @Override
+    public RdmaDevice device() {
+        return device;
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        QpInit i = init;
+        return i == null ? null : i.pd();
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+        return remote;
+    }
+
+    @Override
+    public void postSend(SendWr wr) throws RdmaException {
+        QpState s = state;
+        if (s == QpState.ERROR || s == QpState.CLOSED) {
+            throw new RdmaException(Errno.ENOTCONN, "queue pair is " + s);
+        }
+        QpInit i = init;
+        if (wr.sgl().size() > i.maxSge()) {
+            throw new RdmaException(Errno.EINVAL, "more than " + i.maxSge() + " SGEs");
+        }
+        if (wr.totalLength() > SoftDevice.ATTRIBUTES.maxMrSize()) {
+            throw new RdmaException(Errno.EINVAL, "message larger than " + SoftDevice.ATTRIBUTES.maxMrSize());
+        }
+        if (sendCount.incrementAndGet() > i.maxSendWr()) {
+            sendCount.decrementAndGet();
+            throw new RdmaException(Errno.ENOMEM, "send queue full (" + i.maxSendWr() + ")");
+        }
+        postedSends.add(wr);
+        requestService();
+    }
+
+    @Override
+    public void postRecv(RecvWr wr) throws RdmaException {
+        QpState s = state;
+        if (s == QpState.ERROR || s == QpState.CLOSED) {
+            throw new RdmaException(Errno.ENOTCONN, "queue pair is " + s);
+        }
+        QpInit i = init;
+        if (wr.sgl().size() > i.maxSge()) {
+            throw new RdmaException(Errno.EINVAL, "more than " + i.maxSge() + " SGEs");
+        }
+        if (recvCount.incrementAndGet() > i.maxRecvWr()) {
+            recvCount.decrementAndGet();
+            throw new RdmaException(Errno.ENOMEM, "receive queue full (" + i.maxRecvWr() + ")");
+        }
+        postedRecvs.add(wr);
+        requestService();
+    }
+
+    @Override
+    public void disconnect() {
+        reactor.execute(() -> {
+            if (phase == Phase.RTS) {
+                control(Wire.DISCONNECT, Wire.ST_OK, 0);
+                toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+            } else if (phase == Phase.CONNECTING || phase == Phase.AWAIT_REPLY) {
+                toError(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.ECONNABORTED, "disconnected while connecting"),
+                        true);
+            }
+        });
+    }
+
+    /**
+     * Disconnect and destroy. Outstanding requests complete with WR_FLUSH_ERR before this
+     * returns (when called from another thread than the device's); no callback follows.
+     */
+    @Override
+    public void close() {
+        if (state == QpState.CLOSED) {
+            return;
+        }
+        reactor.executeAndWait(this::closeNow);
+    }
+
+    private void closeNow() {
+        if (phase == Phase.CLOSED) {
+            return;
+        }
+        if (phase == Phase.RTS) {
+            control(Wire.DISCONNECT, Wire.ST_OK, 0);
+            flushOut();
+        }
+        toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+        phase = Phase.CLOSED;
+        state = QpState.CLOSED;
+        device.forget(this);
+    }
+
+    // ---------------------------------------------------------------- connection management
+
+    void startConnect(InetSocketAddress destination, byte[] privateData, long connectDeadline) {
+        if (phase != Phase.CONNECTING) {
+            return;
+        }
+        hello = privateData;
+        deadline = connectDeadline;
+        try {
+            key = ch.register(reactor.selector(), SelectionKey.OP_CONNECT, this);
+            if (ch.connect(destination)) {
+                onConnected();
+            }
+        } catch (IOException e) {
+            connectFailed(e);
+        } catch (ClosedSelectorException e) {
+            deviceRemoved();
+        }
+    }
+
+    private void onConnected() {
+        allocateBuffers();
+        phase = Phase.AWAIT_REPLY;
+        int len = hello.length;
+        control(Wire.HELLO, Wire.ST_OK, len, Wire.MAGIC, 0);
+        if (len > 0) {
+            arenaBytes(hello);
+        }
+        hello = null;
+        updateInterest();
+        flushOut();
+    }
+
+    private void connectFailed(IOException e) {
+        CmEvent ev;
+        if (e instanceof ConnectException) {
+            ev = new CmEvent(CmEvent.Type.UNREACHABLE, Errno.ECONNREFUSED, "nobody listens at " + remote);
+        } else if (e instanceof NoRouteToHostException) {
+            ev = new CmEvent(CmEvent.Type.UNREACHABLE, Errno.EHOSTUNREACH, "no route to " + remote);
+        } else {
+            ev = new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.EIO, "connect to " + remote + " failed: " + e);
+        }
+        toError(ev, true);
+    }
+
+    void registerPassive() throws ClosedChannelException {
+        allocateBuffers();
+        key = ch.register(reactor.selector(), SelectionKey.OP_READ, this);
+    }
+
+    /** The application accepted the request ({@link SoftConnectRequest}). */
+    void accepted(QpInit qpInit, CmEventHandler handler) {
+        this.init = qpInit;
+        this.events = handler;
+        device.adopt(this);
+        reactor.execute(() -> {
+            if (phase == Phase.REQUESTED) {
+                control(Wire.ACCEPT, Wire.ST_OK, 0);
+                phase = Phase.RTS;
+                state = QpState.RTS;
+                emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
+                service();
+            } else {
+                state = QpState.ERROR;
+                emit(new CmEvent(CmEvent.Type.DISCONNECTED, Errno.ECONNRESET, "initiator went away"));
+                flushAll();
+            }
+        });
+    }
+
+    void rejected(int reason) {
+        reactor.execute(() -> {
+            if (phase == Phase.REQUESTED) {
+                control(Wire.REJECT, Wire.ST_OK, reason);
+                phase = Phase.ERROR;
+                state = QpState.ERROR;
+                lingerAfterDrain();
+            }
+        });
+    }
+
+    void checkDeadline(long now) {
+        if (now - deadline < 0) {
+            return;
+        }
+        switch (phase) {
+            case CONNECTING:
+            case AWAIT_REPLY:
+                toError(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.ETIMEDOUT, "no answer from " + remote), true);
+                break;
+            case AWAIT_HELLO:
+                LOG.debug("{}: no connect request from {} in time", device.name(), remote);
+                toError(null, true);
+                break;
+            case ERROR:
+                closeChannel();
+                break;
+            default:
+                break;
+        }
+    }
+
+    void deviceRemoved() {
+        toError(new CmEvent(CmEvent.Type.DEVICE_REMOVAL, Errno.ENODEV, "device " + device.name() + " removed"),
+                true);
+        closeChannel();
+    }
+
+    // ---------------------------------------------------------------- IO thread: service
+
+    private void requestService() {
+        if (serviceQueued.compareAndSet(false, true)) {
+            reactor.markDirty(this);
+        }
+    }
+
+    /** IO thread: take posted work, resume an RNR stall, transmit. */
+    void service() {
+        serviceQueued.set(false);
+        if (phase == Phase.ERROR || phase == Phase.CLOSED) {
+            flushAll();
+            return;
+        }
+        takePosted();
+        if (rnrStalled && !recvQ.isEmpty()) {
+            rnrStalled = false;
+            processInbound();
+            flushAcks();
+            updateInterest();
+        }
+        pump();
+    }
+
+    private void takePosted() {
+        RecvWr r;
+        while ((r = postedRecvs.poll()) != null) {
+            recvQ.add(r);
+        }
+        SendWr s;
+        while ((s = postedSends.poll()) != null) {
+            sendQ.add(s);
+        }
+    }
+
+    @Override
+    public void onReady(SelectionKey k) {
+        try {
+            if (k.isConnectable()) {
+                try {
+                    if (ch.finishConnect()) {
+                        local = (InetSocketAddress) ch.getLocalAddress();
+                        onConnected();
+                    }
+                } catch (IOException e) {
+                    connectFailed(e);
+                    return;
+                }
+            }
+            if (k.isValid() && k.isReadable()) {
+                onReadable();
+            }
+            if (k.isValid() && k.isWritable()) {
+                flushOut();
+                pump();
+            }
+        } catch (IOException e) {
+            LOG.debug("{}: connection to {} failed", device.name(), remote, e);
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+        }
+    }
+
+    // ---------------------------------------------------------------- IO thread: inbound
+
+    private void onReadable() throws IOException {
+        for (int round = 0; round < 16; round++) {
+            if (channelClosed) {
+                return;
+            }
+            if (phase == Phase.ERROR || phase == Phase.CLOSED) {
+                in.clear();
+                int n = ch.read(in);
+                in.clear().flip();
+                if (n < 0) {
+                    closeChannel();
+                    return;
+                }
+                if (n == 0) {
+                    break;
+                }
+                continue;
+            }
+            if (rnrStalled) {
+                break;
+            }
+            if (payloadLeft >= DIRECT_READ_MIN && !in.hasRemaining() && dst != null) {
+                long n = ch.read(dst, dstIdx, dst.length - dstIdx);
+                if (n < 0) {
+                    onEof();
+                    return;
+                }
+                if (n == 0) {
+                    break;
+                }
+                payloadLeft -= (int) n;
+                while (dstIdx < dst.length && !dst[dstIdx].hasRemaining()) {
+                    dstIdx++;
+                }
+                if (payloadLeft == 0) {
+                    finishFrame();
+                }
+                continue;
+            }
+            in.compact();
+            int n = ch.read(in);
+            in.flip();
+            if (n < 0) {
+                processInbound();
+                onEof();
+                return;
+            }
+            if (n == 0) {
+                break;
+            }
+            processInbound();
+        }
+        flushAcks();
+        updateInterest();
+        flushOut();
+    }
+
+    private void onEof() {
+        if (phase == Phase.CONNECTING || phase == Phase.AWAIT_REPLY) {
+            toError(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.ECONNRESET, "peer closed while connecting"), true);
+        } else {
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+        }
+        closeChannel();
+    }
+
+    private void processInbound() {
+        while (phase != Phase.ERROR && phase != Phase.CLOSED) {
+            if (payloadLeft > 0) {
+                if (!in.hasRemaining()) {
+                    return;
+                }
+                copyPayload();
+                if (payloadLeft > 0) {
+                    return;
+                }
+                finishFrame();
+                continue;
+            }
+            if (in.remaining() < Wire.HDR) {
+                return;
+            }
+            if (!onHeader(in.position())) {
+                return;
+            }
+        }
+    }
+
+    private void copyPayload() {
+        while (payloadLeft > 0 && in.hasRemaining()) {
+            int n = Math.min(payloadLeft, in.remaining());
+            if (dst == null) {
+                in.position(in.position() + n);
+            } else {
+                ByteBuffer d = dst[dstIdx];
+                n = Math.min(n, d.remaining());
+                int lim = in.limit();
+                in.limit(in.position() + n);
+                d.put(in);
+                in.limit(lim);
+                while (dstIdx < dst.length && !dst[dstIdx].hasRemaining()) {
+                    dstIdx++;
+                }
+            }
+            payloadLeft -= n;
+        }
+    }
+
+    /** Handle the header at {@code p}; false (header left unconsumed) when the frame must wait. */
+    private boolean onHeader(int p) {
+        byte type = Wire.type(in, p);
+        int len = Wire.len(in, p);
+        if (Wire.hasPayload(type) && (len < 0 || len > SoftDevice.ATTRIBUTES.maxMrSize())) {
+            return protocolError("bad payload length " + len);
+        }
+        if (!allowedNow(type)) {
+            return protocolError("unexpected frame type " + type + " in phase " + phase);
+        }
+        switch (type) {
+            case Wire.SEND:
+            case Wire.SEND_IMM:
+                return onSend(p, type, len);
+            case Wire.WRITE:
+            case Wire.WRITE_IMM:
+                return onWrite(p, type, len);
+            case Wire.READ_REQ:
+                in.position(p + Wire.HDR);
+                onReadRequest(Wire.addr(in, p), Wire.rkey(in, p), Wire.aux(in, p));
+                return true;
+            case Wire.READ_RESP:
+                in.position(p + Wire.HDR);
+                return onReadResponse(Wire.status(in, p), len);
+            case Wire.ACK:
+                in.position(p + Wire.HDR);
+                return onAck(Wire.status(in, p), Wire.aux(in, p));
+            case Wire.DISCONNECT:
+                in.position(p + Wire.HDR);
+                toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+                return true;
+            case Wire.HELLO:
+                in.position(p + Wire.HDR);
+                if (Wire.addr(in, p) != Wire.MAGIC || len > Wire.MAX_PRIVATE_DATA) {
+                    return protocolError("bad hello");
+                }
+                startFrame(type, len, 0, null, new ByteBuffer[] {ByteBuffer.allocate(len)});
+                return true;
+            case Wire.ACCEPT:
+                in.position(p + Wire.HDR);
+                phase = Phase.RTS;
+                state = QpState.RTS;
+                emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
+                pump();
+                return true;
+            case Wire.REJECT:
+                in.position(p + Wire.HDR);
+                int reason = Wire.aux(in, p);
+                toError(new CmEvent(CmEvent.Type.REJECTED, reason, "rejected by peer: " + Errno.name(reason)), true);
+                return true;
+            default:
+                return protocolError("unknown frame type " + type);
+        }
+    }
+
+    private boolean allowedNow(byte type) {
+        switch (phase) {
+            case AWAIT_HELLO:
+                return type == Wire.HELLO;
+            case AWAIT_REPLY:
+                return type == Wire.ACCEPT || type == Wire.REJECT;
+            case RTS:
+                return type >= Wire.SEND && type <= Wire.DISCONNECT;
+            default:
+                return false;
+        }
+    }
+
+    private boolean protocolError(String what) {
+        LOG.warn("{}: protocol error from {}: {}", device.name(), remote, what);
+        toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+        return false;
+    }
+
+    private boolean onSend(int p, byte type, int len) {
+        if (!haveRecv()) {
+            return false;
+        }
+        in.position(p + Wire.HDR);
+        RecvWr r = recvQ.poll();
+        WcStatus bad = checkLocal(r.sgl(), true);
+        if (bad == null && len > r.totalLength()) {
+            bad = WcStatus.LOC_LEN_ERR;
+        }
+        if (bad != null) {
+            completeRecv(r, bad, WcOpcode.RECV, 0, false, 0);
+            nak(Wire.ST_REM_OP);
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+            return true;
+        }
+        startFrame(type, len, Wire.imm(in, p), r, slices(r.sgl(), len));
+        return true;
+    }
+
+    private boolean onWrite(int p, byte type, int len) {
+        long addr = Wire.addr(in, p);
+        int rkey = Wire.rkey(in, p);
+        SoftMr mr = device.lookup(rkey);
+        if (mr == null || !mr.allows(rkey, Access.REMOTE_WRITE, addr, len)) {
+            in.position(p + Wire.HDR);
+            nak(Wire.ST_REM_ACCESS);
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+            return true;
+        }
+        RecvWr r = null;
+        if (type == Wire.WRITE_IMM) {
+            if (!haveRecv()) {
+                return false;
+            }
+            r = recvQ.poll();
+        }
+        in.position(p + Wire.HDR);
+        startFrame(type, len, Wire.imm(in, p), r, new ByteBuffer[] {mr.slice((int) (addr - mr.address()), len)});
+        return true;
+    }
+
+    private boolean haveRecv() {
+        if (recvQ.isEmpty()) {
+            takePosted();
+            if (recvQ.isEmpty()) {
+                // receiver not ready: stop reading this connection until a RECV is posted
+                rnrStalled = true;
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void onReadRequest(long addr, int rkey, int len) {
+        SoftMr mr = device.lookup(rkey);
+        flushAcks();
+        if (mr == null || len < 0 || !mr.allows(rkey, Access.REMOTE_READ, addr, len)) {
+            control(Wire.READ_RESP, Wire.ST_REM_ACCESS, 0);
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+            return;
+        }
+        control(Wire.READ_RESP, Wire.ST_OK, len, 0, 0);
+        if (len > 0) {
+            gather(mr.slice((int) (addr - mr.address()), len));
+        }
+    }
+
+    private boolean onReadResponse(byte status, int len) {
+        Sent head = inflight.peek();
+        if (head == null || head.localError() != null || head.wr().opcode() != WrOpcode.RDMA_READ) {
+            return protocolError("read response without a read");
+        }
+        if (status != Wire.ST_OK) {
+            inflight.poll();
+            completeSend(head, WcStatus.REM_ACCESS_ERR);
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+            return true;
+        }
+        if (len != head.wr().totalLength()) {
+            return protocolError("read response of " + len + " bytes for a read of " + head.wr().totalLength());
+        }
+        startFrame(Wire.READ_RESP, len, 0, null, slices(head.wr().sgl(), len));
+        return true;
+    }
+
+    private boolean onAck(byte status, int count) {
+        for (int i = 0; i < count; i++) {
+            Sent head = inflight.poll();
+            if (head == null || head.localError() != null || head.wr().opcode() == WrOpcode.RDMA_READ) {
+                return protocolError("acknowledgement without a request");
+            }
+            completeSend(head, WcStatus.SUCCESS);
+        }
+        if (status != Wire.ST_OK) {
+            Sent head = inflight.poll();
+            if (head == null || head.localError() != null) {
+                return protocolError("negative acknowledgement without a request");
+            }
+            completeSend(head, status == Wire.ST_REM_ACCESS ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_OP_ERR);
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+            return true;
+        }
+        completeLocalErrors();
+        return true;
+    }
+
+    private void startFrame(byte type, int len, int imm, RecvWr recv, ByteBuffer[] into) {
+        curType = type;
+        curLen = len;
+        curImm = imm;
+        curRecv = recv;
+        dst = into;
+        dstIdx = 0;
+        while (dstIdx < dst.length && !dst[dstIdx].hasRemaining()) {
+            dstIdx++;
+        }
+        payloadLeft = len;
+        if (len == 0) {
+            finishFrame();
+        }
+    }
+
+    private void finishFrame() {
+        switch (curType) {
+            case Wire.SEND:
+                completeRecv(curRecv, WcStatus.SUCCESS, WcOpcode.RECV, curLen, false, 0);
+                ack();
+                break;
+            case Wire.SEND_IMM:
+                completeRecv(curRecv, WcStatus.SUCCESS, WcOpcode.RECV, curLen, true, curImm);
+                ack();
+                break;
+            case Wire.WRITE:
+                ack();
+                break;
+            case Wire.WRITE_IMM:
+                completeRecv(curRecv, WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, curLen, true, curImm);
+                ack();
+                break;
+            case Wire.READ_RESP:
+                completeSend(inflight.poll(), WcStatus.SUCCESS);
+                completeLocalErrors();
+                break;
+            case Wire.HELLO:
+                onHello(dst[0].array());
+                break;
+            default:
+                break;
+        }
+        curType = 0;
+        curRecv = null;
+        dst = NO_BUFFERS;
+        dstIdx = 0;
+    }
+
+    private void onHello(byte[] privateData) {
+        if (listener.closed()) {
+            toError(null, true);
+            return;
+        }
+        phase = Phase.REQUESTED;
+        SoftConnectRequest request = new SoftConnectRequest(device, this, privateData);
+        reactor.callback(() -> listener.handler().onConnectRequest(request));
+    }
+
+    private void ack() {
+        if (++pendingAcks >= ACK_BATCH) {
+            flushAcks();
+        }
+    }
+
+    private void flushAcks() {
+        if (pendingAcks > 0 && phase == Phase.RTS) {
+            control(Wire.ACK, Wire.ST_OK, pendingAcks);
+        }
+        pendingAcks = 0;
+    }
+
+    private void nak(byte status) {
+        flushAcks();
+        control(Wire.ACK, status, 0);
+    }
+
+    // ---------------------------------------------------------------- IO thread: outbound
+
+    private void allocateBuffers() {
+        in = ByteBuffer.allocateDirect(IN_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        in.flip();
+        arena = ByteBuffer.allocateDirect(ARENA_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void pump() {
+        if (phase != Phase.RTS) {
+            return;
+        }
+        takePosted();
+        do {
+            while (!localErrorPending && !sendQ.isEmpty()) {
+                SendWr wr = sendQ.peek();
+                if (arena.remaining() < Wire.HDR + INLINE_MAX
+                        || outTail - outHead + wr.sgl().size() + 1 > MAX_OUT_SLOTS) {
+                    break;
+                }
+                sendQ.poll();
+                WcStatus bad = checkLocal(wr.sgl(), wr.opcode() == WrOpcode.RDMA_READ);
+                if (bad != null) {
+                    inflight.add(new Sent(wr, bad));
+                    localErrorPending = true;
+                    completeLocalErrors();
+                    break;
+                }
+                encode(wr);
+                inflight.add(new Sent(wr, null));
+            }
+            flushOut();
+            // a full write frees the whole arena: keep going while the socket takes everything
+        } while (phase == Phase.RTS && !localErrorPending && !sendQ.isEmpty() && outHead == outTail
+                && !channelClosed);
+    }
+
+    private void encode(SendWr wr) {
+        int len = (int) wr.totalLength();
+        switch (wr.opcode()) {
+            case SEND:
+                control(Wire.SEND, Wire.ST_OK, len, 0, 0, 0, 0);
+                break;
+            case SEND_WITH_IMM:
+                control(Wire.SEND_IMM, Wire.ST_OK, len, 0, 0, wr.imm(), 0);
+                break;
+            case RDMA_WRITE:
+                control(Wire.WRITE, Wire.ST_OK, len, wr.remoteAddr(), wr.rkey(), 0, 0);
+                break;
+            case RDMA_WRITE_WITH_IMM:
+                control(Wire.WRITE_IMM, Wire.ST_OK, len, wr.remoteAddr(), wr.rkey(), wr.imm(), 0);
+                break;
+            case RDMA_READ:
+                control(Wire.READ_REQ, Wire.ST_OK, 0, wr.remoteAddr(), wr.rkey(), 0, len);
+                return;
+            default:
+                throw new IllegalStateException("opcode " + wr.opcode());
+        }
+        if (len == 0) {
+            return;
+        }
+        if (len <= INLINE_MAX) {
+            openRun();
+            for (Sge sge : wr.sgl()) {
+                arena.put(((SoftMr) sge.mr()).slice(sge.offset(), sge.length()));
+            }
+            extendRun();
+        } else {
+            for (Sge sge : wr.sgl()) {
+                if (sge.length() > 0) {
+                    gather(((SoftMr) sge.mr()).slice(sge.offset(), sge.length()));
+                }
+            }
+        }
+    }
+
+    private void control(byte type, byte status, int aux) {
+        control(type, status, 0, 0, 0, 0, aux);
+    }
+
+    private void control(byte type, byte status, int len, long addr, int aux) {
+        control(type, status, len, addr, 0, 0, aux);
+    }
+
+    private void control(byte type, byte status, int len, long addr, int rkey, int imm, int aux) {
+        if (arena.remaining() >= Wire.HDR) {
+            openRun();
+            Wire.put(arena, type, status, len, addr, rkey, imm, aux);
+            extendRun();
+        } else {
+            // arena exhausted by a burst of responses: a one-off header keeps order without blocking
+            ByteBuffer b = ByteBuffer.allocate(Wire.HDR).order(ByteOrder.LITTLE_ENDIAN);
+            Wire.put(b, type, status, len, addr, rkey, imm, aux);
+            gather(b.flip());
+        }
+    }
+
+    private void arenaBytes(byte[] bytes) {
+        openRun();
+        arena.put(bytes);
+        extendRun();
+    }
+
+    private void openRun() {
+        if (!runOpen) {
+            ByteBuffer run = arena.duplicate();
+            run.limit(arena.position());
+            addOut(run);
+            runOpen = true;
+        }
+    }
+
+    private void extendRun() {
+        out[outTail - 1].limit(arena.position());
+    }
+
+    private void gather(ByteBuffer b) {
+        addOut(b);
+        runOpen = false;
+    }
+
+    private void addOut(ByteBuffer b) {
+        if (outTail == out.length) {
+            if (outHead > 0) {
+                System.arraycopy(out, outHead, out, 0, outTail - outHead);
+                Arrays.fill(out, outTail - outHead, outTail, null);
+                outTail -= outHead;
+                outHead = 0;
+            } else {
+                out = Arrays.copyOf(out, out.length * 2);
+            }
+        }
+        out[outTail++] = b;
+    }
+
+    private void flushOut() {
+        if (channelClosed) {
+            return;
+        }
+        if (outHead < outTail) {
+            try {
+                ch.write(out, outHead, outTail - outHead);
+            } catch (IOException e) {
+                LOG.debug("{}: write to {} failed", device.name(), remote, e);
+                toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+                return;
+            }
+            while (outHead < outTail && !out[outHead].hasRemaining()) {
+                out[outHead++] = null;
+            }
+        }
+        if (outHead == outTail) {
+            outHead = 0;
+            outTail = 0;
+            if (arena != null) {
+                arena.clear();
+            }
+            runOpen = false;
+            if (shutdownAfterDrain && !outputShut) {
+                outputShut = true;
+                try {
+                    ch.shutdownOutput();
+                } catch (IOException e) {
+                    closeChannel();
+                    return;
+                }
+            }
+        }
+        updateInterest();
+    }
+
+    private void updateInterest() {
+        if (key == null || !key.isValid() || phase == Phase.CONNECTING) {
+            return;
+        }
+        int ops = rnrStalled ? 0 : SelectionKey.OP_READ;
+        if (outHead < outTail) {
+            ops |= SelectionKey.OP_WRITE;
+        }
+        if (key.interestOps() != ops) {
+            key.interestOps(ops);
+        }
+    }
+
+    // ---------------------------------------------------------------- errors and completions
+
+    /**
+     * Move to ERROR: flush everything outstanding, report {@code event}, and let the
+     * connection go (at once, or after the queued frames are out and the peer closed).
+     */
+    private void toError(CmEvent event, boolean hard) {
+        if (phase == Phase.ERROR || phase == Phase.CLOSED) {
+            if (hard) {
+                closeChannel();
+            }
+            return;
+        }
+        phase = Phase.ERROR;
+        state = QpState.ERROR;
+        rnrStalled = false;
+        payloadLeft = 0;
+        dst = NO_BUFFERS;
+        flushAll();
+        if (event != null) {
+            emit(event);
+        }
+        if (hard) {
+            closeChannel();
+        } else {
+            lingerAfterDrain();
+        }
+    }
+
+    private void lingerAfterDrain() {
+        shutdownAfterDrain = true;
+        deadline = System.nanoTime() + LINGER_NANOS;
+        if (in != null) {
+            in.clear().flip();
+        }
+        flushOut();
+    }
+
+    private void flushAll() {
+        takePosted();
+        Sent s;
+        while ((s = inflight.poll()) != null) {
+            completeSend(s, s.localError() != null ? s.localError() : WcStatus.WR_FLUSH_ERR);
+        }
+        SendWr w;
+        while ((w = sendQ.poll()) != null) {
+            completeSend(new Sent(w, null), WcStatus.WR_FLUSH_ERR);
+        }
+        RecvWr r;
+        while ((r = recvQ.poll()) != null) {
+            completeRecv(r, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0);
+        }
+    }
+
+    private void completeLocalErrors() {
+        Sent head = inflight.peek();
+        if (head != null && head.localError() != null) {
+            inflight.poll();
+            completeSend(head, head.localError());
+            toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
+        }
+    }
+
+    private void closeChannel() {
+        if (channelClosed) {
+            return;
+        }
+        channelClosed = true;
+        if (key != null) {
+            key.cancel();
+        }
+        SoftDevice.closeQuietly(ch);
+        reactor.flushCancelled();
+        if (events == null) {
+            // never accepted: nobody else owns this connection
+            device.forget(this);
+        }
+    }
+
+    private void completeSend(Sent s, WcStatus status) {
+        sendCount.decrementAndGet();
+        SendWr wr = s.wr();
+        if (status == WcStatus.SUCCESS && !wr.signaled()) {
+            return;
+        }
+        WcOpcode op;
+        switch (wr.opcode()) {
+            case RDMA_WRITE:
+            case RDMA_WRITE_WITH_IMM:
+                op = WcOpcode.RDMA_WRITE;
+                break;
+            case RDMA_READ:
+                op = WcOpcode.RDMA_READ;
+                break;
+            default:
+                op = WcOpcode.SEND;
+                break;
+        }
+        int len = status == WcStatus.SUCCESS ? (int) wr.totalLength() : 0;
+        deliver(new WorkCompletion(wr.wrId(), status, op, len, false, 0));
+    }
+
+    private void completeRecv(RecvWr r, WcStatus status, WcOpcode op, int len, boolean hasImm, int imm) {
+        recvCount.decrementAndGet();
+        deliver(new WorkCompletion(r.wrId(), status, op, len, hasImm, imm));
+    }
+
+    private void deliver(WorkCompletion wc) {
+        QpInit i = init;
+        if (i != null) {
+            reactor.callback(() -> i.completions().onCompletion(this, wc));
+        }
+    }
+
+    private void emit(CmEvent event) {
+        CmEventHandler h = events;
+        if (h != null) {
+            reactor.callback(() -> h.onEvent(this, event));
+        }
+    }
+
+    /** LOC_PROT_ERR unless every SGE names a live region of this QP's domain (writable if needed). */
+    private WcStatus checkLocal(List<Sge> sgl, boolean needWrite) {
+        for (Sge sge : sgl) {
+            if (!(sge.mr() instanceof SoftMr)) {
+                return WcStatus.LOC_PROT_ERR;
+            }
+            SoftMr mr = (SoftMr) sge.mr();
+            if (mr.closed() || mr.pd() != init.pd() || (needWrite && !mr.access().contains(Access.LOCAL_WRITE))) {
+                return WcStatus.LOC_PROT_ERR;
+            }
+        }
+        return null;
+    }
+
+    /** Views of the SGEs covering exactly {@code len} bytes. */
+    private static ByteBuffer[] slices(List<Sge> sgl, int len) {
+        ByteBuffer[] views = new ByteBuffer[sgl.size()];
+        int left = len;
+        for (int i = 0; i < views.length; i++) {
+            Sge sge = sgl.get(i);
+            int n = Math.min(left, sge.length());
+            views[i] = ((SoftMr) sge.mr()).slice(sge.offset(), n);
+            left -= n;
+        }
+        return views;
+    }
+
+    @Override
+    public String toString() {
+        return "soft-qp[" + local + " -> " + remote + ", " + state + "]";
+    }
+}

@@ -1,0 +1,266 @@
+package io.rnbd.rdma.soft.internal;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The device's single IO thread: one selector for every listener and connection, a task
+ * queue for calls from other threads, and a queue of callbacks (completions, CM events)
+ * delivered only between IO steps so that a callback may call back into the provider.
+ */
+final class SoftReactor implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(SoftReactor.class);
+    private static final long TICK_MS = 500;
+
+    /** A channel's readiness handler. */
+    interface Channel {
+        void onReady(SelectionKey key);
+    }
+
+    private final Selector selector;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<SoftQp> dirty = new ConcurrentLinkedQueue<>();
+    private final ArrayDeque<Runnable> callbacks = new ArrayDeque<>();
+    private final AtomicBoolean wakeupPending = new AtomicBoolean();
+    private final Runnable onTick;
+    private final Runnable onStop;
+    private volatile boolean running = true;
+    private boolean cancelledKeys;
+
+    SoftReactor(String name, Runnable onTick, Runnable onStop) throws IOException {
+        this.selector = Selector.open();
+        this.onTick = onTick;
+        this.onStop = onStop;
+        this.thread = new Thread(this, "rdma-soft-" + name);
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    Selector selector() {
+        return selector;
+    }
+
+    boolean inLoop() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Run {@code task} on the IO thread (inline when already there). */
+    void execute(Runnable task) {
+        if (inLoop()) {
+            task.run();
+            return;
+        }
+        tasks.add(task);
+        wakeup();
+    }
+
+    /** Run {@code task} on the IO thread and wait for it and the callbacks it queued. */
+    void executeAndWait(Runnable task) {
+        if (inLoop()) {
+            task.run();
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Runnable wrapper = () -> {
+            try {
+                task.run();
+            } finally {
+                callbacks.add(() -> done.complete(null));
+            }
+        };
+        tasks.add(wrapper);
+        wakeup();
+        await(done, wrapper, task);
+    }
+
+    private void await(CompletableFuture<Void> done, Runnable wrapper, Runnable task) {
+        while (true) {
+            try {
+                done.get(100, TimeUnit.MILLISECONDS);
+                return;
+            } catch (TimeoutException e) {
+                if (!thread.isAlive()) {
+                    // the loop ended before taking the task: nothing else touches the state now
+                    if (tasks.remove(wrapper)) {
+                        task.run();
+                    }
+                    return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException e) {
+                return;
+            }
+        }
+    }
+
+    /** Ask the IO thread to service {@code qp} (move posted work, transmit). */
+    void markDirty(SoftQp qp) {
+        dirty.add(qp);
+        if (!inLoop()) {
+            wakeup();
+        }
+    }
+
+    /**
+     * A channel was closed while registered: the kernel socket (and its port) is released
+     * only when the selector next deregisters the key, which happens before the current
+     * IO step's callbacks run. IO thread only.
+     */
+    void flushCancelled() {
+        cancelledKeys = true;
+    }
+
+    private void flushCancelledNow() throws IOException {
+        if (cancelledKeys) {
+            cancelledKeys = false;
+            selector.selectNow();
+        }
+    }
+
+    /** Queue a callback; IO thread only. */
+    void callback(Runnable r) {
+        callbacks.add(r);
+    }
+
+    private void wakeup() {
+        if (wakeupPending.compareAndSet(false, true)) {
+            selector.wakeup();
+        }
+    }
+
+    /** Stop the loop; {@code onStop} runs on the IO thread first. Waits unless called from it. */
+    void stop() {
+        if (!running) {
+            return;
+        }
+        if (inLoop()) {
+            running = false;
+            return;
+        }
+        tasks.add(() -> running = false);
+        selector.wakeup();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            LOG.warn("{} did not stop within 30 s", thread.getName());
+        }
+    }
+
+    @Override
+    public void run() {
+        long nextTick = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TICK_MS);
+        try {
+            while (running) {
+                step();
+                if (!running) {
+                    break;
+                }
+                if (!tasks.isEmpty() || !dirty.isEmpty()) {
+                    selector.selectNow();
+                } else {
+                    wakeupPending.set(false);
+                    if (!tasks.isEmpty() || !dirty.isEmpty()) {
+                        selector.selectNow();
+                    } else {
+                        selector.select(TICK_MS);
+                    }
+                }
+                Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+                while (it.hasNext()) {
+                    SelectionKey key = it.next();
+                    it.remove();
+                    if (key.isValid()) {
+                        ((Channel) key.attachment()).onReady(key);
+                    }
+                    drainCallbacks();
+                }
+                flushCancelledNow();
+                long now = System.nanoTime();
+                if (now - nextTick >= 0) {
+                    nextTick = now + TimeUnit.MILLISECONDS.toNanos(TICK_MS);
+                    onTick.run();
+                }
+            }
+        } catch (IOException | ClosedSelectorException e) {
+            LOG.error("{} failed", thread.getName(), e);
+        } catch (RuntimeException | Error e) {
+            LOG.error("{} crashed", thread.getName(), e);
+        } finally {
+            running = false;
+            try {
+                onStop.run();
+                step();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("{}: teardown failed", thread.getName(), e);
+            } finally {
+                try {
+                    selector.close();
+                } catch (IOException e) {
+                    LOG.debug("closing selector", e);
+                }
+                Runnable t;
+                while ((t = tasks.poll()) != null) {
+                    safeRun(t);
+                }
+                drainCallbacks();
+            }
+        }
+    }
+
+    private void step() throws IOException {
+        for (int guard = 0; guard < 64; guard++) {
+            Runnable t;
+            while ((t = tasks.poll()) != null) {
+                safeRun(t);
+            }
+            SoftQp qp;
+            while ((qp = dirty.poll()) != null) {
+                qp.service();
+            }
+            if (selector.isOpen()) {
+                flushCancelledNow();
+            }
+            drainCallbacks();
+            if (tasks.isEmpty() && dirty.isEmpty()) {
+                return;
+            }
+        }
+    }
+
+    private void drainCallbacks() {
+        Runnable r;
+        while ((r = callbacks.poll()) != null) {
+            safeRun(r);
+        }
+    }
+
+    private static void safeRun(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            LOG.warn("callback failed", e);
+        }
+    }
+}

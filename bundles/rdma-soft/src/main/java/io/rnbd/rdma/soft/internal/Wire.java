@@ -1,0 +1,88 @@
+package io.rnbd.rdma.soft.internal;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The soft provider's frame header on the TCP stream (32 bytes, little-endian):
+ *
+ * <pre>
+ *  0 u8  type        4 u32 payload length    8 u64 remote address (HELLO: magic)
+ * 16 u32 rkey       20 u32 immediate        24 u32 aux (READ length, ACK count, reason)
+ *  1 u8  status      2 u16 reserved (0)     28 u32 reserved (0)
+ * </pre>
+ *
+ * Only the payload of HELLO, SEND*, WRITE* and READ_RESP follows a header.
+ */
+final class Wire {
+    static final int HDR = 32;
+
+    static final byte HELLO = 1;
+    static final byte ACCEPT = 2;
+    static final byte REJECT = 3;
+    static final byte SEND = 4;
+    static final byte SEND_IMM = 5;
+    static final byte WRITE = 6;
+    static final byte WRITE_IMM = 7;
+    static final byte READ_REQ = 8;
+    static final byte READ_RESP = 9;
+    static final byte ACK = 10;
+    static final byte DISCONNECT = 11;
+
+    static final byte ST_OK = 0;
+    static final byte ST_REM_ACCESS = 1;
+    static final byte ST_REM_OP = 2;
+
+    /** "SOFTRDMA" version 1, carried in HELLO's address field. */
+    static final long MAGIC = 0x534F_4654_0000_0001L;
+    static final int MAX_PRIVATE_DATA = 56;
+
+    private Wire() {
+    }
+
+    static void put(ByteBuffer b, byte type, byte status, int len, long addr, int rkey, int imm, int aux) {
+        int p = b.position();
+        b.put(p, type);
+        b.put(p + 1, status);
+        b.putShort(p + 2, (short) 0);
+        b.putInt(p + 4, len);
+        b.putLong(p + 8, addr);
+        b.putInt(p + 16, rkey);
+        b.putInt(p + 20, imm);
+        b.putInt(p + 24, aux);
+        b.putInt(p + 28, 0);
+        b.position(p + HDR);
+    }
+
+    static byte type(ByteBuffer b, int p) {
+        return b.get(p);
+    }
+
+    static byte status(ByteBuffer b, int p) {
+        return b.get(p + 1);
+    }
+
+    static int len(ByteBuffer b, int p) {
+        return b.getInt(p + 4);
+    }
+
+    static long addr(ByteBuffer b, int p) {
+        return b.getLong(p + 8);
+    }
+
+    static int rkey(ByteBuffer b, int p) {
+        return b.getInt(p + 16);
+    }
+
+    static int imm(ByteBuffer b, int p) {
+        return b.getInt(p + 20);
+    }
+
+    static int aux(ByteBuffer b, int p) {
+        return b.getInt(p + 24);
+    }
+
+    static boolean hasPayload(byte type) {
+        return type == HELLO || type == SEND || type == SEND_IMM || type == WRITE || type == WRITE_IMM
+                || type == READ_RESP;
+    }
+}

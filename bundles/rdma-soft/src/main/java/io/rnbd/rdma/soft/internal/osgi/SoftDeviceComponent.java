@@ -1,0 +1,77 @@
+package io.rnbd.rdma.soft.internal.osgi;
+
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.soft.internal.SoftDevice;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import java.util.Hashtable;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One soft RDMA device per {@code io.rnbd.rdma.soft} factory configuration (the
+ * {@code rdma link add} of siw/rxe). The service is registered by hand so that removal
+ * can unregister it — letting every IB client let go — before the device is flushed.
+ */
+@Component(configurationPid = SoftDeviceComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
+        immediate = true, service = {})
+@Designate(ocd = SoftDeviceComponent.Config.class, factory = true)
+public final class SoftDeviceComponent {
+    public static final String PID = "io.rnbd.rdma.soft";
+    private static final Set<String> ACTIVE_NAMES = ConcurrentHashMap.newKeySet();
+
+    @ObjectClassDefinition(name = "RNBD soft RDMA device",
+            description = "A software RDMA device over TCP bound to one local IP address (like siw/rxe).")
+    public @interface Config {
+        @AttributeDefinition(name = "Name", description = "Device name, unique on this host, e.g. soft0.")
+        String name() default "soft0";
+
+        @AttributeDefinition(name = "Address",
+                description = "Local IP address (literal) the device listens and connects from.")
+        String address() default "127.0.0.1";
+    }
+
+    private final String name;
+    private final SoftDevice device;
+    private final ServiceRegistration<RdmaDevice> registration;
+
+    @Activate
+    public SoftDeviceComponent(BundleContext context, Config config) throws RdmaException {
+        this.name = config.name();
+        if (!ACTIVE_NAMES.add(name)) {
+            throw new IllegalArgumentException("soft RDMA device name already in use: " + name);
+        }
+        try {
+            this.device = new SoftDevice(name, SoftDevice.parseAddress(config.address()));
+        } catch (RdmaException | RuntimeException e) {
+            ACTIVE_NAMES.remove(name);
+            throw e;
+        }
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put(RdmaDevice.PROP_NAME, name);
+        props.put(RdmaDevice.PROP_PROVIDER, SoftDevice.PROVIDER);
+        props.put("rdma.address", device.address().getHostAddress());
+        this.registration = context.registerService(RdmaDevice.class, device, props);
+    }
+
+    @Deactivate
+    void deactivate() {
+        try {
+            registration.unregister();
+        } catch (IllegalStateException alreadyGone) {
+            // the framework unregisters on bundle stop before calling us
+        }
+        device.close();
+        ACTIVE_NAMES.remove(name);
+    }
+}

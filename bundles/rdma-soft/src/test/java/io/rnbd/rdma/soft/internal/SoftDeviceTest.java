@@ -1,0 +1,132 @@
+package io.rnbd.rdma.soft.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.CmEvent;
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.LinkState;
+import io.rnbd.rdma.api.MemoryRegion;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvWr;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcStatus;
+import io.rnbd.rdma.testkit.Endpoint;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+class SoftDeviceTest {
+    private static InetAddress ip(String s) throws Exception {
+        return InetAddress.getByName(s);
+    }
+
+    @Test
+    void configurationIsValidatedUpFront() {
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class, () -> new SoftDevice("", ip("127.0.0.1"))).errno());
+        assertEquals(Errno.EINVAL,
+                assertThrows(RdmaException.class, () -> new SoftDevice("bad name", ip("127.0.0.1"))).errno());
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class, () -> new SoftDevice("s", ip("0.0.0.0"))).errno());
+        assertEquals(Errno.EADDRNOTAVAIL,
+                assertThrows(RdmaException.class, () -> new SoftDevice("s", ip("192.0.2.1"))).errno());
+    }
+
+    @Test
+    void addressesMustBeLiterals() throws Exception {
+        assertEquals(ip("127.0.0.2"), SoftDevice.parseAddress(" 127.0.0.2 "));
+        assertEquals(ip("::1"), SoftDevice.parseAddress("::1"));
+        for (String bad : new String[] {"localhost", "", "300.1.1.1", "1.2.3", "example.org", null}) {
+            assertEquals(Errno.EINVAL, assertThrows(RdmaException.class, () -> SoftDevice.parseAddress(bad)).errno(),
+                    String.valueOf(bad));
+        }
+    }
+
+    @Test
+    void devicesOnTwoLoopbackAddressesTalkFromTheirOwnAddresses() throws Exception {
+        try (SoftDevice a = new SoftDevice("a", ip("127.0.0.1")); SoftDevice b = new SoftDevice("b", ip("127.0.0.2"))) {
+            assertEquals("soft", a.provider());
+            assertEquals(LinkState.ACTIVE, a.linkState());
+            assertEquals(List.of(ip("127.0.0.2")), b.addresses());
+            ProtectionDomain apd = a.allocPd();
+            ProtectionDomain bpd = b.allocPd();
+            MemoryRegion abuf = apd.register(ByteBuffer.allocateDirect(64), Access.all());
+            MemoryRegion bbuf = bpd.register(ByteBuffer.allocateDirect(64), Access.all());
+            Endpoint server = new Endpoint("server");
+            Endpoint client = new Endpoint("client");
+            CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
+            CmListener l = a.listen(new InetSocketAddress(ip("127.0.0.1"), 0), req -> {
+                try {
+                    QueuePair qp = req.accept(new QpInit(apd, 4, 4, 1, server), server);
+                    qp.postRecv(new RecvWr(1, List.of(Sge.whole(abuf))));
+                    accepted.complete(qp);
+                } catch (RdmaException e) {
+                    accepted.completeExceptionally(e);
+                }
+            });
+            QueuePair cqp = b.connect(l.localAddress(), new QpInit(bpd, 4, 4, 1, client), new byte[] {1}, client);
+            QueuePair sqp = accepted.get(10, TimeUnit.SECONDS);
+            client.nextEvent(CmEvent.Type.ESTABLISHED);
+            assertEquals(ip("127.0.0.2"), cqp.localAddress().getAddress());
+            assertEquals(ip("127.0.0.2"), sqp.remoteAddress().getAddress());
+            assertEquals(cqp.localAddress(), sqp.remoteAddress());
+            bbuf.buffer().put(0, (byte) 42);
+            cqp.postSend(SendWr.send(1, List.of(new Sge(bbuf, 0, 1))));
+            client.nextWc(WcStatus.SUCCESS);
+            server.nextWc(WcStatus.SUCCESS);
+            assertEquals(42, abuf.buffer().get(0));
+            assertTrue(a.nodeId().matches("[0-9a-f]{4}(:[0-9a-f]{4}){3}"));
+            assertFalse(a.nodeId().equals(b.nodeId()));
+        }
+    }
+
+    @Test
+    void closingTheDeviceStopsItsThreadAndRefusesWork() throws Exception {
+        SoftDevice d = new SoftDevice("gone", ip("127.0.0.1"));
+        assertTrue(threadAlive("rdma-soft-gone"));
+        d.close();
+        d.close();
+        assertFalse(threadAlive("rdma-soft-gone"));
+        assertEquals(LinkState.DOWN, d.linkState());
+        assertEquals(Errno.ENODEV, assertThrows(RdmaException.class, d::allocPd).errno());
+        assertEquals(Errno.ENODEV, assertThrows(RdmaException.class,
+                () -> d.listen(new InetSocketAddress(ip("127.0.0.1"), 0), r -> r.reject(1))).errno());
+    }
+
+    @Test
+    void sendQueueOverflowIsRefusedWithEnomem() throws Exception {
+        try (SoftDevice d = new SoftDevice("q", ip("127.0.0.1"))) {
+            ProtectionDomain pd = d.allocPd();
+            MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(64), Access.all());
+            Endpoint ep = new Endpoint("c");
+            CmListener l = d.listen(new InetSocketAddress(ip("127.0.0.1"), 0), r -> { });
+            QueuePair qp = d.connect(l.localAddress(), new QpInit(pd, 2, 2, 1, ep), null, ep);
+            qp.postSend(SendWr.send(1, List.of(Sge.whole(mr))));
+            qp.postSend(SendWr.send(2, List.of(Sge.whole(mr))));
+            assertEquals(Errno.ENOMEM, assertThrows(RdmaException.class,
+                    () -> qp.postSend(SendWr.send(3, List.of(Sge.whole(mr))))).errno());
+            assertEquals(Errno.EINVAL, assertThrows(RdmaException.class,
+                    () -> qp.postRecv(new RecvWr(1, List.of(Sge.whole(mr), Sge.whole(mr))))).errno());
+            qp.close();
+            assertEquals(1, ep.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+            assertEquals(2, ep.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        }
+    }
+
+    private static boolean threadAlive(String name) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals(name) && t.isAlive());
+    }
+}

@@ -1,0 +1,733 @@
+package io.rnbd.rdma.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.CmEvent;
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ConnectRequest;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.MemoryRegion;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QpState;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvWr;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
+import io.rnbd.rdma.api.WcStatus;
+import io.rnbd.rdma.api.WorkCompletion;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The conformance suite every RDMA provider must pass: extend it, open devices in
+ * {@link #openDevice(int)} and remove them in {@link #removeDevice(RdmaDevice)}.
+ *
+ * <p>Device 0 is the passive (listening) side, device 1 the active side; they may be
+ * the same adapter where the provider supports loopback. Everything the test opens is
+ * closed after each test, devices last.
+ */
+public abstract class ProviderConformanceSuite {
+    protected static final Duration TIMEOUT = Endpoint.TIMEOUT;
+    private static final int QUEUE = 1024;
+
+    private final List<RdmaDevice> devices = new ArrayList<>();
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    /** Open (or find) device {@code index}: 0 listens, 1 connects. Called once per test and index. */
+    protected abstract RdmaDevice openDevice(int index) throws Exception;
+
+    /** Take the device away as its provider would (unregister, then flush and free). */
+    protected abstract void removeDevice(RdmaDevice device) throws Exception;
+
+    /** Whether {@link #removeDevice} really removes the device (hardware providers may not). */
+    protected boolean canRemoveDevices() {
+        return true;
+    }
+
+    /** Where device 0 listens; port 0 lets the provider pick a free one. */
+    protected InetSocketAddress listenAddress(RdmaDevice device) {
+        return new InetSocketAddress(device.addresses().get(0), 0);
+    }
+
+    @AfterEach
+    final void closeEverything() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+        resources.clear();
+        for (RdmaDevice d : devices) {
+            if (d != null) {
+                removeDevice(d);
+            }
+        }
+        devices.clear();
+    }
+
+    // ------------------------------------------------------------------ fixtures
+
+    protected final RdmaDevice device(int index) throws Exception {
+        while (devices.size() <= index) {
+            devices.add(null);
+        }
+        if (devices.get(index) == null) {
+            devices.set(index, openDevice(index));
+        }
+        return devices.get(index);
+    }
+
+    protected final <T extends AutoCloseable> T track(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    protected final ProtectionDomain pd(RdmaDevice device) throws RdmaException {
+        return track(device.allocPd());
+    }
+
+    protected static MemoryRegion mr(ProtectionDomain pd, int size, Access... access) throws RdmaException {
+        return pd.register(ByteBuffer.allocateDirect(size), access.length == 0 ? Access.all() : Access.of(access));
+    }
+
+    protected static void fill(MemoryRegion mr, int offset, byte[] data) {
+        mr.buffer().put(offset, data);
+    }
+
+    protected static byte[] bytes(MemoryRegion mr, int offset, int len) {
+        byte[] b = new byte[len];
+        mr.buffer().get(offset, b);
+        return b;
+    }
+
+    protected static byte[] pattern(int len, int seed) {
+        byte[] b = new byte[len];
+        for (int i = 0; i < len; i++) {
+            b[i] = (byte) (seed * 31 + i * 7);
+        }
+        return b;
+    }
+
+    /** A connected pair: server side accepted on device 0, client side on device 1. */
+    protected final class Pair {
+        public final Endpoint server = new Endpoint("server");
+        public final Endpoint client = new Endpoint("client");
+        public ProtectionDomain serverPd;
+        public ProtectionDomain clientPd;
+        public CmListener listener;
+        public byte[] receivedPrivateData;
+    }
+
+    /**
+     * Listen on device 0, connect from device 1 and wait until both sides are established.
+     * {@code onAccepted} runs on the provider thread right after accept (post RECVs there).
+     */
+    protected final Pair connect(Consumer<Pair> onAccepted, byte[] privateData) throws Exception {
+        Pair p = new Pair();
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        p.serverPd = pd(sd);
+        p.clientPd = pd(cd);
+        CompletableFuture<Void> accepted = new CompletableFuture<>();
+        p.listener = track(sd.listen(listenAddress(sd), req -> {
+            try {
+                p.receivedPrivateData = req.privateData();
+                p.server.qp(req.accept(new QpInit(p.serverPd, QUEUE, QUEUE, 4, p.server), p.server));
+                onAccepted.accept(p);
+                accepted.complete(null);
+            } catch (Throwable t) {
+                accepted.completeExceptionally(t);
+            }
+        }));
+        p.client.qp(track(cd.connect(target(p.listener), new QpInit(p.clientPd, QUEUE, QUEUE, 4, p.client),
+                privateData, p.client)));
+        accepted.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        track(p.server.qp());
+        p.client.nextEvent(CmEvent.Type.ESTABLISHED);
+        p.server.nextEvent(CmEvent.Type.ESTABLISHED);
+        return p;
+    }
+
+    protected final Pair connect() throws Exception {
+        return connect(p -> { }, null);
+    }
+
+    /** The address to connect to for {@code listener} (its device address when it listens on any). */
+    protected final InetSocketAddress target(CmListener listener) {
+        InetSocketAddress at = listener.localAddress();
+        if (at.getAddress().isAnyLocalAddress()) {
+            return new InetSocketAddress(listener.device().addresses().get(0), at.getPort());
+        }
+        return at;
+    }
+
+    protected static void postRecvs(Endpoint ep, MemoryRegion mr, int count, int size) {
+        try {
+            for (int i = 0; i < count; i++) {
+                ep.qp().postRecv(new RecvWr(i, List.of(new Sge(mr, i * size, size))));
+            }
+        } catch (RdmaException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Server registers a remotely accessible region; returns it. */
+    private MemoryRegion serverRegion(Pair p, int size, Access... access) throws RdmaException {
+        return track(mr(p.serverPd, size, access));
+    }
+
+    // ------------------------------------------------------------------ send / receive
+
+    @Test
+    void sendArrivesInPostedRecvWithLength() throws Exception {
+        Pair p = connect();
+        MemoryRegion rbuf = track(mr(p.serverPd, 4096));
+        postRecvs(p.server, rbuf, 1, 4096);
+        MemoryRegion sbuf = track(mr(p.clientPd, 4096));
+        byte[] data = pattern(1000, 1);
+        fill(sbuf, 0, data);
+        p.client.qp().postSend(SendWr.send(7, List.of(new Sge(sbuf, 0, 1000))));
+        WorkCompletion sc = p.client.nextWc(WcStatus.SUCCESS);
+        assertEquals(7, sc.wrId());
+        assertEquals(WcOpcode.SEND, sc.opcode());
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(WcOpcode.RECV, rc.opcode());
+        assertEquals(1000, rc.byteLen());
+        assertFalse(rc.hasImm());
+        assertArrayEquals(data, bytes(rbuf, 0, 1000));
+    }
+
+    @Test
+    void manySendsCompleteAndArriveInOrder() throws Exception {
+        int n = 800;
+        int size = 3000;
+        Pair p = connect();
+        MemoryRegion rbuf = track(mr(p.serverPd, n * size));
+        postRecvs(p.server, rbuf, n, size);
+        MemoryRegion sbuf = track(mr(p.clientPd, n * size));
+        for (int i = 0; i < n; i++) {
+            int len = i % 2 == 0 ? 8 + i : size;
+            fill(sbuf, i * size, pattern(len, i));
+            p.client.qp().postSend(SendWr.send(1000 + i, List.of(new Sge(sbuf, i * size, len))));
+        }
+        for (int i = 0; i < n; i++) {
+            assertEquals(1000 + i, p.client.nextWc(WcStatus.SUCCESS).wrId());
+            WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+            assertEquals(i, rc.wrId());
+            int len = i % 2 == 0 ? 8 + i : size;
+            assertEquals(len, rc.byteLen());
+            assertArrayEquals(pattern(len, i), bytes(rbuf, i * size, len));
+        }
+    }
+
+    @Test
+    void sendFromSeveralSgesIsGathered() throws Exception {
+        Pair p = connect();
+        MemoryRegion rbuf = track(mr(p.serverPd, 8192));
+        postRecvs(p.server, rbuf, 1, 8192);
+        MemoryRegion a = track(mr(p.clientPd, 4096));
+        MemoryRegion b = track(mr(p.clientPd, 4096));
+        fill(a, 100, pattern(3000, 1));
+        fill(b, 0, pattern(2000, 2));
+        p.client.qp().postSend(SendWr.send(1, List.of(new Sge(a, 100, 3000), new Sge(b, 0, 2000))));
+        p.client.nextWc(WcStatus.SUCCESS);
+        assertEquals(5000, p.server.nextWc(WcStatus.SUCCESS).byteLen());
+        assertArrayEquals(pattern(3000, 1), bytes(rbuf, 0, 3000));
+        assertArrayEquals(pattern(2000, 2), bytes(rbuf, 3000, 2000));
+    }
+
+    @Test
+    void unsignaledSuccessIsSilentButLaterSignaledCompletes() throws Exception {
+        Pair p = connect();
+        MemoryRegion rbuf = track(mr(p.serverPd, 4096));
+        postRecvs(p.server, rbuf, 4, 1024);
+        MemoryRegion sbuf = track(mr(p.clientPd, 1024));
+        for (int i = 0; i < 3; i++) {
+            p.client.qp().postSend(SendWr.send(i, List.of(new Sge(sbuf, 0, 16))).unsignaled());
+        }
+        p.client.qp().postSend(SendWr.send(3, List.of(new Sge(sbuf, 0, 16))));
+        assertEquals(3, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        for (int i = 0; i < 4; i++) {
+            p.server.nextWc(WcStatus.SUCCESS);
+        }
+    }
+
+    @Test
+    void sendWithImmDeliversImmediateWithRecv() throws Exception {
+        Pair p = connect();
+        MemoryRegion rbuf = track(mr(p.serverPd, 1024));
+        postRecvs(p.server, rbuf, 1, 1024);
+        MemoryRegion sbuf = track(mr(p.clientPd, 1024));
+        p.client.qp().postSend(SendWr.sendWithImm(1, List.of(new Sge(sbuf, 0, 10)), 0xCAFEBABE));
+        p.client.nextWc(WcStatus.SUCCESS);
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(WcOpcode.RECV, rc.opcode());
+        assertTrue(rc.hasImm());
+        assertEquals(0xCAFEBABE, rc.imm());
+        assertEquals(10, rc.byteLen());
+    }
+
+    @Test
+    void sendBeforeRecvIsPostedWaitsAndIsDelivered() throws Exception {
+        Pair p = connect();
+        MemoryRegion sbuf = track(mr(p.clientPd, 1024));
+        fill(sbuf, 0, pattern(100, 5));
+        p.client.qp().postSend(SendWr.send(1, List.of(new Sge(sbuf, 0, 100))));
+        p.client.assertNoWcFor(Duration.ofMillis(300));
+        MemoryRegion rbuf = track(mr(p.serverPd, 1024));
+        postRecvs(p.server, rbuf, 1, 1024);
+        p.client.nextWc(WcStatus.SUCCESS);
+        assertEquals(100, p.server.nextWc(WcStatus.SUCCESS).byteLen());
+        assertArrayEquals(pattern(100, 5), bytes(rbuf, 0, 100));
+    }
+
+    @Test
+    void messageLargerThanRecvIsLocalLengthErrorAtReceiver() throws Exception {
+        Pair p = connect();
+        MemoryRegion rbuf = track(mr(p.serverPd, 1024));
+        p.server.qp().postRecv(new RecvWr(1, List.of(new Sge(rbuf, 0, 16))));
+        p.server.qp().postRecv(new RecvWr(2, List.of(new Sge(rbuf, 16, 16))));
+        MemoryRegion sbuf = track(mr(p.clientPd, 1024));
+        fill(sbuf, 0, pattern(64, 1));
+        p.client.qp().postSend(SendWr.send(1, List.of(new Sge(sbuf, 0, 64))));
+        WorkCompletion rc = p.server.nextWc(WcStatus.LOC_LEN_ERR);
+        assertEquals(1, rc.wrId());
+        assertEquals(2, p.server.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        assertNotEquals(WcStatus.SUCCESS, p.client.nextWc().status());
+        assertArrayEquals(new byte[16], bytes(rbuf, 16, 16), "the next RECV buffer is untouched");
+    }
+
+    // ------------------------------------------------------------------ RDMA WRITE / READ
+
+    @Test
+    void writesAreOrderedBeforeTheFollowingSend() throws Exception {
+        int n = 200;
+        int chunk = 4096;
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, n * chunk);
+        MemoryRegion rbuf = track(mr(p.serverPd, 64));
+        postRecvs(p.server, rbuf, 1, 64);
+        MemoryRegion src = track(mr(p.clientPd, n * chunk));
+        for (int i = 0; i < n; i++) {
+            fill(src, i * chunk, pattern(chunk, i));
+            p.client.qp().postSend(SendWr.write(i, List.of(new Sge(src, i * chunk, chunk)),
+                    target.address() + (long) i * chunk, target.rkey()));
+        }
+        p.client.qp().postSend(SendWr.send(n, List.of(new Sge(src, 0, 8))));
+        for (int i = 0; i <= n; i++) {
+            WorkCompletion wc = p.client.nextWc(WcStatus.SUCCESS);
+            assertEquals(i, wc.wrId());
+            assertEquals(i < n ? WcOpcode.RDMA_WRITE : WcOpcode.SEND, wc.opcode());
+        }
+        p.server.nextWc(WcStatus.SUCCESS);
+        for (int i = 0; i < n; i++) {
+            assertArrayEquals(pattern(chunk, i), bytes(target, i * chunk, chunk), "chunk " + i);
+        }
+    }
+
+    @Test
+    void largeWriteIsPlacedCompletely() throws Exception {
+        int size = 1 << 20;
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, size + 4096);
+        MemoryRegion src = track(mr(p.clientPd, size));
+        fill(src, 0, pattern(size, 9));
+        p.client.qp().postSend(SendWr.write(1, List.of(Sge.whole(src)), target.address() + 4096, target.rkey()));
+        p.client.nextWc(WcStatus.SUCCESS);
+        assertArrayEquals(pattern(size, 9), bytes(target, 4096, size));
+        assertArrayEquals(new byte[4096], bytes(target, 0, 4096));
+    }
+
+    @Test
+    void writeWithImmConsumesRecvAndDeliversImmediate() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 8192);
+        MemoryRegion rbuf = track(mr(p.serverPd, 64));
+        postRecvs(p.server, rbuf, 1, 64);
+        MemoryRegion src = track(mr(p.clientPd, 8192));
+        fill(src, 0, pattern(5000, 3));
+        p.client.qp().postSend(SendWr.writeWithImm(1, List.of(new Sge(src, 0, 5000)), target.address() + 100,
+                target.rkey(), 0x12345678));
+        p.client.nextWc(WcStatus.SUCCESS);
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, rc.opcode());
+        assertTrue(rc.hasImm());
+        assertEquals(0x12345678, rc.imm());
+        assertEquals(5000, rc.byteLen());
+        assertArrayEquals(pattern(5000, 3), bytes(target, 100, 5000));
+        assertArrayEquals(new byte[64], bytes(rbuf, 0, 64), "the RECV buffer is not written");
+    }
+
+    @Test
+    void writeWithImmBeforeRecvWaitsForRecv() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        p.client.qp().postSend(SendWr.writeWithImm(1, List.of(new Sge(src, 0, 100)), target.address(),
+                target.rkey(), 5));
+        p.client.assertNoWcFor(Duration.ofMillis(300));
+        MemoryRegion rbuf = track(mr(p.serverPd, 64));
+        postRecvs(p.server, rbuf, 1, 64);
+        p.client.nextWc(WcStatus.SUCCESS);
+        assertEquals(5, p.server.nextWc(WcStatus.SUCCESS).imm());
+    }
+
+    @Test
+    void rdmaReadFetchesRemoteMemory() throws Exception {
+        Pair p = connect();
+        MemoryRegion remote = serverRegion(p, 256 * 1024);
+        fill(remote, 1000, pattern(200_000, 4));
+        MemoryRegion local = track(mr(p.clientPd, 256 * 1024));
+        p.client.qp().postSend(SendWr.read(1, List.of(new Sge(local, 10, 200_000)), remote.address() + 1000,
+                remote.rkey()));
+        WorkCompletion wc = p.client.nextWc(WcStatus.SUCCESS);
+        assertEquals(WcOpcode.RDMA_READ, wc.opcode());
+        assertEquals(200_000, wc.byteLen());
+        assertArrayEquals(pattern(200_000, 4), bytes(local, 10, 200_000));
+    }
+
+    @Test
+    void readsAndWritesCompleteInPostingOrder() throws Exception {
+        Pair p = connect();
+        MemoryRegion remote = serverRegion(p, 64 * 1024);
+        MemoryRegion local = track(mr(p.clientPd, 64 * 1024));
+        for (int i = 0; i < 64; i++) {
+            SendWr wr = i % 3 == 0
+                    ? SendWr.read(i, List.of(new Sge(local, i * 1024, 1024)), remote.address() + i * 1024L, remote.rkey())
+                    : SendWr.write(i, List.of(new Sge(local, i * 1024, 1024)), remote.address() + i * 1024L,
+                            remote.rkey());
+            p.client.qp().postSend(wr);
+        }
+        for (int i = 0; i < 64; i++) {
+            assertEquals(i, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        }
+    }
+
+    // ------------------------------------------------------------------ remote keys
+
+    /**
+     * Post a SEND the server has no RECV for (so the server holds the stream back: RNR),
+     * then {@code bad}, then another SEND; post the RECV. The first SEND succeeds, the bad
+     * request fails with REM_ACCESS_ERR, the last one is flushed, the QP is in ERROR.
+     */
+    private void assertRemoteAccessError(Pair p, SendWr bad, MemoryRegion untouched, byte[] expected)
+            throws Exception {
+        MemoryRegion extra = track(mr(p.clientPd, 64));
+        p.client.qp().postSend(SendWr.send(98, List.of(new Sge(extra, 0, 8))));
+        p.client.qp().postSend(bad);
+        p.client.qp().postSend(SendWr.send(99, List.of(new Sge(extra, 0, 8))));
+        MemoryRegion rbuf = track(mr(p.serverPd, 64));
+        postRecvs(p.server, rbuf, 1, 64);
+        assertEquals(98, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        WorkCompletion wc = p.client.nextWc(WcStatus.REM_ACCESS_ERR);
+        assertEquals(bad.wrId(), wc.wrId());
+        assertEquals(99, p.client.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        assertEquals(QpState.ERROR, p.client.qp().state());
+        RdmaException e = assertThrows(RdmaException.class,
+                () -> p.client.qp().postSend(SendWr.send(100, List.of(new Sge(extra, 0, 8)))));
+        assertEquals(Errno.ENOTCONN, e.errno());
+        if (untouched != null) {
+            assertArrayEquals(expected, bytes(untouched, 0, expected.length), "target memory untouched");
+        }
+    }
+
+    @Test
+    void writeWithUnknownRkeyIsRemoteAccessError() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        fill(src, 0, pattern(4096, 1));
+        assertRemoteAccessError(p, SendWr.write(1, List.of(Sge.whole(src)), target.address(), target.rkey() ^ 0x5A5A5A5A),
+                target, new byte[4096]);
+    }
+
+    @Test
+    void staleRkeyAfterInvalidateIsRefused() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        int old = target.rkey();
+        target.invalidate();
+        assertFalse(target.valid());
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        fill(src, 0, pattern(4096, 1));
+        assertRemoteAccessError(p, SendWr.write(1, List.of(Sge.whole(src)), target.address(), old), target,
+                new byte[4096]);
+    }
+
+    @Test
+    void reregisterGivesWorkingNewRkeyAndKillsTheOld() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        int old = target.rkey();
+        target.invalidate();
+        int fresh = target.reregister();
+        assertNotEquals(old, fresh);
+        assertEquals(fresh, target.rkey());
+        assertTrue(target.valid());
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        fill(src, 0, pattern(4096, 2));
+        p.client.qp().postSend(SendWr.write(1, List.of(Sge.whole(src)), target.address(), fresh));
+        p.client.nextWc(WcStatus.SUCCESS);
+        assertArrayEquals(pattern(4096, 2), bytes(target, 0, 4096));
+        fill(src, 0, pattern(4096, 3));
+        assertRemoteAccessError(p, SendWr.write(2, List.of(Sge.whole(src)), target.address(), old), target,
+                pattern(4096, 2));
+    }
+
+    @Test
+    void writePastTheRegionEndIsRefused() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        fill(src, 0, pattern(4096, 1));
+        assertRemoteAccessError(p, SendWr.write(1, List.of(new Sge(src, 0, 200)), target.address() + 4000,
+                target.rkey()), target, new byte[4096]);
+    }
+
+    @Test
+    void writeBeforeTheRegionStartIsRefused() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        assertRemoteAccessError(p, SendWr.write(1, List.of(new Sge(src, 0, 100)), target.address() - 8,
+                target.rkey()), target, new byte[4096]);
+    }
+
+    @Test
+    void readPastTheRegionEndIsRefused() throws Exception {
+        Pair p = connect();
+        MemoryRegion remote = serverRegion(p, 4096);
+        MemoryRegion local = track(mr(p.clientPd, 8192));
+        assertRemoteAccessError(p, SendWr.read(1, List.of(new Sge(local, 0, 4097)), remote.address(),
+                remote.rkey()), null, null);
+    }
+
+    @Test
+    void writeToReadOnlyRegionIsRefused() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096, Access.LOCAL_WRITE, Access.REMOTE_READ);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        fill(src, 0, pattern(4096, 1));
+        assertRemoteAccessError(p, SendWr.write(1, List.of(Sge.whole(src)), target.address(), target.rkey()),
+                target, new byte[4096]);
+    }
+
+    @Test
+    void readFromWriteOnlyRegionIsRefused() throws Exception {
+        Pair p = connect();
+        MemoryRegion remote = serverRegion(p, 4096, Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+        MemoryRegion local = track(mr(p.clientPd, 4096));
+        assertRemoteAccessError(p, SendWr.read(1, List.of(Sge.whole(local)), remote.address(), remote.rkey()),
+                null, null);
+    }
+
+    @Test
+    void rkeyOfADeregisteredRegionIsRefused() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        long addr = target.address();
+        int rkey = target.rkey();
+        target.close();
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        p.client.qp().postSend(SendWr.write(1, List.of(Sge.whole(src)), addr, rkey));
+        p.client.nextWc(WcStatus.REM_ACCESS_ERR);
+    }
+
+    @Test
+    void regionsGetDistinctAddressesAndKeys() throws Exception {
+        ProtectionDomain pd = pd(device(0));
+        MemoryRegion a = track(mr(pd, 4096));
+        MemoryRegion b = track(mr(pd, 4096));
+        assertNotEquals(a.rkey(), b.rkey());
+        assertTrue(a.address() + a.length() <= b.address() || b.address() + b.length() <= a.address(),
+                "regions overlap in the device's address space");
+    }
+
+    // ------------------------------------------------------------------ connection management
+
+    @Test
+    void privateDataReachesTheListenerAndRejectCarriesTheReason() throws Exception {
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        CompletableFuture<ConnectRequest> seen = new CompletableFuture<>();
+        CmListener l = track(sd.listen(listenAddress(sd), seen::complete));
+        Endpoint client = new Endpoint("client");
+        ProtectionDomain pd = pd(cd);
+        MemoryRegion rbuf = track(mr(pd, 64));
+        byte[] pdata = pattern(56, 7);
+        client.qp(track(cd.connect(target(l), new QpInit(pd, 8, 8, 1, client), pdata, client)));
+        client.qp().postRecv(new RecvWr(5, List.of(Sge.whole(rbuf))));
+        ConnectRequest req = seen.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        assertArrayEquals(pdata, req.privateData());
+        req.reject(Errno.EKEYREJECTED);
+        CmEvent ev = client.nextEvent(CmEvent.Type.REJECTED);
+        assertEquals(Errno.EKEYREJECTED, ev.status());
+        assertEquals(5, client.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+    }
+
+    @Test
+    void privateDataLongerThan56BytesIsRefused() throws Exception {
+        RdmaDevice cd = device(1);
+        Endpoint client = new Endpoint("client");
+        ProtectionDomain pd = pd(cd);
+        RdmaException e = assertThrows(RdmaException.class, () -> cd.connect(
+                new InetSocketAddress(cd.addresses().get(0), 9), new QpInit(pd, 8, 8, 1, client), new byte[57],
+                client));
+        assertEquals(Errno.EINVAL, e.errno());
+    }
+
+    @Test
+    void connectingWhereNobodyListensIsUnreachable() throws Exception {
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        CmListener l = sd.listen(listenAddress(sd), req -> req.reject(Errno.EPERM));
+        InetSocketAddress gone = target(l);
+        l.close();
+        Endpoint client = new Endpoint("client");
+        ProtectionDomain pd = pd(cd);
+        client.qp(track(cd.connect(gone, new QpInit(pd, 8, 8, 1, client), null, client)));
+        client.nextEvent(CmEvent.Type.UNREACHABLE);
+        assertEquals(QpState.ERROR, client.qp().state());
+    }
+
+    @Test
+    void disconnectFlushesBothSidesAndBothSeeDisconnected() throws Exception {
+        Pair p = connect(pp -> postRecvs(pp.server, recvBuffer(pp), 3, 64), null);
+        MemoryRegion crbuf = track(mr(p.clientPd, 4096));
+        postRecvs(p.client, crbuf, 2, 64);
+        p.client.qp().disconnect();
+        p.client.nextEvent(CmEvent.Type.DISCONNECTED);
+        p.server.nextEvent(CmEvent.Type.DISCONNECTED);
+        for (int i = 0; i < 2; i++) {
+            assertEquals(i, p.client.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        }
+        for (int i = 0; i < 3; i++) {
+            assertEquals(i, p.server.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        }
+        assertEquals(QpState.ERROR, p.server.qp().state());
+        RdmaException e = assertThrows(RdmaException.class,
+                () -> p.server.qp().postSend(SendWr.send(1, List.of(new Sge(crbuf, 0, 1)))));
+        assertEquals(Errno.ENOTCONN, e.errno());
+    }
+
+    private MemoryRegion recvBuffer(Pair p) {
+        try {
+            return track(mr(p.serverPd, 4096));
+        } catch (RdmaException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void closingAQueuePairFlushesItsRequestsBeforeReturning() throws Exception {
+        Pair p = connect();
+        MemoryRegion rbuf = track(mr(p.clientPd, 4096));
+        postRecvs(p.client, rbuf, 4, 64);
+        p.client.qp().close();
+        assertEquals(QpState.CLOSED, p.client.qp().state());
+        assertEquals(4, p.client.pendingCompletions(), "flushes delivered before close returned");
+        for (int i = 0; i < 4; i++) {
+            p.client.nextWc(WcStatus.WR_FLUSH_ERR);
+        }
+        p.server.nextEvent(CmEvent.Type.DISCONNECTED);
+    }
+
+    @Test
+    void listenerOnAForeignAddressIsRefused() throws Exception {
+        RdmaDevice sd = device(0);
+        RdmaException e = assertThrows(RdmaException.class,
+                () -> sd.listen(new InetSocketAddress("192.0.2.1", 0), req -> req.reject(Errno.EPERM)));
+        assertEquals(Errno.EADDRNOTAVAIL, e.errno());
+    }
+
+    // ------------------------------------------------------------------ device removal
+
+    @Test
+    void deviceRemovalFlushesEverythingAndFreesThePort() throws Exception {
+        Assumptions.assumeTrue(canRemoveDevices(), "provider cannot remove devices");
+        Pair p = connect(pp -> postRecvs(pp.server, recvBuffer(pp), 2, 64), null);
+        MemoryRegion crbuf = track(mr(p.clientPd, 4096));
+        postRecvs(p.client, crbuf, 1, 64);
+        InetSocketAddress port = p.listener.localAddress();
+        RdmaDevice server = device(0);
+        removeDevice(server);
+        devices.set(0, null);
+        p.server.nextEvent(CmEvent.Type.DEVICE_REMOVAL);
+        assertEquals(0, p.server.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        assertEquals(1, p.server.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        assertEquals(QpState.ERROR, p.server.qp().state());
+        p.client.nextEvent(CmEvent.Type.DISCONNECTED);
+        p.client.nextWc(WcStatus.WR_FLUSH_ERR);
+        RdmaException e = assertThrows(RdmaException.class, server::allocPd);
+        assertEquals(Errno.ENODEV, e.errno());
+
+        RdmaDevice again = device(0);
+        CmListener l = track(again.listen(port, req -> req.reject(Errno.EPERM)));
+        assertEquals(port.getPort(), l.localAddress().getPort(), "port freed by the removal");
+    }
+
+    @Test
+    void postingToAnUnconnectedQueuePairIsHeldUntilEstablished() throws Exception {
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        Endpoint server = new Endpoint("server");
+        ProtectionDomain spd = pd(sd);
+        MemoryRegion rbuf = track(mr(spd, 64));
+        CompletableFuture<ConnectRequest> req = new CompletableFuture<>();
+        CmListener l = track(sd.listen(listenAddress(sd), req::complete));
+        Endpoint client = new Endpoint("client");
+        ProtectionDomain cpd = pd(cd);
+        MemoryRegion sbuf = track(mr(cpd, 64));
+        client.qp(track(cd.connect(target(l), new QpInit(cpd, 8, 8, 1, client), null, client)));
+        client.qp().postSend(SendWr.send(1, List.of(new Sge(sbuf, 0, 4))));
+        ConnectRequest r = req.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        server.qp(track(r.accept(new QpInit(spd, 8, 8, 1, server), server)));
+        server.qp().postRecv(new RecvWr(1, List.of(Sge.whole(rbuf))));
+        client.nextEvent(CmEvent.Type.ESTABLISHED);
+        client.nextWc(WcStatus.SUCCESS);
+        assertEquals(4, server.nextWc(WcStatus.SUCCESS).byteLen());
+    }
+
+    @Test
+    void localProtectionErrorForAForeignRegion() throws Exception {
+        Pair p = connect(pp -> postRecvs(pp.server, recvBuffer(pp), 1, 64), null);
+        ProtectionDomain other = pd(device(1));
+        MemoryRegion foreign = track(mr(other, 64));
+        p.client.qp().postSend(SendWr.send(1, List.of(new Sge(foreign, 0, 8))));
+        p.client.nextWc(WcStatus.LOC_PROT_ERR);
+        assertEquals(QpState.ERROR, p.client.qp().state());
+    }
+
+    @Test
+    void registrationRules() throws Exception {
+        ProtectionDomain pd = pd(device(0));
+        RdmaException heap = assertThrows(RdmaException.class,
+                () -> pd.register(ByteBuffer.allocate(64), Access.all()));
+        assertEquals(Errno.EINVAL, heap.errno());
+        MemoryRegion mr = pd.register(ByteBuffer.allocateDirect(64).position(16).limit(48),
+                Set.of(Access.LOCAL_WRITE));
+        assertEquals(32, mr.length());
+        mr.close();
+        mr.close();
+        assertFalse(mr.valid());
+    }
+}
