@@ -190,7 +190,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                 waiters = List.of();
             } else {
                 lastError = errno;
-                moveTo(DeviceState.FAILED);
+                if (state != DeviceState.FAILED) {
+                    // Two OPENs may be out at once (attach racing the handshake): fail once.
+                    moveTo(DeviceState.FAILED);
+                }
                 waiters = takeOpenWaiters();
                 failed = takeHeld();
             }
@@ -462,6 +465,11 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         RtrsClientSession rtrs;
         int id;
         synchronized (this) {
+            if (p.resends > 0 && state == DeviceState.DISCONNECTED) {
+                // The server no longer knows the id: wait for the remap rather than retry blindly.
+                held.add(p);
+                return;
+            }
             switch (state) {
                 case MAPPED:
                 case DISCONNECTED:
@@ -493,11 +501,14 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         }
     }
 
-    /** Whether a piece answered ENXIO should go again: its id went stale with a remap. */
+    /**
+     * Whether a piece answered ENXIO should go again: a remap is due or under way (the
+     * server answered a reconnected session that has not re-opened yet), or done with a new
+     * id. ENXIO for the current id of a MAPPED device is a real one (force-closed).
+     */
     private synchronized boolean stale(Piece p) {
-        return state == DeviceState.OPENING
-                || ((state == DeviceState.MAPPED || state == DeviceState.DISCONNECTED)
-                    && geometry.deviceId() != p.sentWith);
+        return state == DeviceState.OPENING || state == DeviceState.DISCONNECTED
+                || (state == DeviceState.MAPPED && geometry.deviceId() != p.sentWith);
     }
 
     /** One caller request: completes when all its pieces have, with the first error. */
@@ -565,6 +576,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         void completed(int errno) {
             if (errno == Errno.ENXIO && resends < MAX_RESENDS && stale(this)) {
                 resends++;
+                LOG.debug("device {}: request sent with stale id {} goes again", name, sentWith);
                 submit(this);
                 return;
             }
