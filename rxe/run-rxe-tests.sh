@@ -13,7 +13,7 @@
 #      RXE_TIMEOUT  seconds for the whole guest run       default 480
 #      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
-#      RXE_ADDR     the rxe device's IPv4 address          default 192.0.2.1 (TEST-NET-1)
+#      RXE_ADDR     the rxe device's IPv4 address          default 198.51.100.1 (TEST-NET-2)
 #      RXE_NO_APT=1 never run apt-get (skip instead when something is missing)
 #      SMP / MEM    guest CPUs / memory                    default nproc / 4G
 set -u
@@ -99,7 +99,7 @@ JAVA=$(printf %q "$JAVA")
 NATIVE_DIR=$(printf %q "$NATIVE_DIR")
 CONSOLE_JAR=$(printf %q "$CONSOLE_JAR")
 TEST_CLASSES=$(printf %q "${CLASSES# }")
-RDMA_TEST_ADDR=${RXE_ADDR:-192.0.2.1}
+RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
 JUNIT_TIMEOUT=$(( TIMEOUT - 60 ))
 ENV

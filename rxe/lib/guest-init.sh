@@ -22,7 +22,7 @@ ip link set lo up
 ulimit -l unlimited
 
 # rdma_cm cannot resolve 127.0.0.1 over rxe on lo, so rxe sits on a dummy netdev with a
-# TEST-NET-1 address; the guest has no NIC, nothing leaves the VM.
+# TEST-NET address; the guest has no NIC, nothing leaves the VM.
 log "setting up rxe0 on dummy0 ($RDMA_TEST_ADDR)"
 modprobe rdma_rxe && modprobe rdma_ucm && modprobe ib_uverbs && modprobe dummy \
   && ip link add dummy0 type dummy && ip addr add "$RDMA_TEST_ADDR/24" dev dummy0 \

@@ -223,6 +223,8 @@ class DisniRxeTest {
         WorkCompletion wc = next(serverWc);
         assertEquals(7, wc.wrId());
         assertEquals(WcStatus.WR_FLUSH_ERR, wc.status());
+        assertEquals(QpState.ERROR, server.state(), "in ERROR until its owner closes it");
+        server.close();
         assertEquals(QpState.CLOSED, server.state());
         assertThrows(RdmaException.class, device::allocPd);
         assertTrue(Thread.getAllStackTraces().keySet().stream()

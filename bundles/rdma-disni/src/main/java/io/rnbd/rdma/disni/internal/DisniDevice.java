@@ -26,7 +26,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -53,6 +57,7 @@ public final class DisniDevice implements ManagedDevice {
     static final DeviceAttributes ATTRIBUTES = new DeviceAttributes(Integer.MAX_VALUE, 4096, 4, 4096, 65536);
     private static final int CM_WAIT_MS = 20;
     private static final int CQ_WAIT_MS = 50;
+    private static final int DELIVERY_WAIT_S = 30;
 
     private volatile SysfsDevice info;
     private final DisniSettings settings;
@@ -207,6 +212,9 @@ public final class DisniDevice implements ManagedDevice {
         checkOpen();
         DisniProtectionDomain pd = ownPd(init);
         checkLimits(init);
+        if (privateData != null && privateData.length > 56) {
+            throw new RdmaException(Errno.EINVAL, "private data is at most 56 bytes, got " + privateData.length);
+        }
         if (destination.getAddress() == null || !(destination.getAddress() instanceof Inet4Address)) {
             throw new RdmaException(Errno.EINVAL, "DiSNI connects to IPv4 addresses only: " + destination);
         }
@@ -333,9 +341,35 @@ public final class DisniDevice implements ManagedDevice {
         pds.remove(pd);
     }
 
-    /** Runs {@code task} on the completion thread (where every completion is delivered). */
-    void onCompletionThread(Runnable task) {
-        completionTasks.add(task);
+    /**
+     * Runs {@code task} (a delivery of completions) on the completion thread, so that it
+     * never overlaps another delivery; inline when called from that thread or once it has
+     * stopped. With {@code wait}, returns after the task ran.
+     */
+    void deliverOnCompletionThread(Runnable task, boolean wait) {
+        if (Thread.currentThread() == cqThread || !cqThread.isAlive()) {
+            task.run();
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        completionTasks.add(() -> {
+            try {
+                task.run();
+            } finally {
+                done.complete(null);
+            }
+        });
+        if (!wait) {
+            return;
+        }
+        try {
+            done.get(DELIVERY_WAIT_S, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("rdma-disni: {} flush not delivered within {} s (completion handler blocked?)", name(),
+                    DELIVERY_WAIT_S);
+        }
     }
 
     void destroyIdQuietly(RdmaCmId id) {
@@ -427,13 +461,16 @@ public final class DisniDevice implements ManagedDevice {
             return;
         }
         join(cmThread);
+        join(cqThread);
+        // both threads are gone: from here on this thread delivers, one at a time
+        runCompletionTasks();
         for (DisniCmListener l : new ArrayList<>(listeners)) {
             l.close();
         }
         for (DisniQueuePair qp : new ArrayList<>(qps)) {
+            qp.pollAndDeliver(); // what already completed is reported as such, not as flushed
             qp.deviceRemoved();
         }
-        join(cqThread);
         for (DisniProtectionDomain pd : new ArrayList<>(pds)) {
             pd.close();
         }

@@ -55,6 +55,13 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private static final int POLL_BATCH = 32;
 
     private record Posted(long token, long wrId, WcOpcode opcode, boolean signaled) {
+        WorkCompletion flushed() {
+            return new WorkCompletion(wrId, WcStatus.WR_FLUSH_ERR, opcode, 0, false, 0);
+        }
+    }
+
+    /** A send posted before the connection is up: handed to the adapter on ESTABLISHED. */
+    private record Held(IbvSendWR wr, Posted posted) {
     }
 
     private final DisniDevice device;
@@ -71,6 +78,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private final Object cqLock = new Object();
     private final ArrayDeque<Posted> sendQueue = new ArrayDeque<>();
     private final ArrayDeque<Posted> recvQueue = new ArrayDeque<>();
+    private final List<Held> held = new ArrayList<>();
+    private boolean tornDown;
     private long nextToken;
     private volatile QpState state = QpState.INIT;
     private volatile InetSocketAddress local;
@@ -175,26 +184,62 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             w.getRdma().setRkey(wr.rkey());
         }
         synchronized (postLock) {
-            if (state != QpState.RTS) {
+            if (state != QpState.RTS && state != QpState.INIT) {
                 throw new RdmaException(Errno.ENOTCONN, "queue pair is " + state);
             }
-            if (sendQueue.size() >= init.maxSendWr()) {
+            if (sendQueue.size() + held.size() >= init.maxSendWr()) {
                 throw new RdmaException(Errno.ENOMEM, "send queue full (" + init.maxSendWr() + ")");
             }
             long token = nextToken++ & ~RECV_BIT;
             w.setWr_id(token);
-            sendQueue.addLast(new Posted(token, wr.wrId(), wcOpcode(wr.opcode()), wr.signaled()));
+            Posted p = new Posted(token, wr.wrId(), wcOpcode(wr.opcode()), wr.signaled());
+            if (state == QpState.INIT) {
+                // the QP cannot send before RTS; RC semantics still promise delivery
+                held.add(new Held(w, p));
+                return;
+            }
+            sendQueue.addLast(p);
             try {
-                SVCPostSend call = qp.postSend(List.of(w), null);
-                try {
-                    call.execute();
-                } finally {
-                    call.free();
-                }
+                post(w);
             } catch (IOException e) {
                 sendQueue.removeLast();
                 throw Errors.of("ibv_post_send", e);
             }
+        }
+    }
+
+    private void post(IbvSendWR w) throws IOException {
+        SVCPostSend call = qp.postSend(List.of(w), null);
+        try {
+            call.execute();
+        } finally {
+            call.free();
+        }
+    }
+
+    /** ESTABLISHED: RTS, and the held sends go to the adapter in posting order. */
+    private void established() {
+        boolean failed = false;
+        synchronized (postLock) {
+            if (state != QpState.INIT) {
+                return;
+            }
+            state = QpState.RTS;
+            for (Held h : held) {
+                sendQueue.addLast(h.posted());
+                try {
+                    post(h.wr());
+                } catch (IOException e) {
+                    LOG.warn("rdma-disni: posting a held send on {} failed", this, e);
+                    failed = true;
+                    break;
+                }
+            }
+            held.clear();
+        }
+        emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
+        if (failed) {
+            failed();
         }
     }
 
@@ -376,7 +421,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private void sendDisconnect() {
         try {
             device.cm(() -> {
-                if (!disconnectSent && state != QpState.CLOSED) {
+                if (!disconnectSent && !tornDown) {
                     disconnectSent = true;
                     id.disconnect();
                 }
@@ -409,10 +454,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
                     if (peer != null) {
                         remote = peer;
                     }
-                    if (state == QpState.INIT) {
-                        state = QpState.RTS;
-                        emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
-                    }
+                    established();
                     break;
                 case CmEvents.ADDR_ERROR:
                 case CmEvents.ROUTE_ERROR:
@@ -444,18 +486,39 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     }
 
     private void connectFailed(CmEvent ev) {
-        if (state == QpState.INIT) {
+        List<Posted> never = new ArrayList<>();
+        synchronized (postLock) {
+            if (state != QpState.INIT) {
+                return;
+            }
             state = QpState.ERROR;
-            emit(ev);
+            held.forEach(h -> never.add(h.posted()));
+            held.clear();
         }
+        emit(ev);
+        // posted RECVs flush through the CQ (the CM moved the QP to ERROR); held sends never reached it
+        device.deliverOnCompletionThread(() -> never.forEach(p -> deliver(p.flushed())), false);
     }
 
-    /** The device goes: tell the owner, then destroy and flush. */
+    /**
+     * The device goes (called after its completion thread stopped): DEVICE_REMOVAL, then
+     * the QP is destroyed and what was posted flushes; the QP stays in ERROR until closed.
+     */
     void deviceRemoved() {
-        if (state != QpState.CLOSED) {
-            emit(CmEvent.of(CmEvent.Type.DEVICE_REMOVAL));
-            close();
+        synchronized (postLock) {
+            if (state == QpState.CLOSED || tornDown) {
+                return;
+            }
+            state = QpState.ERROR;
         }
+        emit(CmEvent.of(CmEvent.Type.DEVICE_REMOVAL));
+        List<Posted> flushed = List.of();
+        try {
+            flushed = device.cm(this::teardownLocked);
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: teardown of {} on device removal", this, e);
+        }
+        flush(flushed, true);
     }
 
     @Override
@@ -466,29 +529,51 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         sendDisconnect();
     }
 
+    /** Disconnects, destroys, and delivers the flushes of everything still posted before returning. */
     @Override
     public void close() {
+        List<Posted> flushed = List.of();
         try {
-            device.cm(() -> {
-                closeLocked();
-                return null;
+            flushed = device.cm(() -> {
+                List<Posted> f = teardownLocked();
+                state = QpState.CLOSED;
+                return f;
             });
         } catch (IOException e) {
             LOG.debug("rdma-disni: close {}", this, e);
         }
+        flush(flushed, true);
     }
 
-    /** Destroys QP, CQ and CM id (under the CM lock) and flushes what is still posted. */
+    /** Cleanup of a QP whose connection never started (under the CM lock). */
     void closeLocked() throws IOException {
+        List<Posted> f = teardownLocked();
+        state = QpState.CLOSED;
+        flush(f, false);
+    }
+
+    private void flush(List<Posted> flushed, boolean wait) {
+        if (!flushed.isEmpty()) {
+            device.deliverOnCompletionThread(() -> flushed.forEach(p -> deliver(p.flushed())), wait);
+        }
+    }
+
+    /** Destroys QP, CQ and CM id once (under the CM lock); returns what is still outstanding. */
+    private List<Posted> teardownLocked() throws IOException {
         List<Posted> flushed = new ArrayList<>();
         synchronized (postLock) {
-            if (state == QpState.CLOSED) {
-                return;
+            if (tornDown) {
+                return flushed;
             }
-            state = QpState.CLOSED;
+            tornDown = true;
+            if (state != QpState.CLOSED) {
+                state = QpState.ERROR;
+            }
             flushed.addAll(sendQueue);
+            held.forEach(h -> flushed.add(h.posted()));
             flushed.addAll(recvQueue);
             sendQueue.clear();
+            held.clear();
             recvQueue.clear();
         }
         device.forget(id);
@@ -508,13 +593,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             cq.destroyCQ();
             id.destroyId();
         }
-        if (!flushed.isEmpty()) {
-            device.onCompletionThread(() -> {
-                for (Posted p : flushed) {
-                    deliver(new WorkCompletion(p.wrId(), WcStatus.WR_FLUSH_ERR, p.opcode(), 0, false, 0));
-                }
-            });
-        }
+        return flushed;
     }
 
     @Override
