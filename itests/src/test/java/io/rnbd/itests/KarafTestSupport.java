@@ -1,0 +1,311 @@
+package io.rnbd.itests;
+
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+import static org.ops4j.pax.exam.CoreOptions.composite;
+import static org.ops4j.pax.exam.CoreOptions.vmOptions;
+import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.configureConsole;
+import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.editConfigurationFilePut;
+import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.karafDistributionConfiguration;
+import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.logLevel;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+import javax.inject.Inject;
+
+import org.apache.karaf.features.FeaturesService;
+import org.apache.karaf.shell.api.console.Session;
+import org.apache.karaf.shell.api.console.SessionFactory;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.karaf.options.LogLevelOption.LogLevel;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
+import org.osgi.framework.Filter;
+import org.osgi.framework.FrameworkUtil;
+import org.osgi.framework.InvalidSyntaxException;
+import org.osgi.framework.ServiceListener;
+import org.osgi.service.component.runtime.ServiceComponentRuntime;
+import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
+import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
+import org.osgi.util.tracker.ServiceTracker;
+
+/**
+ * What every integration test shares: the container (the built distribution, offline from the
+ * build's local Maven repository, on free ports), console commands, service waits and the
+ * feature assertion. {@code @Configuration} runs in the failsafe JVM, the tests inside Karaf.
+ */
+public abstract class KarafTestSupport {
+
+    protected static final long TIMEOUT_MS = 30_000;
+
+    /** Karaf's own boot features without rnbd-appliance: a clean container to install into. */
+    protected static final String MINIMAL_BOOT_FEATURES =
+            "instance,package,log,ssh,framework,system,eventadmin,feature,shell,service,jaas,"
+                    + "deployer,diagnostic,bundle,config,scr";
+
+    /** The JVM flags of bin/karaf (Pax Exam starts java itself) plus bin/setenv's. */
+    private static final String[] KARAF_JVM_FLAGS = {
+        "--add-reads=java.xml=java.logging",
+        "--add-opens=java.base/java.security=ALL-UNNAMED",
+        "--add-opens=java.base/java.net=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        "--add-opens=java.base/java.util=ALL-UNNAMED",
+        "--add-opens=java.naming/javax.naming.spi=ALL-UNNAMED",
+        "--add-opens=java.rmi/sun.rmi.transport.tcp=ALL-UNNAMED",
+        "--add-exports=java.base/sun.net.www.protocol.file=ALL-UNNAMED",
+        "--add-exports=java.base/sun.net.www.protocol.ftp=ALL-UNNAMED",
+        "--add-exports=java.base/sun.net.www.protocol.http=ALL-UNNAMED",
+        "--add-exports=java.base/sun.net.www.protocol.https=ALL-UNNAMED",
+        "--add-exports=java.base/sun.net.www.protocol.jar=ALL-UNNAMED",
+        "--add-exports=java.base/sun.net.www.content.text=ALL-UNNAMED",
+        "--add-exports=jdk.xml.dom/org.w3c.dom.html=ALL-UNNAMED",
+        "--add-exports=jdk.naming.rmi/com.sun.jndi.url.rmi=ALL-UNNAMED",
+        "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+        "--add-exports=java.security.sasl/com.sun.security.sasl=ALL-UNNAMED",
+        "--add-exports=java.naming/com.sun.jndi.ldap=ALL-UNNAMED",
+        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    };
+
+    @Inject
+    protected BundleContext bundleContext;
+
+    @Inject
+    protected FeaturesService featuresService;
+
+    @Inject
+    protected SessionFactory sessionFactory;
+
+    @Inject
+    protected ServiceComponentRuntime scr;
+
+    /** The distribution as the build made it, booting its own featuresBoot and etc/ profile. */
+    protected static Option distribution() {
+        String dist = required("rnbd.distribution");
+        String repo = required("rnbd.localRepository");
+        String mvnCfg = "etc/org.ops4j.pax.url.mvn.cfg";
+        return composite(
+                karafDistributionConfiguration()
+                        .frameworkUrl(new File(dist).toURI().toString())
+                        .karafVersion(required("karaf.version"))
+                        .name("RNBD appliance")
+                        .unpackDirectory(new File("target/exam"))
+                        .useDeployFolder(false),
+                configureConsole().ignoreLocalConsole(),
+                logLevel(LogLevel.INFO),
+                editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.localRepository", repo),
+                editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.repositories", ""),
+                editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.offline", "true"),
+                editConfigurationFilePut("etc/org.apache.karaf.shell.cfg", "sshPort", Integer.toString(freePort())),
+                vmOptions(KARAF_JVM_FLAGS));
+    }
+
+    /**
+     * The distribution booted without rnbd-appliance and blind to the default profile in etc/
+     * (io.rnbd.* files), so that a feature installed alone meets no configuration it did not
+     * bring itself.
+     */
+    protected static Option cleanDistribution() {
+        return composite(
+                distribution(),
+                editConfigurationFilePut("etc/org.apache.karaf.features.cfg", "featuresBoot", MINIMAL_BOOT_FEATURES),
+                editConfigurationFilePut("etc/config.properties", "felix.fileinstall.filter",
+                        "(?!io\\.rnbd\\.).*\\.(cfg|config|json)"));
+    }
+
+    private static String required(String key) {
+        String value = System.getProperty(key);
+        if (value == null || value.isBlank()) {
+            throw new IllegalStateException("system property " + key + " is not set: run the itests through Maven (failsafe)");
+        }
+        return value;
+    }
+
+    protected static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Runs a console command as the shell would and returns what it printed (out and err). */
+    protected String executeCommand(String command) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        Session session = sessionFactory.create(System.in, out, out);
+        ExecutorService executor = Executors.newSingleThreadExecutor();
+        try {
+            Future<Object> result = executor.submit(() -> session.execute(command));
+            result.get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            fail("command did not finish within " + TIMEOUT_MS + " ms: " + command);
+        } catch (Exception e) {
+            out.println("Error: " + e);
+        } finally {
+            session.close();
+            executor.shutdownNow();
+        }
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Waits for a service matching the class and an optional LDAP filter; fails on timeout. The
+     * test keeps using the service until the container stops.
+     */
+    protected <T> T waitForService(Class<T> type, String filter, long timeoutMs) {
+        String spec = "(" + Constants.OBJECTCLASS + "=" + type.getName() + ")";
+        if (filter != null && !filter.isEmpty()) {
+            spec = "(&" + spec + filter + ")";
+        }
+        ServiceTracker<T, T> tracker;
+        try {
+            Filter osgiFilter = FrameworkUtil.createFilter(spec);
+            tracker = new ServiceTracker<>(bundleContext, osgiFilter, null);
+        } catch (InvalidSyntaxException e) {
+            throw new IllegalArgumentException("bad filter " + spec, e);
+        }
+        tracker.open();
+        try {
+            assertNotNull("no service " + spec + " within " + timeoutMs + " ms", tracker.waitForService(timeoutMs));
+            // our own use of the service, so that closing the tracker does not release it
+            return bundleContext.getService(tracker.getServiceReference());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted waiting for " + spec, e);
+        } finally {
+            tracker.close();
+        }
+    }
+
+    /**
+     * Installs a feature and asserts that every bundle it brought is active and every DS
+     * component of those bundles is satisfied (or waits for a configuration it requires).
+     * Returns the bundles it brought, so a test can uninstall and check they are gone.
+     */
+    protected List<Bundle> installAndAssertFeature(String name) throws Exception {
+        List<Long> before = bundleIds();
+        try {
+            featuresService.installFeature(name);
+        } catch (Exception e) {
+            throw new AssertionError("feature " + name + " does not install: " + e.getMessage(), e);
+        }
+        assertTrue("feature " + name + " is not installed", featuresService.isInstalled(featuresService.getFeature(name)));
+        List<Bundle> added = new ArrayList<>();
+        for (Bundle bundle : bundleContext.getBundles()) {
+            if (!before.contains(bundle.getBundleId())) {
+                added.add(bundle);
+            }
+        }
+        awaitNoProblems("feature " + name, () -> problems(added), TIMEOUT_MS);
+        return added;
+    }
+
+    private List<Long> bundleIds() {
+        List<Long> ids = new ArrayList<>();
+        for (Bundle bundle : bundleContext.getBundles()) {
+            ids.add(bundle.getBundleId());
+        }
+        return ids;
+    }
+
+    /** One line per inactive bundle or unsatisfied component among the given bundles. */
+    protected String problems(List<Bundle> bundles) {
+        List<String> problems = new ArrayList<>();
+        for (Bundle bundle : bundles) {
+            boolean fragment = bundle.getHeaders().get(Constants.FRAGMENT_HOST) != null;
+            int expected = fragment ? Bundle.RESOLVED : Bundle.ACTIVE;
+            if (bundle.getState() != expected) {
+                problems.add("bundle " + bundle.getSymbolicName() + " is " + stateName(bundle.getState()));
+                continue;
+            }
+            for (ComponentDescriptionDTO description : scr.getComponentDescriptionDTOs(bundle)) {
+                if (!scr.isComponentEnabled(description)) {
+                    continue;
+                }
+                for (ComponentConfigurationDTO configuration : scr.getComponentConfigurationDTOs(description)) {
+                    if (!satisfied(configuration)) {
+                        problems.add("component " + description.name + " of " + bundle.getSymbolicName()
+                                + " is " + componentState(configuration));
+                    }
+                }
+            }
+        }
+        return String.join("\n", problems);
+    }
+
+    private static boolean satisfied(ComponentConfigurationDTO configuration) {
+        return configuration.state == ComponentConfigurationDTO.ACTIVE
+                || configuration.state == ComponentConfigurationDTO.SATISFIED
+                // a factory or required configuration not given yet: waiting is correct
+                || configuration.state == ComponentConfigurationDTO.UNSATISFIED_CONFIGURATION;
+    }
+
+    private static String componentState(ComponentConfigurationDTO configuration) {
+        switch (configuration.state) {
+            case ComponentConfigurationDTO.UNSATISFIED_REFERENCE:
+                return "missing references " + Arrays.stream(configuration.unsatisfiedReferences)
+                        .map(r -> r.name + " " + r.target)
+                        .collect(Collectors.joining(", "));
+            case ComponentConfigurationDTO.FAILED_ACTIVATION:
+                return "failed to activate: " + configuration.failure;
+            default:
+                return "in state " + configuration.state;
+        }
+    }
+
+    private static String stateName(int state) {
+        switch (state) {
+            case Bundle.INSTALLED: return "INSTALLED (unresolved)";
+            case Bundle.RESOLVED: return "RESOLVED (not started)";
+            case Bundle.STARTING: return "STARTING";
+            case Bundle.STOPPING: return "STOPPING";
+            case Bundle.ACTIVE: return "ACTIVE";
+            default: return "UNINSTALLED";
+        }
+    }
+
+    /**
+     * Waits until {@code problems} reports none, re-checking on every service event (DS
+     * components settle by registering services) and at least every 200 ms; fails with the
+     * last problems on timeout.
+     */
+    protected void awaitNoProblems(String what, Supplier<String> problems, long timeoutMs) throws InterruptedException {
+        Semaphore changed = new Semaphore(0);
+        ServiceListener listener = event -> changed.release();
+        bundleContext.addServiceListener(listener);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            String current = problems.get();
+            while (!current.isEmpty() && System.nanoTime() < deadline) {
+                changed.tryAcquire(200, TimeUnit.MILLISECONDS);
+                changed.drainPermits();
+                current = problems.get();
+            }
+            if (!current.isEmpty()) {
+                fail(what + ", still after " + timeoutMs + " ms:\n" + current);
+            }
+        } finally {
+            bundleContext.removeServiceListener(listener);
+        }
+    }
+}
