@@ -65,13 +65,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      * @throws RdmaException EINVAL for a bad name, EADDRNOTAVAIL if the address is not local
      */
     public SoftDevice(String name, InetAddress address) throws RdmaException {
-        if (name == null || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
-            throw new RdmaException(Errno.EINVAL, "device name must be 1-64 of [A-Za-z0-9_.-]: " + name);
-        }
-        if (address == null || address.isAnyLocalAddress() || address.isMulticastAddress()) {
-            throw new RdmaException(Errno.EINVAL, "device address must be a unicast IP address: " + address);
-        }
-        checkLocal(address);
+        checkName(name);
+        checkAddress(address);
         this.name = name;
         this.address = address;
         this.nodeId = guid(name, address);
@@ -109,6 +104,21 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         } catch (IOException e) {
             throw new RdmaException(Errno.EINVAL, "not an IP address: '" + t + "'", e);
         }
+    }
+
+    /** EINVAL unless {@code name} is 1-64 of {@code [A-Za-z0-9_.-]}. */
+    public static void checkName(String name) throws RdmaException {
+        if (name == null || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
+            throw new RdmaException(Errno.EINVAL, "device name must be 1-64 of [A-Za-z0-9_.-]: '" + name + "'");
+        }
+    }
+
+    /** EINVAL unless unicast, EADDRNOTAVAIL unless assignable on this host. */
+    public static void checkAddress(InetAddress address) throws RdmaException {
+        if (address == null || address.isAnyLocalAddress() || address.isMulticastAddress()) {
+            throw new RdmaException(Errno.EINVAL, "device address must be a unicast IP address: " + address);
+        }
+        checkLocal(address);
     }
 
     private static void checkLocal(InetAddress address) throws RdmaException {

@@ -1,0 +1,101 @@
+package io.rnbd.rdma.soft.internal.osgi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.RdmaException;
+
+import org.junit.jupiter.api.Test;
+import org.osgi.framework.FrameworkUtil;
+import org.osgi.service.cm.Configuration;
+import org.osgi.service.cm.ConfigurationAdmin;
+
+import java.lang.reflect.Proxy;
+import java.util.Dictionary;
+import java.util.HashMap;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+class SoftLinkAdminComponentTest {
+    /** An in-memory ConfigurationAdmin: just enough of named factory configurations. */
+    private final Map<String, Hashtable<String, Object>> store = new TreeMap<>();
+
+    private Configuration config(String pid) {
+        return (Configuration) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Configuration.class},
+                (proxy, m, args) -> {
+                    switch (m.getName()) {
+                        case "getPid":
+                            return pid;
+                        case "getProperties":
+                            return store.get(pid);
+                        case "update":
+                            @SuppressWarnings("unchecked")
+                            Dictionary<String, Object> d = (Dictionary<String, Object>) args[0];
+                            Hashtable<String, Object> copy = new Hashtable<>();
+                            for (String k : java.util.Collections.list(d.keys())) {
+                                copy.put(k, d.get(k));
+                            }
+                            copy.put("service.pid", pid);
+                            copy.put("service.factoryPid", pid.substring(0, pid.indexOf('~')));
+                            store.put(pid, copy);
+                            return null;
+                        case "delete":
+                            store.remove(pid);
+                            return null;
+                        default:
+                            throw new UnsupportedOperationException(m.getName());
+                    }
+                });
+    }
+
+    private final ConfigurationAdmin configAdmin = (ConfigurationAdmin) Proxy.newProxyInstance(
+            getClass().getClassLoader(), new Class<?>[] {ConfigurationAdmin.class}, (proxy, m, args) -> {
+                switch (m.getName()) {
+                    case "getFactoryConfiguration":
+                        return config(args[0] + "~" + args[1]);
+                    case "listConfigurations":
+                        var filter = FrameworkUtil.createFilter((String) args[0]);
+                        List<Configuration> found = new java.util.ArrayList<>();
+                        for (Map.Entry<String, Hashtable<String, Object>> e : store.entrySet()) {
+                            if (filter.matches(new HashMap<>(e.getValue()))) {
+                                found.add(config(e.getKey()));
+                            }
+                        }
+                        return found.isEmpty() ? null : found.toArray(new Configuration[0]);
+                    default:
+                        throw new UnsupportedOperationException(m.getName());
+                }
+            });
+
+    private final SoftLinkAdminComponent admin = new SoftLinkAdminComponent(configAdmin);
+
+    @Test
+    void addCreatesANamedFactoryConfigurationAndDeleteRemovesIt() throws Exception {
+        admin.addLink("soft1", "127.0.0.2");
+        admin.addLink("soft0", " 127.0.0.1 ");
+        assertEquals(List.of("soft0", "soft1"), admin.links());
+        Hashtable<String, Object> props = store.get("io.rnbd.rdma.soft~soft1");
+        assertEquals("soft1", props.get("name"));
+        assertEquals("127.0.0.2", props.get("address"));
+        admin.deleteLink("soft1");
+        assertEquals(List.of("soft0"), admin.links());
+        assertEquals("soft", admin.provider());
+    }
+
+    @Test
+    void badInputGetsClearErrors() throws Exception {
+        admin.addLink("soft0", "127.0.0.1");
+        assertEquals(Errno.EEXIST, assertThrows(RdmaException.class, () -> admin.addLink("soft0", "127.0.0.2")).errno());
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class, () -> admin.addLink("x", "nonsense")).errno());
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class, () -> admin.addLink("a)(b", "127.0.0.1")).errno());
+        assertEquals(Errno.EADDRNOTAVAIL,
+                assertThrows(RdmaException.class, () -> admin.addLink("far", "192.0.2.7")).errno());
+        RdmaException missing = assertThrows(RdmaException.class, () -> admin.deleteLink("nope"));
+        assertEquals(Errno.ENOENT, missing.errno());
+        assertEquals("ENOENT: no link named nope", missing.getMessage());
+        assertEquals(List.of("soft0"), admin.links());
+    }
+}
