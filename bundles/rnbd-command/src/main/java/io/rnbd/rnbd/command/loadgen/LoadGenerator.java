@@ -3,8 +3,8 @@ package io.rnbd.rnbd.command.loadgen;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -54,7 +54,8 @@ public final class LoadGenerator {
     private final List<Slot> slots = new ArrayList<>();
     private final ConcurrentLinkedQueue<Slot> ready = new ConcurrentLinkedQueue<>();
     private final AtomicInteger drainers = new AtomicInteger();
-    private final List<String> problems = Collections.synchronizedList(new ArrayList<>());
+    /** Guarded by itself. */
+    private final List<String> problems = new ArrayList<>();
     private final AtomicReference<String> stopReason = new AtomicReference<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private final CompletableFuture<LoadResult> result = new CompletableFuture<>();
@@ -118,7 +119,7 @@ public final class LoadGenerator {
         startNanos = nanoTime.getAsLong();
         // capped so that now - deadline cannot overflow whatever origin nanoTime has
         long cap = Long.MAX_VALUE / 4;
-        long d = spec.duration().isZero() || spec.duration().compareTo(java.time.Duration.ofNanos(cap)) > 0
+        long d = spec.duration().isZero() || spec.duration().compareTo(Duration.ofNanos(cap)) > 0
                 ? cap : spec.duration().toNanos();
         deadline = startNanos + d;
         if (progress != null) {

@@ -36,6 +36,7 @@ public final class FileBackend implements BlockBackend, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FileBackend.class);
     private static final int SECTOR = 512;
     private static final int MAX_DIRECT_ALIGNMENT = 64 * 1024;
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final ThreadPoolExecutor executor;
     private final Set<FileBlockDevice> open = ConcurrentHashMap.newKeySet();
@@ -51,8 +52,9 @@ public final class FileBackend implements BlockBackend, AutoCloseable {
             throw new IllegalArgumentException("io.threads=" + ioThreads + " must be between 1 and 256");
         }
         AtomicInteger n = new AtomicInteger();
+        String prefix = "rnbd-file-io-" + INSTANCES.incrementAndGet() + "-";
         ThreadFactory threads = r -> {
-            Thread t = new Thread(r, "rnbd-file-io-" + n.incrementAndGet());
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
@@ -84,12 +86,22 @@ public final class FileBackend implements BlockBackend, AutoCloseable {
             throw new IOException(where + ": no such file" + (readOnly ? "" : " (give size= to create it)"));
         }
         long size = prepare(p, where, readOnly, exists);
-        int lbs = p.direct() ? directAlignment(p.path(), where) : SECTOR;
-        size -= size % lbs;
-        if (size == 0) {
-            throw new IOException(where + ": smaller than one block of " + lbs + " bytes");
+        int lbs;
+        FileChannel ch;
+        try {
+            lbs = p.direct() ? directAlignment(p.path(), where) : SECTOR;
+            size -= size % lbs;
+            if (size == 0) {
+                throw new IOException(where + ": smaller than one block of " + lbs + " bytes");
+            }
+            ch = openChannel(p, where, readOnly);
+        } catch (IOException e) {
+            if (!exists) {
+                // a failed open leaves nothing behind, not even the file it just created
+                Files.deleteIfExists(p.path());
+            }
+            throw e;
         }
-        FileChannel ch = openChannel(p, where, readOnly);
         FileBlockDevice dev = new FileBlockDevice(ch, p.path().toString(), size, lbs, p.direct(), readOnly,
                 executor, open::remove);
         open.add(dev);

@@ -17,11 +17,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -142,6 +144,14 @@ class FileBackendTest {
     }
 
     @Test
+    void aFileCreatedByAFailedOpenIsRemoved() {
+        Path f = dir.resolve("tiny.img");
+        assertMessage("file backend: " + f + ": smaller than one block of 512 bytes",
+                Map.of("path", f.toString(), "size", "100"), false);
+        assertFalse(Files.exists(f));
+    }
+
+    @Test
     void permissionDeniedIsSaidSo() throws Exception {
         Assumptions.assumeFalse("root".equals(System.getProperty("user.name")), "root bypasses file permissions");
         Path f = dir.resolve("locked.img");
@@ -164,19 +174,19 @@ class FileBackendTest {
         CompletableFuture<Void> f = dev.write(0, big, true).whenComplete((v, t) -> ranOn[0] = Thread.currentThread().getName());
         await(f);
         assertTrue(ranOn[0].startsWith("rnbd-file-io-") || ranOn[0].equals(caller));
-        assertTrue(ioThreads() > 0);
+        List<Thread> threads = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("rnbd-file-io-")).collect(Collectors.toList());
+        assertFalse(threads.isEmpty());
 
         backend.close();
-        assertEquals(0, ioThreads(), "no IO thread survives close");
+        for (Thread t : threads) {
+            t.join(10_000);
+            assertFalse(t.isAlive(), t.getName() + " survived close");
+        }
         ExecutionException e = assertThrows(ExecutionException.class, () -> dev.read(0, ByteBuffer.allocate(512)).get());
         assertEquals(Errno.ENODEV, BlockIoException.errnoOf(e));
         IOException refused = assertThrows(IOException.class, () -> open(Map.of("path", dir.resolve("t.img").toString())));
         assertEquals("file backend is stopped", refused.getMessage());
-    }
-
-    private static long ioThreads() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith("rnbd-file-io-") && t.isAlive()).count();
     }
 
     @Test
@@ -217,6 +227,7 @@ class FileBackendTest {
             Assumptions.abort("this kernel's tmpfs supports O_DIRECT: nothing to refuse");
         } catch (IOException e) {
             assertTrue(e.getMessage().startsWith("file backend: " + f + ": O_DIRECT "), e.getMessage());
+            assertTrue(Files.exists(f), "an existing file is never deleted");
             assertTrue(e.getMessage().endsWith("; use direct=false"), e.getMessage());
         } finally {
             Files.deleteIfExists(f);
