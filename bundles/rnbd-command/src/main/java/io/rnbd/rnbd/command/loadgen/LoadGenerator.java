@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -26,9 +26,10 @@ import java.util.function.LongSupplier;
 /**
  * Drives any {@link BlockDevice} with a {@link LoadSpec}, like fio with an async engine: a
  * slot per queue-depth unit, each with its own buffer, resubmitted as soon as its IO completes.
- * Submissions go through one queue drained by one thread at a time, so a device that completes
- * inline (the memory backend) neither recurses nor starves slots; the first drain runs on a
- * thread of its own so {@link #start} returns at once. With verification no two IOs touch one
+ * One thread of the run submits every IO (see {@link #submitLoop}), so {@link #start} returns
+ * at once and a device that completes inline neither recurses nor starves slots; the thread
+ * ends with the run (it stays parked only if the device never completes an IO). With
+ * verification no two IOs touch one
  * block at the same time, and every read of a block written in this run must return exactly
  * the last completed write (see {@link BlockPattern}). Plain Java: no OSGi, no logging.
  */
@@ -52,8 +53,7 @@ public final class LoadGenerator {
     private final AtomicLong issued = new AtomicLong();
     private final AtomicInteger activeSlots;
     private final List<Slot> slots = new ArrayList<>();
-    private final ConcurrentLinkedQueue<Slot> ready = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger drainers = new AtomicInteger();
+    private final LinkedBlockingQueue<Slot> ready = new LinkedBlockingQueue<>();
     /** Guarded by itself. */
     private final List<String> problems = new ArrayList<>();
     private final AtomicReference<String> stopReason = new AtomicReference<>();
@@ -133,7 +133,7 @@ public final class LoadGenerator {
             progressTask = t.scheduleAtFixedRate(() -> progress(progress), 1, 1, TimeUnit.SECONDS);
         }
         ready.addAll(slots);
-        daemon(this::drain, "rnbd-loadgen").start();
+        daemon(this::submitLoop, "rnbd-loadgen").start();
         return result;
     }
 
@@ -148,21 +148,22 @@ public final class LoadGenerator {
         return t;
     }
 
-    private void kick(Slot s) {
-        ready.add(s);
-        drain();
-    }
-
-    private void drain() {
-        if (drainers.getAndIncrement() != 0) {
-            return;
-        }
-        do {
+    /**
+     * The submitter: the only thread that calls the device. Completions just queue their slot,
+     * so a device whose submit blocks (waiting for a permit) never blocks its own completion
+     * thread, and one that completes inline takes its turn behind the other slots.
+     */
+    private void submitLoop() {
+        while (activeSlots.get() > 0) {
             Slot s;
-            while ((s = ready.poll()) != null) {
-                issue(s);
+            try {
+                s = ready.take();
+            } catch (InterruptedException e) {
+                stop();
+                continue;
             }
-        } while (drainers.decrementAndGet() != 0);
+            issue(s);
+        }
     }
 
     private boolean admit() {
@@ -205,6 +206,9 @@ public final class LoadGenerator {
         CompletableFuture<Void> f;
         try {
             f = s.read ? dev.read(s.offset, b) : dev.write(s.offset, b, false);
+            if (f == null) {
+                f = CompletableFuture.failedFuture(new IllegalStateException("the device returned no future"));
+            }
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
@@ -249,7 +253,7 @@ public final class LoadGenerator {
         if (blockState != null) {
             blockState.set((int) s.block, keep << 1);
         }
-        kick(s);
+        ready.add(s);
     }
 
     private void problem(String line) {
