@@ -1,0 +1,45 @@
+package io.rnbd.rdma.command;
+
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RdmaLinkAdmin;
+
+import org.apache.karaf.shell.api.action.Action;
+import org.apache.karaf.shell.api.action.Argument;
+import org.apache.karaf.shell.api.action.Command;
+import org.apache.karaf.shell.api.action.lifecycle.Reference;
+import org.apache.karaf.shell.api.action.lifecycle.Service;
+
+import java.io.PrintStream;
+
+/** {@code rdma:link-del NAME} — delete a soft RDMA device; its IB clients let go first. */
+@Service
+@Command(scope = "rdma", name = "link-del", description = "Delete a soft RDMA device (its users get remove first)")
+public class LinkDelCommand implements Action {
+    @Argument(index = 0, name = "name", description = "Device name", required = true)
+    String name;
+
+    @Reference
+    RdmaLinkAdmin linkAdmin;
+
+    private PrintStream out;
+
+    void setLinkAdmin(RdmaLinkAdmin linkAdmin) {
+        this.linkAdmin = linkAdmin;
+    }
+
+    void setOut(PrintStream out) {
+        this.out = out;
+    }
+
+    @Override
+    public Object execute() {
+        PrintStream o = out != null ? out : System.out;
+        try {
+            linkAdmin.deleteLink(name);
+            o.println("Deleted " + linkAdmin.provider() + " link " + name);
+        } catch (RdmaException | RuntimeException e) {
+            o.println("Error: " + e.getMessage());
+        }
+        return null;
+    }
+}

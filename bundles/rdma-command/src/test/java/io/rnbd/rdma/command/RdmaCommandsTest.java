@@ -1,0 +1,135 @@
+package io.rnbd.rdma.command;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.LinkState;
+import io.rnbd.rdma.api.RdmaDeviceInfo;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RdmaLinkAdmin;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+
+class RdmaCommandsTest {
+    private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    private final PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+
+    private String output() {
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    private static final List<RdmaDeviceInfo> DEVICES = List.of(
+            new RdmaDeviceInfo("soft0", "soft", "0a0b:0c0d:0e0f:1011", LinkState.ACTIVE, List.of("127.0.0.1"),
+                    List.of("rtrs-server", "rtrs-client")),
+            new RdmaDeviceInfo("odd\"name", "soft", "n", LinkState.DOWN, List.of(), List.of()));
+
+    /** Links kept in a map, with the admin's documented errors. */
+    private static final class FakeLinks implements RdmaLinkAdmin {
+        final TreeMap<String, String> links = new TreeMap<>();
+
+        @Override
+        public String provider() {
+            return "soft";
+        }
+
+        @Override
+        public void addLink(String name, String address) throws RdmaException {
+            if (!address.matches("[0-9.]+")) {
+                throw new RdmaException(Errno.EINVAL, "not an IP address: '" + address + "'");
+            }
+            if (links.putIfAbsent(name, address) != null) {
+                throw new RdmaException(Errno.EEXIST, "link " + name + " already exists");
+            }
+        }
+
+        @Override
+        public void deleteLink(String name) throws RdmaException {
+            if (links.remove(name) == null) {
+                throw new RdmaException(Errno.ENOENT, "no link named " + name);
+            }
+        }
+
+        @Override
+        public List<String> links() {
+            return new ArrayList<>(links.keySet());
+        }
+    }
+
+    @Test
+    void devicesPrintsAnAlignedTable() {
+        DevicesCommand c = new DevicesCommand();
+        c.setAdmin(() -> DEVICES);
+        c.setOut(out);
+        c.execute();
+        String[] lines = output().split("\n");
+        assertEquals(3, lines.length, output());
+        assertTrue(lines[0].startsWith("NAME      PROVIDER  STATE   NODE"), lines[0]);
+        assertTrue(lines[1].contains("ACTIVE") && lines[1].contains("127.0.0.1")
+                && lines[1].endsWith("rtrs-server,rtrs-client"), lines[1]);
+        assertTrue(lines[2].endsWith("-"), lines[2]);
+        assertEquals(lines[0].indexOf("STATE"), lines[1].indexOf("ACTIVE"));
+    }
+
+    @Test
+    void devicesPrintsJson() {
+        DevicesCommand c = new DevicesCommand();
+        c.setAdmin(() -> DEVICES);
+        c.setOut(out);
+        c.json = true;
+        c.execute();
+        assertEquals("[{\"name\":\"soft0\",\"provider\":\"soft\",\"nodeId\":\"0a0b:0c0d:0e0f:1011\",\"state\":\"ACTIVE\","
+                + "\"addresses\":[\"127.0.0.1\"],\"clients\":[\"rtrs-server\",\"rtrs-client\"]},"
+                + "{\"name\":\"odd\\\"name\",\"provider\":\"soft\",\"nodeId\":\"n\",\"state\":\"DOWN\","
+                + "\"addresses\":[],\"clients\":[]}]\n", output());
+    }
+
+    @Test
+    void devicesWithNoneIsAnEmptyJsonArray() {
+        DevicesCommand c = new DevicesCommand();
+        c.setAdmin(List::of);
+        c.setOut(out);
+        c.json = true;
+        c.execute();
+        assertEquals("[]\n", output());
+    }
+
+    @Test
+    void linkAddAndDelReportSuccessAndOneLineErrors() {
+        FakeLinks links = new FakeLinks();
+        assertEquals("Added soft link soft0 on 127.0.0.1\n", add(links, "soft0", "127.0.0.1"));
+        assertEquals("Error: EEXIST: link soft0 already exists\n", add(links, "soft0", "127.0.0.2"));
+        assertEquals("Error: EINVAL: not an IP address: 'bogus'\n", add(links, "soft1", "bogus"));
+        assertEquals("Deleted soft link soft0\n", del(links, "soft0"));
+        assertEquals("Error: ENOENT: no link named soft0\n", del(links, "soft0"));
+        assertTrue(links.links.isEmpty());
+    }
+
+    private String add(RdmaLinkAdmin links, String name, String address) {
+        bytes.reset();
+        LinkAddCommand c = new LinkAddCommand();
+        c.setLinkAdmin(links);
+        c.setOut(out);
+        c.name = name;
+        c.address = address;
+        c.execute();
+        return output();
+    }
+
+    private String del(RdmaLinkAdmin links, String name) {
+        bytes.reset();
+        LinkDelCommand c = new LinkDelCommand();
+        c.setLinkAdmin(links);
+        c.setOut(out);
+        c.name = name;
+        c.execute();
+        return output();
+    }
+}
