@@ -1,0 +1,128 @@
+package io.rnbd.rtrs.client;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.CmEvent;
+import io.rnbd.rdma.api.CmEventHandler;
+import io.rnbd.rdma.api.CompletionHandler;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.MemoryRegion;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcStatus;
+import io.rnbd.rdma.api.WorkCompletion;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/** One connection of one path instance; events of a stale instance are ignored by the path. */
+final class ClientCon implements CompletionHandler, CmEventHandler {
+    static final int HELLO_SLOT = 64;
+    final ClientPath path;
+    final int gen;
+    final int cid;
+    final ProtectionDomain pd;
+    final RecvPool hello;
+    private final AtomicLong sendSeq = new AtomicLong();
+    private final Map<Long, MemoryRegion> sendBufs = new ConcurrentHashMap<>();
+    volatile QueuePair qp;
+    volatile RecvPool recvs;
+    boolean ready;
+
+    ClientCon(ClientPath path, int gen, int cid, ProtectionDomain pd) throws RdmaException {
+        this.path = path;
+        this.gen = gen;
+        this.cid = cid;
+        this.pd = pd;
+        this.hello = new RecvPool(pd, 1, HELLO_SLOT);
+    }
+
+    @Override
+    public void onCompletion(QueuePair q, WorkCompletion wc) {
+        if (!RecvPool.isRecv(wc.wrId())) {
+            MemoryRegion mr = sendBufs.remove(wc.wrId());
+            if (mr != null) {
+                mr.close();
+            }
+            if (!wc.ok()) {
+                path.onConError(this, wc.status().errno(), "send " + wc.status());
+            }
+            return;
+        }
+        if (!wc.ok()) {
+            if (wc.status() != WcStatus.WR_FLUSH_ERR) {
+                path.onConError(this, wc.status().errno(), "receive " + wc.status());
+            }
+            return;
+        }
+        path.onRecv(this, wc);
+    }
+
+    @Override
+    public void onEvent(QueuePair q, CmEvent event) {
+        path.onCmEvent(this, event);
+    }
+
+    ByteBuffer received(WorkCompletion wc) {
+        RecvPool pool = ready ? recvs : hello;
+        return pool.data(RecvPool.slot(wc.wrId()), wc.byteLen());
+    }
+
+    void repost(WorkCompletion wc) throws RdmaException {
+        (ready ? recvs : hello).post(qp, RecvPool.slot(wc.wrId()));
+    }
+
+    void send(int size, Consumer<ByteBuffer> enc) throws RdmaException {
+        ByteBuffer b = ByteBuffer.allocateDirect(size);
+        enc.accept(b);
+        b.flip();
+        MemoryRegion mr = pd.register(b, Access.of(Access.LOCAL_WRITE));
+        long id = sendSeq.incrementAndGet();
+        sendBufs.put(id, mr);
+        try {
+            qp.postSend(SendWr.send(id, List.of(Sge.whole(mr))));
+        } catch (RdmaException e) {
+            sendBufs.remove(id);
+            mr.close();
+            throw e;
+        }
+    }
+
+    void sendImm(int imm) throws RdmaException {
+        qp.postSend(SendWr.sendWithImm(sendSeq.incrementAndGet(), List.of(), imm));
+    }
+
+    void writeImm(Sge sge, long remoteAddr, int rkey, int imm) throws RdmaException {
+        qp.postSend(SendWr.writeWithImm(sendSeq.incrementAndGet(), List.of(sge), remoteAddr, rkey, imm));
+    }
+
+    void close() {
+        QueuePair q = qp;
+        if (q != null) {
+            q.close();
+        }
+        sendBufs.values().forEach(MemoryRegion::close);
+        sendBufs.clear();
+        hello.close();
+        RecvPool r = recvs;
+        if (r != null) {
+            r.close();
+        }
+    }
+
+    static int errnoOf(CmEvent e) {
+        return e.status() != 0 ? e.status() : switch (e.type()) {
+            case UNREACHABLE -> Errno.EHOSTUNREACH;
+            case REJECTED -> Errno.ECONNREFUSED;
+            case DEVICE_REMOVAL -> Errno.ENODEV;
+            case CONNECT_ERROR -> Errno.ETIMEDOUT;
+            default -> Errno.ECONNRESET;
+        };
+    }
+}

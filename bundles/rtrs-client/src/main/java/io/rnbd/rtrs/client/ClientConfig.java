@@ -1,0 +1,66 @@
+package io.rnbd.rtrs.client;
+
+import io.rnbd.rtrs.api.MultipathPolicy;
+import io.rnbd.rtrs.proto.Rtrs;
+
+import java.util.List;
+
+/**
+ * A session's settings (factory PID {@code io.rnbd.rtrs.client.session}); times in
+ * milliseconds here, the OSGi layer converts {@code reconnect.delay.sec}.
+ */
+public record ClientConfig(String sessionName, List<PathAddress> paths, String mpPolicy, int maxReconnectAttempts,
+                           int reconnectDelayMs, int reconnectBackoffMs, long ioTimeoutMs, int consPerPath,
+                           String hostId, long hbIntervalMs, int hbMissedMax) {
+    public ClientConfig {
+        if (sessionName == null || sessionName.isBlank() || sessionName.length() >= Rtrs.NAME_MAX
+                || !sessionName.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+            throw new IllegalArgumentException("session.name must be 1-254 printable ASCII characters");
+        }
+        paths = List.copyOf(paths);
+        if (paths.isEmpty() || paths.size() > Rtrs.MAX_PATHS) {
+            throw new IllegalArgumentException("paths must list 1.." + Rtrs.MAX_PATHS + " paths");
+        }
+        if (maxReconnectAttempts < -1 || maxReconnectAttempts > 9999) {
+            throw new IllegalArgumentException("max.reconnect.attempts must be -1..9999");
+        }
+        if (reconnectDelayMs < 0 || reconnectBackoffMs < 0 || ioTimeoutMs < 0 || consPerPath < 0
+                || hbIntervalMs <= 0 || hbMissedMax <= 0) {
+            throw new IllegalArgumentException("negative or zero timing value");
+        }
+    }
+
+    /** Kernel-like defaults for {@code name} over {@code paths}. */
+    public static ClientConfig of(String name, List<PathAddress> paths) {
+        return new ClientConfig(name, paths, MultipathPolicy.MIN_INFLIGHT, -1, 10_000, 1000, 0, 0, hostName(),
+                Rtrs.HB_INTERVAL_MS, Rtrs.HB_MISSED_MAX);
+    }
+
+    public ClientConfig withTimings(int reconnectDelayMs, int backoffMs, long ioTimeoutMs, long hbIntervalMs,
+                                    int hbMissedMax) {
+        return new ClientConfig(sessionName, paths, mpPolicy, maxReconnectAttempts, reconnectDelayMs, backoffMs,
+                ioTimeoutMs, consPerPath, hostId, hbIntervalMs, hbMissedMax);
+    }
+
+    public ClientConfig withCons(int cons) {
+        return new ClientConfig(sessionName, paths, mpPolicy, maxReconnectAttempts, reconnectDelayMs,
+                reconnectBackoffMs, ioTimeoutMs, cons, hostId, hbIntervalMs, hbMissedMax);
+    }
+
+    public ClientConfig withMaxReconnectAttempts(int n) {
+        return new ClientConfig(sessionName, paths, mpPolicy, n, reconnectDelayMs,
+                reconnectBackoffMs, ioTimeoutMs, consPerPath, hostId, hbIntervalMs, hbMissedMax);
+    }
+
+    public int effectiveCons() {
+        return consPerPath == 0 ? Runtime.getRuntime().availableProcessors() : consPerPath;
+    }
+
+    static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "localhost";
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package io.rnbd.rtrs.server;
+
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.RdmaDevice;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** What the server holds on one device between add and remove. */
+final class DeviceContext {
+    final RdmaDevice device;
+    final ProtectionDomain pd;
+    final List<CmListener> listeners = new CopyOnWriteArrayList<>();
+    final Set<ServerCon> cons = ConcurrentHashMap.newKeySet();
+
+    DeviceContext(RdmaDevice device, ProtectionDomain pd) {
+        this.device = device;
+        this.pd = pd;
+    }
+}

@@ -1,0 +1,285 @@
+package io.rnbd.rtrs.server;
+
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.ConnectRequest;
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.api.IbClient;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.api.RtrsServerAdmin;
+import io.rnbd.rtrs.api.RtrsServerOps;
+import io.rnbd.rtrs.api.RtrsServerSessionInfo;
+import io.rnbd.rtrs.proto.ConReq;
+import io.rnbd.rtrs.proto.ConRsp;
+import io.rnbd.rtrs.proto.Rtrs;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The RTRS server, an {@link IbClient}: it listens on a device's addresses only between
+ * {@code add(device)} and {@code remove(device)}, and lets go of everything on that
+ * device in {@code remove}. Plain Java: build it, hand it devices, close it.
+ *
+ * <pre>
+ *   RtrsServer srv = new RtrsServer(config, () -&gt; ops, () -&gt; null, scheduler, System::nanoTime);
+ *   srv.add(device);            // what the device registry (rdma-core) does for IB clients
+ *   ...
+ *   srv.close();
+ * </pre>
+ */
+public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RtrsServer.class);
+    private static final int MAX_CONS_PER_PATH = 512;
+
+    private final ServerConfig cfg;
+    private final Supplier<RtrsServerOps> ops;
+    private final Supplier<Authenticator> auth;
+    private final ScheduledExecutorService timer;
+    private final LongSupplier nanos;
+    private final Map<RdmaDevice, DeviceContext> devices = new ConcurrentHashMap<>();
+    private final Map<UUID, ServerSession> sessions = new ConcurrentHashMap<>();
+
+    /**
+     * @param ops   the upper layer now (may change between calls; null = none, requests fail with ENODEV)
+     * @param auth  the authenticator now (null = no authentication)
+     * @param timer runs heartbeats; owned by the caller
+     */
+    public RtrsServer(ServerConfig cfg, Supplier<RtrsServerOps> ops, Supplier<Authenticator> auth,
+                      ScheduledExecutorService timer, LongSupplier nanos) {
+        this.cfg = cfg;
+        this.ops = ops;
+        this.auth = auth;
+        this.timer = timer;
+        this.nanos = nanos;
+    }
+
+    @Override
+    public String clientName() {
+        return "rtrs-server";
+    }
+
+    public ServerConfig config() {
+        return cfg;
+    }
+
+    @Override
+    public void add(RdmaDevice device) {
+        ProtectionDomain pd;
+        try {
+            pd = device.allocPd();
+        } catch (RdmaException e) {
+            LOG.error("rtrs-server cannot use device {}: {}", device.name(), e.getMessage());
+            return;
+        }
+        DeviceContext ctx = new DeviceContext(device, pd);
+        devices.put(device, ctx);
+        for (InetAddress a : device.addresses()) {
+            try {
+                CmListener l = device.listen(new InetSocketAddress(a, cfg.port()), req -> onConnectRequest(ctx, req));
+                ctx.listeners.add(l);
+                LOG.info("rtrs-server listening on {} ({})", l.localAddress(), device.name());
+            } catch (RdmaException e) {
+                LOG.error("rtrs-server cannot listen on {}:{} of {}: {}", a.getHostAddress(), cfg.port(),
+                        device.name(), e.getMessage());
+            }
+        }
+    }
+
+    @Override
+    public void remove(RdmaDevice device) {
+        DeviceContext ctx = devices.remove(device);
+        if (ctx == null) {
+            return;
+        }
+        ctx.listeners.forEach(CmListener::close);
+        for (ServerSession s : sessions.values()) {
+            List<ServerPath> onDev = new ArrayList<>();
+            synchronized (s) {
+                for (ServerPath p : s.paths.values()) {
+                    if (p.dev == ctx) {
+                        onDev.add(p);
+                    }
+                }
+            }
+            onDev.forEach(ServerPath::releaseResources);
+        }
+        for (ServerCon c : List.copyOf(ctx.cons)) {
+            c.close();
+        }
+        ctx.pd.close();
+        LOG.info("rtrs-server released device {}", device.name());
+    }
+
+    /** Where the server listens on {@code device} (with the real port when 0 was configured). */
+    public List<InetSocketAddress> listenAddresses(RdmaDevice device) {
+        DeviceContext ctx = devices.get(device);
+        List<InetSocketAddress> out = new ArrayList<>();
+        if (ctx != null) {
+            ctx.listeners.forEach(l -> out.add(l.localAddress()));
+        }
+        return out;
+    }
+
+    private void onConnectRequest(DeviceContext ctx, ConnectRequest req) {
+        try {
+            ServerCon con = new ServerCon(this, ctx);
+            ctx.cons.add(con);
+            int sendWr = 2 * cfg.queueDepth() + 64;
+            int recvWr = cfg.queueDepth() + 64;
+            con.accepted(req.accept(new QpInit(ctx.pd, sendWr, recvWr, 1, con), con));
+        } catch (RdmaException e) {
+            LOG.warn("cannot accept {}: {}", req.remoteAddress(), e.getMessage());
+            req.reject(e.errno());
+        }
+    }
+
+    /** A connection's CON_REQ: find or create its session and path (the kernel's rtrs_rdma_connect). */
+    void onConReq(ServerCon con, ConReq req) {
+        if (req.cidNum() > MAX_CONS_PER_PATH) {
+            con.refuse(Errno.EINVAL, true);
+            return;
+        }
+        ServerSession s = sessions.computeIfAbsent(req.sessUuid(),
+                u -> new ServerSession(this, u, cfg.queueDepth(), cfg.chunkSize()));
+        int errno;
+        boolean dnr = false;
+        synchronized (s) {
+            ServerPath p = s.paths.get(req.pathUuid());
+            try {
+                if (p != null && p.reconCnt != req.reconCnt()) {
+                    // the client reconnects while we still tear the old instance down
+                    p.fail(Errno.ECONNRESET, "client reconnected");
+                    errno = Errno.EBUSY;
+                } else if (p == null && s.paths.size() >= Rtrs.MAX_PATHS) {
+                    errno = Errno.EINVAL;
+                    dnr = true;
+                } else {
+                    if (p == null) {
+                        p = new ServerPath(s, req.pathUuid(), req.reconCnt(), req.cidNum(), con.dev, cfg);
+                        s.paths.put(req.pathUuid(), p);
+                    }
+                    errno = p.attach(con, req.cid()) ? 0 : Errno.EBUSY;
+                }
+            } catch (RdmaException e) {
+                errno = e.errno();
+            }
+            if (errno == 0) {
+                int flags = (cfg.alwaysInvalidate() ? ConRsp.NEW_RKEY_F : 0) | (auth.get() != null ? ConRsp.AUTH_F : 0);
+                ConRsp rsp = ConRsp.accept(cfg.queueDepth(), cfg.maxIoSize(), Rtrs.MAX_HDR_SIZE, flags);
+                con.send(ConRsp.SIZE, rsp::encode, null);
+                return;
+            }
+        }
+        s.runClosers();
+        LOG.info("refusing connection {} of path {}: {}", req.cid(), req.pathUuid(), Errno.name(errno));
+        con.refuse(errno, dnr);
+        synchronized (s) {
+            if (s.paths.isEmpty()) {
+                sessions.remove(s.uuid(), s);
+            }
+        }
+    }
+
+    void dispatch(ServerRequest r) {
+        RtrsServerOps o = ops.get();
+        if (o == null) {
+            r.complete(Errno.ENODEV);
+            return;
+        }
+        try {
+            o.onRequest(r);
+        } catch (RuntimeException e) {
+            LOG.warn("upper layer failed a request", e);
+            try {
+                r.complete(Errno.EIO);
+            } catch (IllegalStateException alreadyCompleted) {
+                // it had answered before throwing
+            }
+        }
+    }
+
+    void pathConnected(ServerPath p) {
+        ServerSession s = p.session;
+        if (!s.announced) {
+            s.announced = true;
+            RtrsServerOps o = ops.get();
+            if (o != null) {
+                timer.execute(() -> o.onSessionConnected(s));
+            }
+        }
+    }
+
+    void pathDisconnected(ServerPath p) {
+        // nothing beyond logging yet: the session lives on while any path may come back
+    }
+
+    /** Under the session lock: a closed, drained path leaves; the last one takes the session along. */
+    void pathGone(ServerPath p) {
+        ServerSession s = p.session;
+        s.paths.remove(p.uuid, p);
+        if (s.paths.isEmpty()) {
+            sessions.remove(s.uuid(), s);
+            if (s.announced) {
+                RtrsServerOps o = ops.get();
+                if (o != null) {
+                    timer.execute(() -> o.onSessionClosed(s));
+                }
+            }
+        }
+    }
+
+    Authenticator authenticator() {
+        return auth.get();
+    }
+
+    ScheduledExecutorService timer() {
+        return timer;
+    }
+
+    long nanos() {
+        return nanos.getAsLong();
+    }
+
+    public Optional<ServerSession> session(String name) {
+        return sessions.values().stream().filter(s -> s.name().equals(name)).findFirst();
+    }
+
+    @Override
+    public List<RtrsServerSessionInfo> sessions() {
+        List<RtrsServerSessionInfo> out = new ArrayList<>();
+        for (ServerSession s : sessions.values()) {
+            out.add(s.info());
+        }
+        return out;
+    }
+
+    @Override
+    public boolean closeSession(String name) {
+        Optional<ServerSession> s = session(name);
+        s.ifPresent(ServerSession::close);
+        return s.isPresent();
+    }
+
+    /** Let go of every device (as if each were removed). */
+    @Override
+    public void close() {
+        for (RdmaDevice d : List.copyOf(devices.keySet())) {
+            remove(d);
+        }
+    }
+}

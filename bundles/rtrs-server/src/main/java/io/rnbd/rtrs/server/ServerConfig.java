@@ -1,0 +1,49 @@
+package io.rnbd.rtrs.server;
+
+import io.rnbd.rtrs.proto.Imm;
+import io.rnbd.rtrs.proto.Rtrs;
+
+/**
+ * The server's knobs (PID {@code io.rnbd.rtrs.server}), validated on construction.
+ *
+ * @param port             listening port on every device address
+ * @param chunkSize        bytes per chunk, a power of two, at least 8 KiB
+ * @param queueDepth       chunks (and so client permits) per session
+ * @param alwaysInvalidate invalidate a chunk's rkey before the upper layer sees it
+ * @param hbIntervalMs     heartbeat period
+ * @param hbMissedMax      heartbeats missed before a path is declared dead
+ */
+public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwaysInvalidate, long hbIntervalMs,
+                           int hbMissedMax) {
+    public ServerConfig {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535: " + port);
+        }
+        if (chunkSize < Rtrs.MIN_CHUNK_SIZE || Integer.bitCount(chunkSize) != 1) {
+            throw new IllegalArgumentException("chunk.size must be a power of two >= " + Rtrs.MIN_CHUNK_SIZE + ": " + chunkSize);
+        }
+        if (queueDepth < 1 || queueDepth > Rtrs.MAX_SESS_QUEUE_DEPTH) {
+            throw new IllegalArgumentException("queue.depth must be 1.." + Rtrs.MAX_SESS_QUEUE_DEPTH + ": " + queueDepth);
+        }
+        if (!Imm.fits(queueDepth, chunkSize)) {
+            throw new IllegalArgumentException("queue.depth " + queueDepth + " x chunk.size " + chunkSize
+                    + " cannot be addressed by the 28-bit IMM offset");
+        }
+        if (hbIntervalMs <= 0 || hbMissedMax <= 0) {
+            throw new IllegalArgumentException("hb.interval.ms and hb.missed.max must be positive");
+        }
+    }
+
+    public static ServerConfig defaults() {
+        return new ServerConfig(Rtrs.DEFAULT_PORT, Rtrs.DEFAULT_CHUNK_SIZE, Rtrs.DEFAULT_QUEUE_DEPTH, true,
+                Rtrs.HB_INTERVAL_MS, Rtrs.HB_MISSED_MAX);
+    }
+
+    public int maxIoSize() {
+        return chunkSize - Rtrs.CHUNK_RESERVE;
+    }
+
+    public ServerConfig withPort(int p) {
+        return new ServerConfig(p, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax);
+    }
+}

@@ -1,0 +1,124 @@
+package io.rnbd.rtrs.server;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rtrs.api.RtrsServerPathInfo;
+import io.rnbd.rtrs.api.RtrsServerSession;
+import io.rnbd.rtrs.api.RtrsServerSessionInfo;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A client session on the server: its chunks (one per client permit, shared by all its
+ * paths) and its paths by UUID. The session object is the lock for all of them.
+ */
+public final class ServerSession implements RtrsServerSession {
+    final RtrsServer server;
+    private final UUID uuid;
+    final ByteBuffer[] chunks;
+    final boolean[] chunkBusy;
+    final Map<UUID, ServerPath> paths = new LinkedHashMap<>();
+    final ServerStats stats = new ServerStats();
+    private volatile String name = "";
+    private volatile String hostId = "";
+    boolean announced;
+    private final java.util.ArrayDeque<Runnable> closers = new java.util.ArrayDeque<>();
+
+    /** Under the lock: queue work that waits for a provider thread (closing queue pairs). */
+    void closeAfterUnlock(Runnable r) {
+        closers.add(r);
+    }
+
+    /** Outside the lock: run what {@link #closeAfterUnlock} queued. */
+    void runClosers() {
+        if (Thread.holdsLock(this)) {
+            return;
+        }
+        while (true) {
+            Runnable r;
+            synchronized (this) {
+                r = closers.poll();
+            }
+            if (r == null) {
+                return;
+            }
+            r.run();
+        }
+    }
+
+    ServerSession(RtrsServer server, UUID uuid, int queueDepth, int chunkSize) {
+        this.server = server;
+        this.uuid = uuid;
+        this.chunks = new ByteBuffer[queueDepth];
+        this.chunkBusy = new boolean[queueDepth];
+        for (int i = 0; i < queueDepth; i++) {
+            chunks[i] = ByteBuffer.allocateDirect(chunkSize);
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    void name(String n) {
+        this.name = n;
+    }
+
+    @Override
+    public String hostId() {
+        return hostId;
+    }
+
+    void hostId(String h) {
+        this.hostId = h;
+    }
+
+    @Override
+    public UUID uuid() {
+        return uuid;
+    }
+
+    @Override
+    public synchronized int pathCount() {
+        int n = 0;
+        for (ServerPath p : paths.values()) {
+            if (p.connected()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    public ServerStats stats() {
+        return stats;
+    }
+
+    @Override
+    public void close() {
+        List<ServerPath> ps;
+        synchronized (this) {
+            ps = new ArrayList<>(paths.values());
+        }
+        for (ServerPath p : ps) {
+            p.fail(Errno.ECONNRESET, "session closed");
+        }
+    }
+
+    synchronized RtrsServerSessionInfo info() {
+        List<RtrsServerPathInfo> ps = new ArrayList<>();
+        for (ServerPath p : paths.values()) {
+            ps.add(p.info());
+        }
+        return new RtrsServerSessionInfo(name, hostId, uuid, chunks.length, chunks[0].capacity(), ps, stats.snapshot());
+    }
+
+    @Override
+    public String toString() {
+        return "session " + name + " (" + uuid + ")";
+    }
+}
