@@ -20,7 +20,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     private final DevicePublisher publisher;
-    private final Map<String, ClientSession> sessions = new HashMap<>();
+    private final Map<String, RnbdClientSession> sessions = new HashMap<>();
     private final Map<String, RnbdClientDevice> devices = new HashMap<>();
 
     public RnbdClient(DevicePublisher publisher) {
@@ -29,9 +29,9 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
 
     /** An RTRS client session is available (it may still be connecting). */
     public void sessionAdded(RtrsClientSession rtrs) {
-        ClientSession cs = new ClientSession(rtrs);
+        RnbdClientSession cs = new RnbdClientSession(rtrs);
         List<RnbdClientDevice> mine;
-        ClientSession old;
+        RnbdClientSession old;
         synchronized (this) {
             old = sessions.put(rtrs.name(), cs);
             mine = devicesOf(rtrs.name());
@@ -44,7 +44,7 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     }
 
     public void sessionRemoved(RtrsClientSession rtrs) {
-        ClientSession cs;
+        RnbdClientSession cs;
         synchronized (this) {
             cs = sessions.get(rtrs.name());
             if (cs == null || cs.rtrs() != rtrs) {
@@ -66,7 +66,7 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
             throw new BlockIoException(Errno.EINVAL, "device and session names are required");
         }
         RnbdClientDevice d;
-        ClientSession cs;
+        RnbdClientSession cs;
         try {
             d = new RnbdClientDevice(device, session, export, mode, publisher);
         } catch (IllegalArgumentException e) {
@@ -95,7 +95,7 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     @Override
     public void unmap(String device, boolean force) throws IOException {
         RnbdClientDevice d;
-        ClientSession cs;
+        RnbdClientSession cs;
         synchronized (this) {
             d = device(device);
             d.unmap(force);
@@ -138,7 +138,7 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     @Override
     public void close() {
         List<RnbdClientDevice> all;
-        List<ClientSession> css;
+        List<RnbdClientSession> css;
         synchronized (this) {
             all = new ArrayList<>(devices.values());
             css = new ArrayList<>(sessions.values());
@@ -152,6 +152,6 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
                 throw new IllegalStateException(e);
             }
         }
-        css.forEach(ClientSession::stop);
+        css.forEach(RnbdClientSession::stop);
     }
 }

@@ -60,7 +60,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     private final ArrayDeque<Piece> held = new ArrayDeque<>();
     private final List<CompletableFuture<RemoteBlockDevice>> openWaiters = new ArrayList<>();
     private DeviceState state = DeviceState.PENDING;
-    private ClientSession session;
+    private RnbdClientSession session;
     private DeviceGeometry geometry;
     private int lastError;
     private boolean published;
@@ -85,7 +85,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     // ---- lifecycle, driven by the session and the admin ----
 
-    synchronized void attach(ClientSession s) {
+    synchronized void attach(RnbdClientSession s) {
         session = s;
     }
 

@@ -19,15 +19,15 @@ import org.slf4j.LoggerFactory;
  * The RNBD side of one RTRS client session (the kernel's rnbd_clt_session): SESS_INFO on
  * every (re)connect, then OPEN of every device mapped over it.
  */
-public final class ClientSession implements RtrsSessionListener {
-    private static final Logger LOG = LoggerFactory.getLogger(ClientSession.class);
+public final class RnbdClientSession implements RtrsSessionListener {
+    private static final Logger LOG = LoggerFactory.getLogger(RnbdClientSession.class);
 
     private final RtrsClientSession rtrs;
     private final Set<RnbdClientDevice> devices = ConcurrentHashMap.newKeySet();
     private volatile boolean ready;
     private volatile int version;
 
-    public ClientSession(RtrsClientSession rtrs) {
+    public RnbdClientSession(RtrsClientSession rtrs) {
         this.rtrs = rtrs;
     }
 
