@@ -109,7 +109,7 @@ final class NbdConnection implements Runnable {
             structured = r.structuredReplies();
             caps = r.device().capabilities();
             LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, r.exportName(), Integer.toHexString(flags));
-            writer = new ReplyWriter(ch, structured, reader, this::written, this::closeChannel);
+            writer = new ReplyWriter(ch, structured, this::written, this::closeChannel);
             writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
             writerThread.setDaemon(true);
             writerThread.start();
