@@ -1,0 +1,231 @@
+package io.rnbd.rnbd.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
+import io.rnbd.rnbd.proto.Io;
+import io.rnbd.rnbd.proto.MsgType;
+import io.rnbd.rnbd.proto.OpenRsp;
+import io.rnbd.rnbd.proto.RnbdMsg;
+import io.rnbd.rnbd.proto.SessInfoRsp;
+import io.rnbd.rtrs.api.IoDone;
+import io.rnbd.rtrs.api.RtrsClientSession;
+import io.rnbd.rtrs.api.RtrsSessionListener;
+import io.rnbd.rtrs.api.SessionState;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.function.ToIntFunction;
+import org.junit.jupiter.api.Test;
+
+/** The client device against a scripted session: exactly what goes on the wire. */
+class RnbdClientDeviceTest {
+    /** A connected session answering inline: SESS_INFO, a given OPEN_RSP, IO by a function. */
+    private static final class ScriptedSession implements RtrsClientSession {
+        final List<Io> ios = new ArrayList<>();
+        final List<byte[]> data = new ArrayList<>();
+        final ByteBuffer openRsp;
+        final int maxIo;
+        ToIntFunction<Io> ioAnswer = io -> 0;
+
+        ScriptedSession(ByteBuffer openRsp, int maxIo) {
+            this.openRsp = openRsp;
+            this.maxIo = maxIo;
+        }
+
+        @Override
+        public String name() {
+            return "s1";
+        }
+
+        @Override
+        public SessionState state() {
+            return SessionState.CONNECTED;
+        }
+
+        @Override
+        public int lastError() {
+            return 0;
+        }
+
+        @Override
+        public int queueDepth() {
+            return 8;
+        }
+
+        @Override
+        public int maxIoSize() {
+            return maxIo;
+        }
+
+        @Override
+        public int maxHdrSize() {
+            return 4096;
+        }
+
+        private void answer(ByteBuffer usrHdr, ByteBuffer payload, ByteBuffer dst, IoDone done) {
+            try {
+                RnbdMsg m = RnbdMsg.decode(usrHdr.duplicate());
+                if (m.type() == MsgType.SESS_INFO) {
+                    new SessInfoRsp(2).encode(dst.duplicate());
+                    done.done(0);
+                } else if (m.type() == MsgType.OPEN) {
+                    dst.duplicate().put(openRsp.duplicate());
+                    done.done(0);
+                } else if (m instanceof Io io) {
+                    ios.add(io);
+                    byte[] b = new byte[payload == null ? 0 : payload.remaining()];
+                    if (payload != null) {
+                        payload.duplicate().get(b);
+                    }
+                    data.add(b);
+                    done.done(ioAnswer.applyAsInt(io));
+                } else {
+                    done.done(0);
+                }
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        @Override
+        public void write(ByteBuffer usrHdr, ByteBuffer payload, IoDone done) {
+            answer(usrHdr, payload, null, done);
+        }
+
+        @Override
+        public void read(ByteBuffer usrHdr, ByteBuffer dst, IoDone done) {
+            answer(usrHdr, null, dst, done);
+        }
+
+        @Override
+        public void addListener(RtrsSessionListener listener) {
+        }
+
+        @Override
+        public void removeListener(RtrsSessionListener listener) {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    private static ByteBuffer openRsp(int maxHwSectors, int maxZeroSectors, int maxDiscardSectors) {
+        return new OpenRsp(42, 2048, maxHwSectors, maxZeroSectors, maxDiscardSectors, 512, 0, 4096, 512, 128,
+                false, OpenRsp.CACHE_FUA | OpenRsp.CACHE_WRITEBACK).toBuffer();
+    }
+
+    private static RnbdClient clientOver(ScriptedSession s) {
+        RnbdClient c = new RnbdClient(DevicePublisher.NONE);
+        c.sessionAdded(s);
+        return c;
+    }
+
+    private static RemoteBlockDevice map(RnbdClient c) throws Exception {
+        return c.map("rnbd0", "s1", "disk", AccessMode.RW).get();
+    }
+
+    private static List<String> wire(ScriptedSession s) {
+        return s.ios.stream().map(io -> io.op() + (io.has(Io.F_FUA) ? "F" : "") + "@" + io.offset() + "+"
+                + io.biSize() + "#" + io.deviceId()).toList();
+    }
+
+    @Test
+    void requestsAreCutToTheSmallerOfServerAndSessionLimits() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRsp(16, 0, 8), 4096);
+        RemoteBlockDevice d = map(clientOver(s));
+        assertEquals(4096, d.maxIoSize(), "session limit below the server's 8 KiB");
+        byte[] buf = new byte[10 * 512];
+        for (int i = 0; i < buf.length; i++) {
+            buf[i] = (byte) i;
+        }
+        d.write(1024, ByteBuffer.wrap(buf), true).get();
+        assertEquals(List.of("1F@1024+4096#42", "1F@5120+1024#42"), wire(s));
+        assertArrayEquals(java.util.Arrays.copyOfRange(buf, 0, 4096), s.data.get(0));
+        assertArrayEquals(java.util.Arrays.copyOfRange(buf, 4096, 5120), s.data.get(1));
+    }
+
+    @Test
+    void discardFollowsMaxDiscardAndFlushCarriesNoData() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRsp(16, 0, 8), 1 << 20);
+        RemoteBlockDevice d = map(clientOver(s));
+        d.trim(0, 10 * 1024).get();
+        d.flush().get();
+        assertEquals(List.of("3@0+4096#42", "3@4096+4096#42", "3@8192+2048#42", "2@0+0#42"), wire(s));
+        assertTrue(s.data.stream().allMatch(b -> b.length == 0));
+    }
+
+    @Test
+    void writeZeroesFallsBackToZeroWritesWhenTheServerHasNone() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRsp(16, 0, 0), 1 << 20);
+        RemoteBlockDevice d = map(clientOver(s));
+        assertFalse(d.capabilities().zero());
+        assertFalse(d.capabilities().trim());
+        d.writeZeroes(0, 20 * 1024, false).get();
+        assertEquals(List.of("1@0+8192#42", "1@8192+8192#42", "1@16384+4096#42"), wire(s));
+        for (byte[] b : s.data) {
+            assertArrayEquals(new byte[b.length], b);
+        }
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> d.trim(0, 512).get());
+        assertEquals(Errno.EOPNOTSUPP, BlockIoException.errnoOf(e));
+    }
+
+    @Test
+    void writeZeroesUsesTheServersOpWhenOffered() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRsp(16, 16, 0), 1 << 20);
+        map(clientOver(s)).writeZeroes(0, 12 * 1024, true).get();
+        assertEquals(List.of("5F@0+8192#42", "5F@8192+4096#42"), wire(s));
+    }
+
+    @Test
+    void firstPieceErrorFailsTheRequestOnce() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRsp(8, 0, 0), 1 << 20);
+        RnbdClient c = clientOver(s);
+        RemoteBlockDevice d = map(c);
+        s.ioAnswer = io -> io.offset() == 4096 ? Errno.EIO : 0;
+        CompletableFuture<Void> f = d.read(0, ByteBuffer.allocate(12 * 1024));
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, f::get);
+        assertEquals(Errno.EIO, BlockIoException.errnoOf(e));
+        assertEquals(3, s.ios.size());
+        var stats = c.devices().get(0).stats();
+        assertEquals(1, stats.errors());
+        assertEquals(0, stats.reads());
+        assertEquals(0, stats.inflight());
+    }
+
+    @Test
+    void garbageOpenAnswerFailsTheMapping() throws Exception {
+        ScriptedSession s = new ScriptedSession(ByteBuffer.allocate(OpenRsp.SIZE), 1 << 20);
+        RnbdClient c = clientOver(s);
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> c.map("rnbd0", "s1", "disk", AccessMode.RW).get());
+        assertEquals(Errno.EPROTO, BlockIoException.errnoOf(e));
+        assertEquals(DeviceState.FAILED, c.devices().get(0).state());
+        assertEquals(Errno.EPROTO, c.devices().get(0).lastError());
+    }
+
+    @Test
+    void badRequestsFailLocally() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRsp(16, 16, 16), 1 << 20);
+        RemoteBlockDevice d = map(clientOver(s));
+        for (CompletableFuture<Void> f : List.of(d.read(100, ByteBuffer.allocate(512)),
+                d.read(0, ByteBuffer.allocate(100)), d.write(2048 * 512, ByteBuffer.allocate(512), false),
+                d.trim(-512, 512))) {
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, f::get);
+            assertEquals(Errno.EINVAL, BlockIoException.errnoOf(e));
+        }
+        d.read(0, ByteBuffer.allocate(0)).get();
+        assertTrue(s.ios.isEmpty(), "nothing went on the wire");
+    }
+}
