@@ -17,7 +17,8 @@ import java.util.function.Predicate;
  */
 final class MemoryOps implements RtrsServerOps {
     final byte[] disk;
-    final List<Long> landed = new ArrayList<>();
+    /** {offset, first 8 data bytes (the test's version stamp)} of every write, in landing order. */
+    final List<long[]> landed = new ArrayList<>();
     final ConcurrentLinkedQueue<RtrsServerRequest> held = new ConcurrentLinkedQueue<>();
     volatile Predicate<RtrsServerRequest> hold = r -> false;
 
@@ -55,8 +56,9 @@ final class MemoryOps implements RtrsServerOps {
         }
         synchronized (this) {
             if (r.isWrite()) {
+                long stamp = d.remaining() >= 8 ? d.order(ByteOrder.LITTLE_ENDIAN).getLong(d.position()) : -1;
                 d.get(disk, (int) off, d.remaining());
-                landed.add(off);
+                landed.add(new long[] {off, stamp});
             } else {
                 d.put(disk, (int) off, d.remaining());
             }
