@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -371,8 +372,8 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     @Override
     public CompletableFuture<Void> flush() {
-        Request r = start(Io.OP_FLUSH, 1);
-        if (r.pieces() > 0) {
+        Request r = start(Io.OP_FLUSH, 1, 0);
+        if (!r.future.isDone()) {
             submit(new Piece(r, Io.OP_FLUSH, 0, 0, 0, NO_DATA));
         }
         return r.future;
@@ -408,7 +409,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
      * piece is a slice of {@code buf}; a shorter {@code buf} (the zero buffer) is reused.
      */
     private CompletableFuture<Void> split(int op, int flags, long offset, long length, ByteBuffer buf,
-                                          java.util.function.ToIntFunction<DeviceGeometry> max) {
+                                          ToIntFunction<DeviceGeometry> max) {
         DeviceGeometry g = geometry();
         boolean write = op != Io.OP_READ;
         if (write && !g.caps().write()) {
@@ -420,8 +421,8 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         }
         int step = max.applyAsInt(g);
         int n = (int) ((length + step - 1) / step);
-        Request r = start(op, n);
-        if (r.pieces() == 0) {
+        Request r = start(op, n, length);
+        if (r.future.isDone()) {
             return r.future;
         }
         long done = 0;
@@ -442,31 +443,32 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         return r.future;
     }
 
-    private Request start(int op, int pieces) {
+    /**
+     * A new request, counted in flight under the lock unmap checks; already completed when
+     * the device is unmapped or there is nothing to do.
+     */
+    private Request start(int op, int pieces, long length) {
+        Request r = new Request(op, pieces, length);
         synchronized (this) {
             if (state == DeviceState.UNMAPPED) {
-                Request r = new Request(op, 0);
                 r.future.completeExceptionally(new BlockIoException(Errno.ENODEV, "device " + name + " is unmapped"));
-                return r;
+            } else if (pieces == 0) {
+                r.future.complete(null);
+            } else {
+                stats.started();
             }
-            stats.started();
         }
-        if (pieces == 0) {
-            stats.finished();
-            Request r = new Request(op, 0);
-            r.future.complete(null);
-            return r;
-        }
-        return new Request(op, pieces);
+        return r;
     }
 
     /** Send a piece now, hold it until the OPEN completes, or fail it. */
     private void submit(Piece p) {
-        RtrsClientSession rtrs;
-        int id;
+        RtrsClientSession rtrs = null;
+        int id = 0;
+        int errno;
         synchronized (this) {
-            if (p.resends > 0 && state == DeviceState.DISCONNECTED) {
-                // The server no longer knows the id: wait for the remap rather than retry blindly.
+            if (state == DeviceState.OPENING || (p.resends > 0 && state == DeviceState.DISCONNECTED)) {
+                // An OPEN is out, or the server no longer knows the id: wait for the remap.
                 held.add(p);
                 return;
             }
@@ -475,21 +477,20 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                 case DISCONNECTED:
                     rtrs = session == null ? null : session.rtrs();
                     id = geometry.deviceId();
+                    errno = rtrs == null ? Errno.ENOTCONN : 0;
                     break;
-                case OPENING:
-                    held.add(p);
-                    return;
                 case FAILED:
-                    rtrs = null;
-                    id = lastError;
+                    errno = lastError;
+                    break;
+                case PENDING:
+                    errno = Errno.ENOTCONN;
                     break;
                 default:
-                    rtrs = null;
-                    id = state == DeviceState.PENDING ? Errno.ENOTCONN : Errno.ENODEV;
+                    errno = Errno.ENODEV;
             }
         }
-        if (rtrs == null) {
-            p.finish(id);
+        if (errno != 0) {
+            p.finish(errno);
             return;
         }
         p.sentWith = id;
@@ -517,33 +518,26 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         final CompletableFuture<Void> future = new CompletableFuture<>();
         final AtomicInteger left;
         final AtomicInteger firstError = new AtomicInteger();
-        final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
-        final int pieces;
+        final long length;
 
-        Request(int op, int pieces) {
+        Request(int op, int pieces, long length) {
             this.op = op;
-            this.pieces = pieces;
             this.left = new AtomicInteger(pieces);
+            this.length = length;
         }
 
-        int pieces() {
-            return pieces;
-        }
-
-        void pieceDone(int errno, int bytes) {
+        void pieceDone(int errno) {
             if (errno != 0) {
                 firstError.compareAndSet(0, errno);
-            } else {
-                this.bytes.addAndGet(bytes);
             }
             if (left.decrementAndGet() == 0) {
                 stats.finished();
                 int e = firstError.get();
                 if (e == 0) {
                     if (op == Io.OP_READ) {
-                        stats.read(this.bytes.get());
+                        stats.read(length);
                     } else if (op == Io.OP_WRITE) {
-                        stats.wrote(this.bytes.get());
+                        stats.wrote(length);
                     }
                     future.complete(null);
                 } else {
@@ -584,7 +578,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         }
 
         void finish(int errno) {
-            request.pieceDone(errno, len);
+            request.pieceDone(errno);
         }
     }
 }
