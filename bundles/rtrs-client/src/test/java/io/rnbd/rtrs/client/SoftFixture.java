@@ -28,10 +28,16 @@ final class SoftFixture implements AutoCloseable {
     final DeviceSet devices = new DeviceSet();
     final List<ClientSession> sessions = new ArrayList<>();
 
+    static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            return ss.getLocalPort();
+        }
+    }
+
     SoftFixture(ServerConfig cfg) throws Exception {
         dev1 = new SoftDevice("soft-t1", InetAddress.getByName("127.0.0.1"));
         dev2 = new SoftDevice("soft-t2", InetAddress.getByName("127.0.0.2"));
-        server = new RtrsServer(cfg.withPort(0), () -> ops, serverAuth::get, timer, System::nanoTime);
+        server = new RtrsServer(cfg, () -> ops, serverAuth::get, timer, System::nanoTime);
         server.add(dev1);
         server.add(dev2);
         devices.add(dev1);
@@ -40,6 +46,10 @@ final class SoftFixture implements AutoCloseable {
 
     static ServerConfig smallServer(boolean alwaysInvalidate) {
         return new ServerConfig(0, 16384, 64, alwaysInvalidate, 5000, 5);
+    }
+
+    static ServerConfig smallServer(boolean alwaysInvalidate, int port) {
+        return new ServerConfig(port, 16384, 64, alwaysInvalidate, 5000, 5);
     }
 
     PathAddress path(SoftDevice d) {
@@ -52,7 +62,12 @@ final class SoftFixture implements AutoCloseable {
     }
 
     ClientSession open(ClientConfig cfg) {
-        ClientSession s = new ClientSession(cfg, devices, clientAuth::get, timer, System::nanoTime);
+        return open(cfg, timer, System::nanoTime);
+    }
+
+    ClientSession open(ClientConfig cfg, java.util.concurrent.ScheduledExecutorService t,
+                       java.util.function.LongSupplier nanos) {
+        ClientSession s = new ClientSession(cfg, devices, clientAuth::get, t, nanos);
         sessions.add(s);
         return s;
     }
