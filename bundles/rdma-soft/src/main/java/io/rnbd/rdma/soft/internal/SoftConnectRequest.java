@@ -9,13 +9,11 @@ import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 
 import java.net.InetSocketAddress;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 final class SoftConnectRequest implements ConnectRequest {
     private final SoftDevice device;
     private final SoftQp qp;
     private final byte[] privateData;
-    private final AtomicBoolean answered = new AtomicBoolean();
 
     SoftConnectRequest(SoftDevice device, SoftQp qp, byte[] privateData) {
         this.device = device;
@@ -50,7 +48,7 @@ final class SoftConnectRequest implements ConnectRequest {
         if (events == null) {
             throw new RdmaException(Errno.EINVAL, "event handler required");
         }
-        if (!answered.compareAndSet(false, true)) {
+        if (!qp.answer()) {
             throw new RdmaException(Errno.EALREADY, "connect request already answered");
         }
         qp.accepted(init, events);
@@ -59,7 +57,7 @@ final class SoftConnectRequest implements ConnectRequest {
 
     @Override
     public void reject(int reason) {
-        if (answered.compareAndSet(false, true)) {
+        if (qp.answer()) {
             qp.rejected(Math.abs(reason));
         }
     }

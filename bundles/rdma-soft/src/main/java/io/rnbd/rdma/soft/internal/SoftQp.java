@@ -56,6 +56,8 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     private static final int MAX_OUT_SLOTS = 1024;
     private static final int ACK_BATCH = 256;
     private static final long LINGER_NANOS = 5_000_000_000L;
+    /** Below the initiator's 30 s connect timeout, so it sees the reject rather than a timeout. */
+    private static final long REQUEST_TIMEOUT_NANOS = 25_000_000_000L;
     private static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
 
     private enum Phase { CONNECTING, AWAIT_REPLY, AWAIT_HELLO, REQUESTED, RTS, ERROR, CLOSED }
@@ -79,6 +81,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     private final AtomicInteger sendCount = new AtomicInteger();
     private final AtomicInteger recvCount = new AtomicInteger();
     private final AtomicBoolean serviceQueued = new AtomicBoolean();
+    private final AtomicBoolean answered = new AtomicBoolean();
 
     // IO thread state
     private Phase phase;
@@ -316,15 +319,22 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         });
     }
 
+    /** Claim the right to answer the connect request (accept/reject, or the provider's own reject). */
+    boolean answer() {
+        return answered.compareAndSet(false, true);
+    }
+
     void rejected(int reason) {
-        reactor.execute(() -> {
-            if (phase == Phase.REQUESTED) {
-                control(Wire.REJECT, Wire.ST_OK, reason);
-                phase = Phase.ERROR;
-                state = QpState.ERROR;
-                lingerAfterDrain();
-            }
-        });
+        reactor.execute(() -> rejectNow(reason));
+    }
+
+    private void rejectNow(int reason) {
+        if (phase == Phase.REQUESTED) {
+            control(Wire.REJECT, Wire.ST_OK, reason);
+            phase = Phase.ERROR;
+            state = QpState.ERROR;
+            lingerAfterDrain();
+        }
     }
 
     void checkDeadline(long now) {
@@ -339,6 +349,12 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             case AWAIT_HELLO:
                 LOG.debug("{}: no connect request from {} in time", device.name(), remote);
                 toError(null, true);
+                break;
+            case REQUESTED:
+                if (answer()) {
+                    LOG.warn("{}: connect request from {} not answered in time, rejecting", device.name(), remote);
+                    rejectNow(Errno.ETIMEDOUT);
+                }
                 break;
             case ERROR:
                 closeChannel();
@@ -438,7 +454,21 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 continue;
             }
             if (rnrStalled) {
-                break;
+                // held back: keep noticing the peer going away until the buffer is full
+                if (inFull()) {
+                    break;
+                }
+                in.compact();
+                int n = ch.read(in);
+                in.flip();
+                if (n < 0) {
+                    onEof();
+                    return;
+                }
+                if (n == 0) {
+                    break;
+                }
+                continue;
             }
             if (payloadLeft >= DIRECT_READ_MIN && !in.hasRemaining() && dst != null) {
                 long n = ch.read(dst, dstIdx, dst.length - dstIdx);
@@ -763,8 +793,18 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             return;
         }
         phase = Phase.REQUESTED;
+        deadline = System.nanoTime() + REQUEST_TIMEOUT_NANOS;
         SoftConnectRequest request = new SoftConnectRequest(device, this, privateData);
-        reactor.callback(() -> listener.handler().onConnectRequest(request));
+        reactor.callback(() -> {
+            try {
+                listener.handler().onConnectRequest(request);
+            } catch (RuntimeException e) {
+                LOG.warn("{}: connect request handler failed, rejecting {}", device.name(), remote, e);
+                if (answer()) {
+                    rejectNow(Errno.ECONNREFUSED);
+                }
+            }
+        });
     }
 
     private void ack() {
@@ -956,11 +996,15 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         updateInterest();
     }
 
+    private boolean inFull() {
+        return in != null && in.position() == 0 && in.limit() == in.capacity();
+    }
+
     private void updateInterest() {
         if (key == null || !key.isValid() || phase == Phase.CONNECTING) {
             return;
         }
-        int ops = rnrStalled ? 0 : SelectionKey.OP_READ;
+        int ops = rnrStalled && inFull() ? 0 : SelectionKey.OP_READ;
         if (outHead < outTail) {
             ops |= SelectionKey.OP_WRITE;
         }
