@@ -23,7 +23,7 @@ public final class MapComponent {
     static final String PID = "io.rnbd.client.map";
     private static final Logger LOG = LoggerFactory.getLogger(MapComponent.class);
 
-    @ObjectClassDefinition(pid = PID, name = "RNBD mapping",
+    @ObjectClassDefinition(name = "RNBD mapping",
             description = "Maps a server's export as a local RemoteBlockDevice (kernel map_device)")
     public @interface Config {
         @AttributeDefinition(name = "Device name", description = "Local name of the mapped device (rnbd.device property)")

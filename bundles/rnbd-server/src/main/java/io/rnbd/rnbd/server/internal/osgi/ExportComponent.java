@@ -19,7 +19,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 public final class ExportComponent {
     static final String PID = "io.rnbd.server.export";
 
-    @ObjectClassDefinition(pid = PID, name = "RNBD export",
+    @ObjectClassDefinition(name = "RNBD export",
             description = "A block device served to RNBD clients; keys backend.X go to the backend as X")
     public @interface Config {
         @AttributeDefinition(name = "Name", description = "Export name, as clients give it in OPEN (at most 254 bytes)")
