@@ -16,6 +16,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -37,6 +39,9 @@ final class NbdConnection implements Runnable {
     private final BufferPool pool;
     private final NbdServerConfig config;
     private final Consumer<NbdConnection> onClosed;
+    private final ScheduledExecutorService timer;
+    private final NbdServerStats stats;
+    private volatile boolean negotiated;
     private final Thread reader;
     private final Semaphore slots;
     private final Semaphore bytes;
@@ -51,7 +56,10 @@ final class NbdConnection implements Runnable {
     private Capabilities caps;
 
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
-                  NbdServerConfig config, Consumer<NbdConnection> onClosed) {
+                  NbdServerConfig config, ScheduledExecutorService timer, NbdServerStats stats,
+                  Consumer<NbdConnection> onClosed) {
+        this.timer = timer;
+        this.stats = stats;
         this.id = id;
         this.ch = ch;
         this.peer = peer;
@@ -83,6 +91,14 @@ final class NbdConnection implements Runnable {
         }
     }
 
+    private void handshakeExpired() {
+        if (!negotiated) {
+            stats.handshakeTimeouts.increment();
+            LOG.warn("NBD client {} dropped: no handshake within {}", peer, config.handshakeTimeout());
+            closeChannel();
+        }
+    }
+
     /** Waits for the connection's threads; forces the socket shut if they do not end in time. */
     void join(long timeoutMs) throws InterruptedException {
         reader.join(timeoutMs);
@@ -95,8 +111,16 @@ final class NbdConnection implements Runnable {
     @Override
     public void run() {
         ChannelInput in = new ChannelInput(ch, STAGING);
+        ScheduledFuture<?> deadline = timer.schedule(this::handshakeExpired, config.handshakeTimeout().toNanos(),
+                TimeUnit.NANOSECONDS);
         try {
-            Negotiation.Result r = new Negotiation(ch, in, exports, peer).run();
+            Negotiation.Result r;
+            try {
+                r = new Negotiation(ch, in, exports, peer).run();
+            } finally {
+                negotiated = true;
+                deadline.cancel(false);
+            }
             if (r == null || closing) {
                 return;
             }
@@ -117,6 +141,7 @@ final class NbdConnection implements Runnable {
         } catch (EOFException | ClosedChannelException e) {
             LOG.debug("con {} ({}): closed: {}", id, peer, e.toString());
         } catch (NbdProtoException e) {
+            stats.dropped.increment();
             LOG.warn("NBD client {} dropped: {}", peer, e.getMessage());
         } catch (IOException e) {
             if (!closing) {
@@ -134,6 +159,7 @@ final class NbdConnection implements Runnable {
     private void transmit(ChannelInput in) throws IOException, NbdProtoException, InterruptedException {
         while (!closing && in.await(Request.SIZE)) {
             Request req = Request.decode(in.need(Request.SIZE));
+            stats.requests.increment();
             if (req.type() == CMD_DISC) {
                 return;
             }
@@ -156,6 +182,7 @@ final class NbdConnection implements Runnable {
                         throw e;
                     }
                     buf.flip();
+                    stats.bytesWritten.add(len);
                 }
                 execute(req, buf);
             } else if (err != 0) {
@@ -196,6 +223,11 @@ final class NbdConnection implements Runnable {
     }
 
     private void written(Reply r) {
+        if (r.error() != 0) {
+            stats.errors.increment();
+        } else if (r.data() != null) {
+            stats.bytesRead.add(r.data().limit());
+        }
         if (r.data() != null) {
             pool.release(r.data());
         }

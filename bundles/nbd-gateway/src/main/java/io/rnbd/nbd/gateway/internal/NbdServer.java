@@ -18,6 +18,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,13 +41,30 @@ public final class NbdServer implements AutoCloseable {
     private final List<ServerSocketChannel> listeners = new ArrayList<>();
     private final List<Thread> acceptors = new ArrayList<>();
     private final AtomicLong ids = new AtomicLong();
+    private final NbdServerStats stats = new NbdServerStats();
+    private final ScheduledExecutorService timer;
+    private final boolean ownTimer;
     private volatile boolean closed;
     private InetSocketAddress tcpAddress;
     private Path unixPath;
 
     public NbdServer(NbdServerConfig config, ExportLookup exports) throws IOException {
+        this(config, exports, null);
+    }
+
+    /**
+     * @param timer runs handshake timeouts; null to have the server create (and shut down) its own
+     */
+    public NbdServer(NbdServerConfig config, ExportLookup exports, ScheduledExecutorService timer)
+            throws IOException {
         this.config = config;
         this.exports = exports;
+        this.ownTimer = timer == null;
+        this.timer = timer != null ? timer : Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nbd-timer");
+            t.setDaemon(true);
+            return t;
+        });
         try {
             if (config.tcp() != null) {
                 ServerSocketChannel tcp = ServerSocketChannel.open();
@@ -77,6 +97,10 @@ public final class NbdServer implements AutoCloseable {
 
     public Path unixSocket() {
         return unixPath;
+    }
+
+    public NbdServerStats stats() {
+        return stats;
     }
 
     public int connectionCount() {
@@ -129,7 +153,14 @@ public final class NbdServer implements AutoCloseable {
                 closeQuietly(ch);
                 continue;
             }
-            NbdConnection c = new NbdConnection(ids.incrementAndGet(), ch, peer, exports, pool, config,
+            if (connections.size() >= config.maxConnections()) {
+                stats.refused.increment();
+                LOG.warn("NBD client {} refused: {} connections already", peer, connections.size());
+                closeQuietly(ch);
+                continue;
+            }
+            stats.connections.increment();
+            NbdConnection c = new NbdConnection(ids.incrementAndGet(), ch, peer, exports, pool, config, timer, stats,
                     connections::remove);
             connections.add(c);
             if (closed) {
@@ -159,6 +190,14 @@ public final class NbdServer implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
+            }
+        }
+        if (ownTimer) {
+            timer.shutdownNow();
+            try {
+                timer.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
         if (unixPath != null) {

@@ -100,10 +100,13 @@ public final class RawNbd implements AutoCloseable {
         ChannelOutput.writeFully(ch, b);
     }
 
-    /** True once the server closed the connection (reads end of stream). */
-    public boolean closedByServer() throws IOException {
+    /** Drops whatever the server still sends; true once it closed the connection (end of stream). */
+    public boolean closedByServer() {
         try {
-            return !in.await(1);
+            while (in.await(1)) {
+                in.skip(in.need(1).remaining());
+            }
+            return true;
         } catch (IOException e) {
             return true;
         }

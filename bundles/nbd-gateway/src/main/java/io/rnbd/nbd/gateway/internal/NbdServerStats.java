@@ -1,0 +1,32 @@
+package io.rnbd.nbd.gateway.internal;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** Counters of an {@link NbdServer}, kept out of the engine. */
+public final class NbdServerStats {
+    /** A point-in-time copy. */
+    public record Snapshot(long connections, long refused, long handshakeTimeouts, long dropped, long requests,
+                           long errors, long bytesRead, long bytesWritten) {
+    }
+
+    final LongAdder connections = new LongAdder();
+    final LongAdder refused = new LongAdder();
+    final LongAdder handshakeTimeouts = new LongAdder();
+    final LongAdder dropped = new LongAdder();
+    final LongAdder requests = new LongAdder();
+    final LongAdder errors = new LongAdder();
+    final LongAdder bytesRead = new LongAdder();
+    final LongAdder bytesWritten = new LongAdder();
+
+    public Snapshot snapshot() {
+        return new Snapshot(connections.sum(), refused.sum(), handshakeTimeouts.sum(), dropped.sum(), requests.sum(),
+                errors.sum(), bytesRead.sum(), bytesWritten.sum());
+    }
+
+    public void reset() {
+        for (LongAdder a : new LongAdder[] {connections, refused, handshakeTimeouts, dropped, requests, errors,
+                bytesRead, bytesWritten}) {
+            a.reset();
+        }
+    }
+}
