@@ -10,7 +10,7 @@
 # 99: the guest never reported a result (crash or timeout).
 #
 # Env: RXE_WORK     work dir (kernel, initramfs, logs)   default ${TMPDIR:-/tmp}/rnbd-rxe
-#      RXE_TIMEOUT  seconds for the whole guest run       default 480
+#      RXE_TIMEOUT  seconds for the whole guest run       default 540
 #      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
 #      RXE_ADDR     the rxe device's IPv4 address          default 198.51.100.1 (TEST-NET-2)
@@ -91,7 +91,7 @@ for t in $TESTS; do
   [ -f "$MODULE/target/test-classes/${t//.//}.class" ] && CLASSES="$CLASSES $t" || stamp "no test class $t (not built yet): left out"
 done
 [ -n "$CLASSES" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
-TIMEOUT=${RXE_TIMEOUT:-480}
+TIMEOUT=${RXE_TIMEOUT:-540}
 cat > "$OUT/guest.env" <<ENV
 KROOT=$(printf %q "$KROOT")
 PROJECT=$(printf %q "$PROJECT")

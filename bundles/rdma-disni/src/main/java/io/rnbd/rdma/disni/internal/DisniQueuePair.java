@@ -53,8 +53,19 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private static final int IBV_WC_WITH_IMM = 1 << 1;
     private static final int IBV_WC_RECV_RDMA_WITH_IMM = 129;
     private static final int POLL_BATCH = 32;
+    // enum ibv_wc_status
+    private static final int IBV_WC_SUCCESS = 0;
+    private static final int IBV_WC_LOC_LEN_ERR = 1;
+    private static final int IBV_WC_LOC_PROT_ERR = 4;
+    private static final int IBV_WC_WR_FLUSH_ERR = 5;
+    private static final int IBV_WC_REM_INV_REQ_ERR = 9;
+    private static final int IBV_WC_REM_ACCESS_ERR = 10;
+    private static final int IBV_WC_REM_OP_ERR = 11;
+    private static final int IBV_WC_RETRY_EXC_ERR = 12;
+    private static final int IBV_WC_RNR_RETRY_EXC_ERR = 13;
 
-    private record Posted(long token, long wrId, WcOpcode opcode, boolean signaled) {
+    /** @param foreignSge an SGE named a region that is closed, invalidated or not of this PD */
+    private record Posted(long token, long wrId, WcOpcode opcode, boolean signaled, boolean foreignSge) {
         WorkCompletion flushed() {
             return new WorkCompletion(wrId, WcStatus.WR_FLUSH_ERR, opcode, 0, false, 0);
         }
@@ -173,7 +184,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
 
     @Override
     public void postSend(SendWr wr) throws RdmaException {
-        LinkedList<IbvSge> sgl = sges(wr.sgl());
+        LinkedList<IbvSge> sgl = new LinkedList<>();
+        boolean foreign = sges(wr.sgl(), sgl);
         IbvSendWR w = new IbvSendWR();
         w.setOpcode(opcode(wr.opcode()));
         w.setSend_flags(wr.signaled() ? IbvSendWR.IBV_SEND_SIGNALED : 0);
@@ -192,7 +204,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             }
             long token = nextToken++ & ~RECV_BIT;
             w.setWr_id(token);
-            Posted p = new Posted(token, wr.wrId(), wcOpcode(wr.opcode()), wr.signaled());
+            Posted p = new Posted(token, wr.wrId(), wcOpcode(wr.opcode()), wr.signaled(), foreign);
             if (state == QpState.INIT) {
                 // the QP cannot send before RTS; RC semantics still promise delivery
                 held.add(new Held(w, p));
@@ -245,7 +257,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
 
     @Override
     public void postRecv(RecvWr wr) throws RdmaException {
-        LinkedList<IbvSge> sgl = sges(wr.sgl());
+        LinkedList<IbvSge> sgl = new LinkedList<>();
+        boolean foreign = sges(wr.sgl(), sgl);
         IbvRecvWR w = new IbvRecvWR();
         w.setSg_list(sgl);
         synchronized (postLock) {
@@ -257,7 +270,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             }
             long token = nextToken++ | RECV_BIT;
             w.setWr_id(token);
-            recvQueue.addLast(new Posted(token, wr.wrId(), WcOpcode.RECV, true));
+            recvQueue.addLast(new Posted(token, wr.wrId(), WcOpcode.RECV, true, foreign));
             try {
                 SVCPostRecv call = qp.postRecv(List.of(w), null);
                 try {
@@ -272,24 +285,31 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    private LinkedList<IbvSge> sges(List<Sge> list) throws RdmaException {
+    /**
+     * Fills {@code out}; returns whether an SGE names a region the adapter will refuse
+     * (closed, invalidated, or of another protection domain). Such a request is still
+     * posted, so it fails in order with the requests around it; the adapter's status for
+     * it (rxe says LOC_QP_OP_ERR, mlx5 LOC_PROT_ERR) is then reported as LOC_PROT_ERR.
+     */
+    private boolean sges(List<Sge> list, LinkedList<IbvSge> out) throws RdmaException {
         if (list.size() > init.maxSge()) {
             throw new RdmaException(Errno.EINVAL, list.size() + " SGEs, queue pair takes " + init.maxSge());
         }
-        LinkedList<IbvSge> out = new LinkedList<>();
+        boolean foreign = false;
         for (Sge s : list) {
             if (!(s.mr() instanceof DisniMemoryRegion mr)) {
                 throw new RdmaException(Errno.EINVAL, "SGE names a memory region of another provider");
             }
+            boolean ours = mr.pd() == pd && mr.valid();
+            foreign |= !ours;
             IbvSge g = new IbvSge();
             g.setAddr(mr.address() + s.offset());
             g.setLength(s.length());
-            // a closed or invalidated region keeps its stale lkey: the adapter then
-            // completes the request with LOC_PROT_ERR, as the SPI wants
-            g.setLkey(mr.lkey());
+            // another device's lkey could be valid here by chance: never hand it over
+            g.setLkey(ours || mr.pd().device() == device ? mr.lkey() : 0);
             out.add(g);
         }
-        return out;
+        return foreign;
     }
 
     private static int opcode(WrOpcode op) {
@@ -345,8 +365,6 @@ final class DisniQueuePair implements QueuePair, CmTarget {
 
     private WorkCompletion translate(IbvWC wc) {
         long token = wc.getWr_id();
-        WcStatus status = status(wc.getStatus());
-        boolean ok = status == WcStatus.SUCCESS;
         Posted p;
         synchronized (postLock) {
             p = (token & RECV_BIT) != 0 ? retire(recvQueue, token) : retire(sendQueue, token);
@@ -354,6 +372,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         if (p == null) {
             return null; // already flushed by close()
         }
+        WcStatus status = status(wc.getStatus(), p);
+        boolean ok = status == WcStatus.SUCCESS;
         WcOpcode op = p.opcode();
         boolean hasImm = false;
         int imm = 0;
@@ -380,18 +400,29 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         return null;
     }
 
-    private static WcStatus status(int s) {
+    private WcStatus status(int s, Posted p) {
         switch (s) {
-            case 0: return WcStatus.SUCCESS;
-            case 1: return WcStatus.LOC_LEN_ERR;
-            case 4: return WcStatus.LOC_PROT_ERR;
-            case 5: return WcStatus.WR_FLUSH_ERR;
-            case 10: return WcStatus.REM_ACCESS_ERR;
-            case 11: return WcStatus.REM_OP_ERR;
-            case 12: return WcStatus.RETRY_EXC_ERR;
-            case 13: return WcStatus.RNR_RETRY_EXC_ERR;
-            default: return WcStatus.GENERAL_ERR;
+            case IBV_WC_SUCCESS: return WcStatus.SUCCESS;
+            case IBV_WC_LOC_LEN_ERR: return WcStatus.LOC_LEN_ERR;
+            case IBV_WC_LOC_PROT_ERR: return WcStatus.LOC_PROT_ERR;
+            case IBV_WC_WR_FLUSH_ERR: return WcStatus.WR_FLUSH_ERR;
+            case IBV_WC_REM_ACCESS_ERR: return WcStatus.REM_ACCESS_ERR;
+            case IBV_WC_REM_OP_ERR: return WcStatus.REM_OP_ERR;
+            case IBV_WC_RETRY_EXC_ERR: return WcStatus.RETRY_EXC_ERR;
+            case IBV_WC_RNR_RETRY_EXC_ERR: return WcStatus.RNR_RETRY_EXC_ERR;
+            default:
+                break;
         }
+        if (p.foreignSge()) {
+            return WcStatus.LOC_PROT_ERR;
+        }
+        if (s == IBV_WC_REM_INV_REQ_ERR && p.opcode() == WcOpcode.RECV) {
+            // rxe completes a RECV that an incoming message overflows with the responder's
+            // class C error (REM_INV_REQ_ERR) where adapters say LOC_LEN_ERR
+            return WcStatus.LOC_LEN_ERR;
+        }
+        LOG.info("rdma-disni: {} completion status {} (ibv_wc_status) reported as GENERAL_ERR", this, s);
+        return WcStatus.GENERAL_ERR;
     }
 
     private void deliver(WorkCompletion wc) {
