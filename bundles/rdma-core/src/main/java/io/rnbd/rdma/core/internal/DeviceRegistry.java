@@ -41,6 +41,7 @@ public final class DeviceRegistry implements RdmaAdmin {
     private final List<IbClient> clientOrder = new ArrayList<>();
     private final List<RdmaDevice> deviceOrder = new ArrayList<>();
     private boolean closed;
+    private volatile Map<RdmaDevice, List<String>> view = Map.of();
 
     /** A device appeared: every registered client gets {@code add}. Repeated calls are ignored. */
     public void addDevice(RdmaDevice device) {
@@ -56,6 +57,7 @@ public final class DeviceRegistry implements RdmaAdmin {
                 add(c, device);
             }
         } finally {
+            publishView();
             lock.unlock();
         }
     }
@@ -76,6 +78,7 @@ public final class DeviceRegistry implements RdmaAdmin {
             }
             LOG.info("RDMA device {} unregistered", device.name());
         } finally {
+            publishView();
             lock.unlock();
         }
     }
@@ -93,6 +96,7 @@ public final class DeviceRegistry implements RdmaAdmin {
                 add(client, d);
             }
         } finally {
+            publishView();
             lock.unlock();
         }
     }
@@ -113,6 +117,7 @@ public final class DeviceRegistry implements RdmaAdmin {
                 }
             }
         } finally {
+            publishView();
             lock.unlock();
         }
     }
@@ -128,6 +133,7 @@ public final class DeviceRegistry implements RdmaAdmin {
             deviceOrder.clear();
             closed = true;
         } finally {
+            publishView();
             lock.unlock();
         }
     }
@@ -182,25 +188,26 @@ public final class DeviceRegistry implements RdmaAdmin {
         return Collections.newSetFromMap(new IdentityHashMap<>());
     }
 
+    /** Rebuild the console's view; under the lock, after every membership change. */
+    private void publishView() {
+        Map<RdmaDevice, List<String>> snapshot = new LinkedHashMap<>();
+        for (RdmaDevice d : deviceOrder) {
+            List<String> names = new ArrayList<>();
+            for (IbClient c : clientOrder) {
+                if (devices.get(d).contains(c)) {
+                    names.add(safeName(c));
+                }
+            }
+            snapshot.put(d, List.copyOf(names));
+        }
+        view = snapshot;
+    }
+
+    /** Never waits for the lock: a console must not hang behind a slow {@code add}. */
     @Override
     public List<RdmaDeviceInfo> devices() {
-        Map<RdmaDevice, List<String>> snapshot = new LinkedHashMap<>();
-        lock.lock();
-        try {
-            for (RdmaDevice d : deviceOrder) {
-                List<String> names = new ArrayList<>();
-                for (IbClient c : clientOrder) {
-                    if (devices.get(d).contains(c)) {
-                        names.add(safeName(c));
-                    }
-                }
-                snapshot.put(d, names);
-            }
-        } finally {
-            lock.unlock();
-        }
         List<RdmaDeviceInfo> out = new ArrayList<>();
-        for (Map.Entry<RdmaDevice, List<String>> e : snapshot.entrySet()) {
+        for (Map.Entry<RdmaDevice, List<String>> e : view.entrySet()) {
             RdmaDevice d = e.getKey();
             List<String> addresses = new ArrayList<>();
             for (InetAddress a : d.addresses()) {

@@ -233,6 +233,37 @@ class DeviceRegistryTest {
         assertTrue(rec.violations.isEmpty(), rec.violations.toString());
     }
 
+    @Test
+    void theAdminViewDoesNotWaitForASlowClient() throws Exception {
+        DeviceRegistry registry = new DeviceRegistry();
+        Recorder rec = new Recorder();
+        rec.register(registry, rec.new Device("d0"));
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        io.rnbd.rdma.api.IbClient slow = new io.rnbd.rdma.api.IbClient() {
+            @Override
+            public void add(io.rnbd.rdma.api.RdmaDevice device) {
+                entered.countDown();
+                try {
+                    release.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+
+            @Override
+            public void remove(io.rnbd.rdma.api.RdmaDevice device) {
+            }
+        };
+        Thread t = new Thread(() -> registry.addClient(slow));
+        t.start();
+        assertTrue(entered.await(10, TimeUnit.SECONDS));
+        assertEquals(List.of(), info(registry, "d0").clients(), "answers at once, before the add finished");
+        release.countDown();
+        t.join(10_000);
+        assertEquals(1, info(registry, "d0").clients().size());
+    }
+
     private static RdmaDeviceInfo info(DeviceRegistry r, String name) {
         return r.devices().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
     }
