@@ -1,0 +1,34 @@
+package io.rnbd.rnbd.command;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import org.apache.karaf.shell.api.action.Action;
+
+/**
+ * What every command of the scope shares: output to the console (or to a test's stream) and
+ * failures reported as one {@code Error: ...} line, never as a stack trace.
+ */
+public abstract class ConsoleCommand implements Action {
+    /** Where to print; the console's System.out unless a test sets it. */
+    PrintStream out;
+
+    @Override
+    public final Object execute() {
+        PrintStream o = out != null ? out : System.out;
+        try {
+            run(o);
+        } catch (IllegalArgumentException | IllegalStateException | IOException e) {
+            o.println("Error: " + message(e));
+        } catch (RuntimeException e) {
+            o.println("Error: " + e);
+        }
+        return null;
+    }
+
+    protected abstract void run(PrintStream out) throws IOException;
+
+    static String message(Throwable e) {
+        String m = e.getMessage();
+        return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.replace('\n', ' ');
+    }
+}
