@@ -553,6 +553,17 @@ public abstract class ProviderConformanceSuite {
     }
 
     @Test
+    void rkeyOfARegionInAnotherProtectionDomainIsRefused() throws Exception {
+        Pair p = connect();
+        ProtectionDomain otherPd = pd(device(0));
+        MemoryRegion foreign = track(mr(otherPd, 4096));
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        fill(src, 0, pattern(4096, 1));
+        assertRemoteAccessError(p, SendWr.write(1, List.of(Sge.whole(src)), foreign.address(), foreign.rkey()),
+                foreign, new byte[4096]);
+    }
+
+    @Test
     void regionsGetDistinctAddressesAndKeys() throws Exception {
         ProtectionDomain pd = pd(device(0));
         MemoryRegion a = track(mr(pd, 4096));

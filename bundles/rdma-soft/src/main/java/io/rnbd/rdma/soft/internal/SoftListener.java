@@ -82,6 +82,11 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
     }
 
     @Override
+    public void failed(RuntimeException e) {
+        // accepting is stateless: the next readiness tries again
+    }
+
+    @Override
     public RdmaDevice device() {
         return device;
     }

@@ -407,6 +407,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     }
 
     @Override
+    public void failed(RuntimeException e) {
+        toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+    }
+
+    @Override
     public void onReady(SelectionKey k) {
         try {
             if (k.isConnectable()) {
@@ -655,7 +660,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         long addr = Wire.addr(in, p);
         int rkey = Wire.rkey(in, p);
         SoftMr mr = device.lookup(rkey);
-        if (mr == null || !mr.allows(rkey, Access.REMOTE_WRITE, addr, len)) {
+        if (mr == null || mr.pd() != init.pd() || !mr.allows(rkey, Access.REMOTE_WRITE, addr, len)) {
             in.position(p + Wire.HDR);
             nak(Wire.ST_REM_ACCESS);
             toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
@@ -688,7 +693,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     private void onReadRequest(long addr, int rkey, int len) {
         SoftMr mr = device.lookup(rkey);
         flushAcks();
-        if (mr == null || len < 0 || !mr.allows(rkey, Access.REMOTE_READ, addr, len)) {
+        if (mr == null || len < 0 || mr.pd() != init.pd() || !mr.allows(rkey, Access.REMOTE_READ, addr, len)) {
             control(Wire.READ_RESP, Wire.ST_REM_ACCESS, 0);
             toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
             return;

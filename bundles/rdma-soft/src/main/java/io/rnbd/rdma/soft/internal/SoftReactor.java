@@ -28,6 +28,9 @@ final class SoftReactor implements Runnable {
     /** A channel's readiness handler. */
     interface Channel {
         void onReady(SelectionKey key);
+
+        /** {@link #onReady} threw: give up this channel, keep the device running. */
+        void failed(RuntimeException e);
     }
 
     private final Selector selector;
@@ -191,8 +194,14 @@ final class SoftReactor implements Runnable {
                 while (it.hasNext()) {
                     SelectionKey key = it.next();
                     it.remove();
-                    if (key.isValid()) {
-                        ((Channel) key.attachment()).onReady(key);
+                    Channel channel = (Channel) key.attachment();
+                    try {
+                        if (key.isValid()) {
+                            channel.onReady(key);
+                        }
+                    } catch (RuntimeException e) {
+                        LOG.error("{}: channel failed, dropping it", thread.getName(), e);
+                        channel.failed(e);
                     }
                     drainCallbacks();
                 }
