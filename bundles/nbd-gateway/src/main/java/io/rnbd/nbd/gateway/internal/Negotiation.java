@@ -178,6 +178,10 @@ final class Negotiation {
         LOG.debug("{}: option {} refused: {}", peer, option, message);
         byte[] m = message.getBytes(StandardCharsets.UTF_8);
         int len = Math.min(m.length, 1024);
+        // Cut on a character boundary: the message must stay valid UTF-8.
+        while (len < m.length && len > 0 && (m[len] & 0xC0) == 0x80) {
+            len--;
+        }
         out.clear();
         new OptionReplyHeader(option, type, len).encode(out);
         out.put(m, 0, len);
