@@ -564,6 +564,15 @@ public abstract class ProviderConformanceSuite {
     }
 
     @Test
+    void unsignaledRequestsStillReportErrors() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        assertRemoteAccessError(p, SendWr.write(1, List.of(Sge.whole(src)), target.address(), target.rkey() + 1)
+                .unsignaled(), target, new byte[4096]);
+    }
+
+    @Test
     void regionsGetDistinctAddressesAndKeys() throws Exception {
         ProtectionDomain pd = pd(device(0));
         MemoryRegion a = track(mr(pd, 4096));
@@ -618,6 +627,64 @@ public abstract class ProviderConformanceSuite {
         client.qp(track(cd.connect(gone, new QpInit(pd, 8, 8, 1, client), null, client)));
         client.nextEvent(CmEvent.Type.UNREACHABLE);
         assertEquals(QpState.ERROR, client.qp().state());
+    }
+
+    @Test
+    void manyConnectionsToOneListenerStaySeparate() throws Exception {
+        int cons = 16;
+        int msgs = 50;
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        ProtectionDomain spd = pd(sd);
+        ProtectionDomain cpd = pd(cd);
+        List<Endpoint> servers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        MemoryRegion rbuf = track(mr(spd, cons * msgs * 8));
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        CmListener l = track(sd.listen(listenAddress(sd), req -> {
+            try {
+                Endpoint ep = new Endpoint("server");
+                ep.qp(req.accept(new QpInit(spd, 64, msgs, 1, ep), ep));
+                int base = next.getAndIncrement() * msgs;
+                for (int i = 0; i < msgs; i++) {
+                    ep.qp().postRecv(new RecvWr(base + i, List.of(new Sge(rbuf, (base + i) * 8, 8))));
+                }
+                servers.add(ep);
+            } catch (RdmaException e) {
+                throw new IllegalStateException(e);
+            }
+        }));
+        MemoryRegion src = track(mr(cpd, cons * 8));
+        List<Endpoint> clients = new ArrayList<>();
+        for (int c = 0; c < cons; c++) {
+            Endpoint ep = new Endpoint("client" + c);
+            ep.qp(track(cd.connect(target(l), new QpInit(cpd, msgs, 8, 1, ep), new byte[] {(byte) c}, ep)));
+            clients.add(ep);
+        }
+        for (int c = 0; c < cons; c++) {
+            clients.get(c).nextEvent(CmEvent.Type.ESTABLISHED);
+            src.buffer().putLong(c * 8, c);
+            for (int i = 0; i < msgs; i++) {
+                clients.get(c).qp().postSend(SendWr.send(i, List.of(new Sge(src, c * 8, 8))));
+            }
+        }
+        for (int c = 0; c < cons; c++) {
+            for (int i = 0; i < msgs; i++) {
+                assertEquals(i, clients.get(c).nextWc(WcStatus.SUCCESS).wrId());
+            }
+        }
+        assertEquals(cons, servers.size());
+        for (Endpoint server : servers) {
+            track(server.qp());
+            long sender = -1;
+            for (int i = 0; i < msgs; i++) {
+                WorkCompletion wc = server.nextWc(WcStatus.SUCCESS);
+                long from = rbuf.buffer().getLong((int) wc.wrId() * 8);
+                if (sender < 0) {
+                    sender = from;
+                }
+                assertEquals(sender, from, "one connection, one sender");
+            }
+        }
     }
 
     @Test

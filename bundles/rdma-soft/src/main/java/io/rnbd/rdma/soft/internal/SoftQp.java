@@ -239,11 +239,12 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         if (phase == Phase.CLOSED) {
             return;
         }
-        if (phase == Phase.RTS) {
+        boolean established = phase == Phase.RTS;
+        if (established) {
             control(Wire.DISCONNECT, Wire.ST_OK, 0);
             flushOut();
         }
-        toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+        toError(established ? CmEvent.of(CmEvent.Type.DISCONNECTED) : null, true);
         phase = Phase.CLOSED;
         state = QpState.CLOSED;
         device.forget(this);
