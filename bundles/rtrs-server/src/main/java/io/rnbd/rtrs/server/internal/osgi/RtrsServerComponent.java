@@ -1,0 +1,140 @@
+package io.rnbd.rtrs.server.internal.osgi;
+
+import io.rnbd.rdma.api.IbClient;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.api.RtrsServerAdmin;
+import io.rnbd.rtrs.api.RtrsServerOps;
+import io.rnbd.rtrs.api.RtrsServerSessionInfo;
+import io.rnbd.rtrs.server.RtrsServer;
+import io.rnbd.rtrs.server.ServerConfig;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The RTRS server in OSGi (singleton PID {@code io.rnbd.rtrs.server}): an IB client that
+ * listens only on devices the registry hands over. Uses the highest-ranked
+ * {@link RtrsServerOps} and {@link Authenticator} present (dynamic, greedy).
+ */
+@Component(configurationPid = "io.rnbd.rtrs.server", configurationPolicy = ConfigurationPolicy.OPTIONAL,
+        service = {IbClient.class, RtrsServerAdmin.class}, immediate = true)
+@Designate(ocd = RtrsServerComponent.Config.class)
+public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
+    @ObjectClassDefinition(name = "RTRS server", description = "The RDMA transport server: chunk pools, always_invalidate, heartbeats.")
+    public @interface Config {
+        @AttributeDefinition(name = "Port", description = "Listening port on every address of every RDMA device.")
+        int port() default 1234;
+
+        @AttributeDefinition(name = "Chunk size", description = "Bytes per chunk (power of two, >= 8192); max IO = chunk size - 4096.")
+        int chunk_size() default 131072;
+
+        @AttributeDefinition(name = "Queue depth", description = "Chunks per session = permits of each client session (1..65535).")
+        int queue_depth() default 512;
+
+        @AttributeDefinition(name = "Always invalidate", description = "Invalidate a chunk's rkey before the upper layer sees it and send a new one with the response (costs 15-20 %).")
+        boolean always_invalidate() default true;
+
+        @AttributeDefinition(name = "Heartbeat interval (ms)", description = "Period of heartbeats on each path's service connection.")
+        long hb_interval_ms() default 5000;
+
+        @AttributeDefinition(name = "Heartbeats missed", description = "Missed heartbeats after which a path is closed.")
+        int hb_missed_max() default 5;
+    }
+
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "rtrs-server-timer");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Ranked<RtrsServerOps> ops = new Ranked<>();
+    private final Ranked<Authenticator> auths = new Ranked<>();
+    private final RtrsServer server;
+
+    @Activate
+    public RtrsServerComponent(Config cfg) {
+        ServerConfig sc;
+        try {
+            sc = new ServerConfig(cfg.port(), cfg.chunk_size(), cfg.queue_depth(), cfg.always_invalidate(),
+                    cfg.hb_interval_ms(), cfg.hb_missed_max());
+        } catch (IllegalArgumentException e) {
+            timer.shutdownNow();
+            throw e;
+        }
+        server = new RtrsServer(sc, ops::best, auths::best, timer, System::nanoTime);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindOps(RtrsServerOps o, Map<String, Object> props) {
+        ops.put(o, props);
+    }
+
+    void updatedOps(RtrsServerOps o, Map<String, Object> props) {
+        ops.put(o, props);
+    }
+
+    void unbindOps(RtrsServerOps o) {
+        ops.remove(o);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindAuthenticator(Authenticator a, Map<String, Object> props) {
+        auths.put(a, props);
+    }
+
+    void updatedAuthenticator(Authenticator a, Map<String, Object> props) {
+        auths.put(a, props);
+    }
+
+    void unbindAuthenticator(Authenticator a) {
+        auths.remove(a);
+    }
+
+    @Deactivate
+    void deactivate() throws InterruptedException {
+        server.close();
+        timer.shutdownNow();
+        timer.awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public String clientName() {
+        return server.clientName();
+    }
+
+    @Override
+    public void add(RdmaDevice device) {
+        server.add(device);
+    }
+
+    @Override
+    public void remove(RdmaDevice device) {
+        server.remove(device);
+    }
+
+    @Override
+    public List<RtrsServerSessionInfo> sessions() {
+        return server.sessions();
+    }
+
+    @Override
+    public boolean closeSession(String name) {
+        return server.closeSession(name);
+    }
+}
