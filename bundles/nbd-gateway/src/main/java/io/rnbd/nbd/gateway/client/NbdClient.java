@@ -112,6 +112,32 @@ public final class NbdClient implements BlockDevice {
         }
     }
 
+    /**
+     * Connects to an NBD URI: {@code nbd://host[:port]/export} or
+     * {@code nbd+unix:///export?socket=/path} (the forms nbdinfo, nbdcopy and qemu accept).
+     */
+    public static NbdClient connect(String uri) throws IOException {
+        java.net.URI u = java.net.URI.create(uri);
+        String path = u.getPath() == null ? "" : u.getPath();
+        String export = path.startsWith("/") ? path.substring(1) : path;
+        if ("nbd".equals(u.getScheme())) {
+            if (u.getHost() == null) {
+                throw new IllegalArgumentException("no host in " + uri);
+            }
+            return connect(new InetSocketAddress(u.getHost(), u.getPort() < 0 ? DEFAULT_PORT : u.getPort()), export);
+        }
+        if ("nbd+unix".equals(u.getScheme())) {
+            String q = u.getQuery() == null ? "" : u.getQuery();
+            for (String kv : q.split("&")) {
+                if (kv.startsWith("socket=")) {
+                    return connect(UnixDomainSocketAddress.of(kv.substring("socket=".length())), export);
+                }
+            }
+            throw new IllegalArgumentException("no socket= in " + uri);
+        }
+        throw new IllegalArgumentException("not an nbd:// or nbd+unix:// URI: " + uri);
+    }
+
     /** The exports a server lists (NBD_OPT_LIST), by name. */
     public static java.util.List<String> list(SocketAddress address) throws IOException {
         SocketChannel ch = address instanceof UnixDomainSocketAddress

@@ -37,7 +37,7 @@ final class Negotiation {
     private final ChannelInput in;
     private final ExportLookup exports;
     private final String peer;
-    private final ByteBuffer out = ByteBuffer.allocateDirect(64 * 1024);
+    private final ByteBuffer out = ByteBuffer.allocate(16 * 1024);
     private boolean noZeroes;
     private boolean structured;
 

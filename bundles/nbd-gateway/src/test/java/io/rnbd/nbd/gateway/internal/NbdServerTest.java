@@ -141,6 +141,15 @@ class NbdServerTest {
     }
 
     @Test
+    void connectsByUri() throws Exception {
+        try (NbdClient c = NbdClient.connect("nbd://127.0.0.1:" + addr().getPort() + "/ro")) {
+            assertEquals("ro", c.exportName());
+            assertFalse(c.capabilities().write());
+        }
+        assertThrows(IllegalArgumentException.class, () -> NbdClient.connect("http://127.0.0.1/x"));
+    }
+
+    @Test
     void trimAndWriteZeroesReadBackAsZeros() throws Exception {
         try (NbdClient c = NbdClient.connect(addr(), "sync")) {
             byte[] ones = new byte[1024 * 1024];
@@ -396,6 +405,9 @@ class NbdServerTest {
             try (NbdClient c = NbdClient.connect(UnixDomainSocketAddress.of(sock), "sync")) {
                 c.write(0, ByteBuffer.allocate(4096), false).get();
                 c.read(0, ByteBuffer.allocate(4096)).get();
+            }
+            try (NbdClient c = NbdClient.connect("nbd+unix:///ro?socket=" + sock)) {
+                assertEquals(1024 * 1024, c.size());
             }
         }
         assertFalse(Files.exists(sock), "socket file left behind");
