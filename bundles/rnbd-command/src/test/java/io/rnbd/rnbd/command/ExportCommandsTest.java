@@ -1,0 +1,193 @@
+package io.rnbd.rnbd.command;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockIoStats;
+import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
+import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
+import io.rnbd.rnbd.api.RnbdServerAdmin.Opener;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** rnbd:exports, rnbd:export-add, rnbd:export-remove over a fake ConfigAdmin and server. */
+class ExportCommandsTest {
+    private final FakeConfigAdmin ca = new FakeConfigAdmin();
+    private final FakeServerAdmin server = new FakeServerAdmin();
+
+    {
+        // the server picks exports up from their configuration, as rnbd-server does
+        ca.onUpdate = c -> {
+            if (Configs.EXPORT_PID.equals(c.factoryPid)) {
+                boolean file = "file".equals(c.get("backend"));
+                server.put(new ExportInfo((String) c.get("name"), (String) c.get("backend"),
+                        file ? 0 : Long.parseLong((String) c.get("backend.size")),
+                        file ? ExportState.OFFLINE : ExportState.ONLINE, (Boolean) c.get("read.only"), List.of(),
+                        BlockIoStats.ZERO, file ? "file backend: no such file " + c.get("backend.path") : ""));
+            }
+        };
+        ca.onDelete = c -> server.exports.remove((String) c.get("name"));
+    }
+
+    private ExportAddCommand add(String name, String backend) {
+        ExportAddCommand c = new ExportAddCommand();
+        c.configAdmin = ca;
+        c.admin = server;
+        c.name = name;
+        c.backend = backend;
+        c.waitMillis = 0;
+        return c;
+    }
+
+    private ExportRemoveCommand remove(String name) {
+        ExportRemoveCommand c = new ExportRemoveCommand();
+        c.configAdmin = ca;
+        c.admin = server;
+        c.name = name;
+        return c;
+    }
+
+    @Test
+    void addMemoryExportStoresTheKeysTheServerReads() {
+        ExportAddCommand c = add("vol1", "memory");
+        c.size = "1g";
+        c.readOnly = true;
+        c.allowedSessions = "a, b,,";
+        assertEquals("export vol1 added: online, memory, 1.0 GiB, read-only\n", Out.run(c));
+        FakeConfigAdmin.Conf conf = ca.of(Configs.EXPORT_PID).get(0);
+        assertEquals("?", conf.location);
+        assertEquals("vol1", conf.get("name"));
+        assertEquals("memory", conf.get("backend"));
+        assertEquals("1073741824", conf.get("backend.size"));
+        assertEquals(true, conf.get("read.only"));
+        assertEquals("a,b", conf.get("allowed.sessions"));
+        assertEquals(0L, conf.get("offline.wait.ms"));
+        assertEquals(null, conf.get("backend.path"));
+    }
+
+    @Test
+    void addFileExportReportsWhyItIsOffline() {
+        ExportAddCommand c = add("disk", "file");
+        c.path = "/var/lib/rnbd/disk.img";
+        c.create = true;
+        c.size = "64m";
+        c.offlineWaitMs = 5000;
+        assertEquals("export disk added: offline, file, 0 B (file backend: no such file /var/lib/rnbd/disk.img)\n",
+                Out.run(c));
+        FakeConfigAdmin.Conf conf = ca.of(Configs.EXPORT_PID).get(0);
+        assertEquals("/var/lib/rnbd/disk.img", conf.get("backend.path"));
+        assertEquals("true", conf.get("backend.create"));
+        assertEquals("67108864", conf.get("backend.size"));
+        assertEquals(5000L, conf.get("offline.wait.ms"));
+    }
+
+    @Test
+    void withoutTheServerTheExportIsStillConfigured() {
+        ExportAddCommand c = add("vol1", "memory");
+        c.admin = null;
+        c.size = "4k";
+        assertEquals("export vol1 configured; the RNBD server is not running (bundle rnbd-server)\n", Out.run(c));
+        assertEquals(1, ca.of(Configs.EXPORT_PID).size());
+    }
+
+    @Test
+    void badArgumentsAreOneLineAndConfigureNothing() {
+        Map<String, ExportAddCommand> cases = new java.util.LinkedHashMap<>();
+        cases.put("Error: unknown backend 'nvme' (memory, file)", add("v", "nvme"));
+        cases.put("Error: the memory backend needs --size", add("v", "memory"));
+        ExportAddCommand path = add("v", "memory");
+        path.size = "1m";
+        path.path = "/x";
+        cases.put("Error: --path and --create are for the file backend", path);
+        ExportAddCommand rel = add("v", "file");
+        rel.path = "relative.img";
+        cases.put("Error: the file backend needs --path with an absolute path", rel);
+        ExportAddCommand create = add("v", "file");
+        create.path = "/x.img";
+        create.create = true;
+        cases.put("Error: --create needs --size", create);
+        ExportAddCommand size = add("v", "memory");
+        size.size = "lots";
+        cases.put("Error: size lots is not a size (e.g. 4k, 128k, 1m, 1g)", size);
+        ExportAddCommand zero = add("v", "memory");
+        zero.size = "0";
+        cases.put("Error: size must be positive, not 0", zero);
+        ExportAddCommand name = add("a b", "memory");
+        name.size = "1m";
+        cases.put("Error: export name 'a b' is not a valid name (letters, digits and . _ : @ -, at most 254)", name);
+        ExportAddCommand sess = add("v", "memory");
+        sess.size = "1m";
+        sess.allowedSessions = "ok,(bad)";
+        cases.put("Error: allowed session '(bad)' is not a valid name (letters, digits and . _ : @ -, at most 254)", sess);
+        ExportAddCommand wait = add("v", "memory");
+        wait.size = "1m";
+        wait.offlineWaitMs = -1;
+        cases.put("Error: --offline-wait-ms must not be negative", wait);
+        cases.forEach((expected, c) -> assertEquals(expected + "\n", Out.run(c)));
+        assertTrue(ca.configs.isEmpty());
+    }
+
+    @Test
+    void anExportNameIsTakenOnceEvenByAConfigFile() {
+        ca.existing(Configs.EXPORT_PID, Map.of("name", "vol1", "backend", "memory", "backend.size", "4096",
+                "read.only", false));
+        ExportAddCommand c = add("vol1", "memory");
+        c.size = "1m";
+        assertEquals("Error: export 'vol1' already exists\n", Out.run(c));
+        assertEquals(1, ca.configs.size());
+        ExportAddCommand noCa = add("vol2", "memory");
+        noCa.size = "1m";
+        noCa.configAdmin = null;
+        assertEquals("Error: ConfigAdmin is not running\n", Out.run(noCa));
+    }
+
+    @Test
+    void exportsTableAndJson() {
+        server.put(new ExportInfo("vol\"1", "memory", 1L << 30, ExportState.ONLINE, false,
+                List.of(new Opener("s1", AccessMode.RW, 0), new Opener("s2", AccessMode.RO, 3)),
+                new BlockIoStats(10, 40960, 20, 81920, 1, 2), ""));
+        server.put(new ExportInfo("zz", "file", 0, ExportState.OFFLINE, true, List.of(), null, "backend gone"));
+        ExportsCommand t = new ExportsCommand();
+        t.admin = server;
+        List<String> lines = Out.run(t).lines().toList();
+        assertEquals(3, lines.size(), lines.toString());
+        assertTrue(lines.get(1).matches("vol\"1\\s+memory\\s+1.0 GiB\\s+online\\s+no\\s+s1:RW,s2:RO\\s+10\\s+20\\s+1\\s+2\\s*"),
+                lines.get(1));
+        assertTrue(lines.get(2).matches("zz\\s+file\\s+0 B\\s+offline\\s+yes\\s+0\\s+0\\s+0\\s+0\\s+backend gone"),
+                lines.get(2));
+
+        ExportsCommand j = new ExportsCommand();
+        j.admin = server;
+        j.json = true;
+        List<Map<String, Object>> exports = MiniJson.array(Out.run(j));
+        assertEquals("vol\"1", exports.get(0).get("name"));
+        assertEquals(List.of(Map.of("session", "s1", "access_mode", "RW", "device_id", 0L),
+                Map.of("session", "s2", "access_mode", "RO", "device_id", 3L)), exports.get(0).get("openers"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> st = (Map<String, Object>) exports.get(1).get("stats");
+        assertEquals(0L, st.get("reads"));
+        assertEquals(true, exports.get(1).get("read_only"));
+
+        assertEquals("Error: the RNBD server is not running (bundle rnbd-server)\n", Out.run(new ExportsCommand()));
+    }
+
+    @Test
+    void removeDeletesTheConfigurationUnlessTheExportIsOpen() {
+        ExportAddCommand a = add("vol1", "memory");
+        a.size = "1m";
+        Out.run(a);
+        ExportInfo e = server.exports.get("vol1");
+        server.put(new ExportInfo(e.name(), e.backend(), e.size(), e.state(), e.readOnly(),
+                List.of(new Opener("s1", AccessMode.RW, 0)), e.stats(), e.lastError()));
+        assertEquals("Error: export 'vol1' is open by s1; use --force\n", Out.run(remove("vol1")));
+        assertEquals(1, ca.configs.size());
+        ExportRemoveCommand force = remove("vol1");
+        force.force = true;
+        assertEquals("export vol1 removed\n", Out.run(force));
+        assertTrue(ca.configs.isEmpty());
+        assertTrue(server.exports.isEmpty());
+        assertEquals("Error: no export 'vol1' is configured\n", Out.run(remove("vol1")));
+    }
+}
