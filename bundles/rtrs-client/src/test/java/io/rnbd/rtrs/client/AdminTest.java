@@ -1,0 +1,115 @@
+package io.rnbd.rtrs.client;
+
+import io.rnbd.rtrs.api.MultipathPolicy;
+import io.rnbd.rtrs.api.PathState;
+import io.rnbd.rtrs.api.PathView;
+import io.rnbd.rtrs.api.RtrsClientSessionInfo;
+import io.rnbd.rtrs.api.SessionState;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The admin interface the console commands use, on a live session over rdma-soft. */
+class AdminTest {
+    static final class CountingPolicy implements MultipathPolicy {
+        final String name;
+        final AtomicInteger calls = new AtomicInteger();
+
+        CountingPolicy(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public PathView select(List<? extends PathView> candidates, long sequence) {
+            calls.incrementAndGet();
+            return candidates.get(candidates.size() - 1);
+        }
+    }
+
+    static void write(RtrsClient c, ClientSession s) throws Exception {
+        CompletableFuture<Integer> w = new CompletableFuture<>();
+        s.write(MemoryOps.hdr(0), ByteBuffer.allocate(1024), w::complete);
+        assertEquals(0, w.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void pathsPoliciesAndStatsAtRuntime() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(true));
+             RtrsClient client = new RtrsClient(f.timer, System::nanoTime)) {
+            client.devices().add(f.dev1);
+            client.devices().add(f.dev2);
+            CountingPolicy minInflight = new CountingPolicy(MultipathPolicy.MIN_INFLIGHT);
+            CountingPolicy minLatency = new CountingPolicy(MultipathPolicy.MIN_LATENCY);
+            client.policies(List.of(minLatency, minInflight));
+            ClientSession s = client.open(f.config("adm", f.path(f.dev1)));
+            List<SessionState> seen = new CopyOnWriteArrayList<>();
+            s.addListener((sess, st, err) -> seen.add(st));
+            Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+            assertEquals(MultipathPolicy.MIN_INFLIGHT, s.activePolicy(), "configured policy wins over a higher-ranked one");
+            write(client, s);
+            assertEquals(1, minInflight.calls.get());
+
+            String p2 = f.path(f.dev2).name();
+            client.addPath("adm", f.path(f.dev2).src().getHostAddress() + "@" + f.path(f.dev2).dst().getHostAddress()
+                    + ":" + f.path(f.dev2).port());
+            Await.until("path 2", () -> client.session("adm").orElseThrow().paths().stream()
+                    .anyMatch(p -> p.name().equals(p2) && p.state() == PathState.CONNECTED));
+            assertThrows(IllegalArgumentException.class, () -> client.addPath("adm", p2.replace("*", "")));
+
+            client.policies(List.of(minLatency)); // min-inflight bundle goes away
+            assertEquals(MultipathPolicy.MIN_LATENCY, s.activePolicy(), "next-ranked policy");
+            client.policies(List.of());
+            assertEquals(MultipathPolicy.ROUND_ROBIN, s.activePolicy(), "built-in floor");
+            client.setMpPolicy("adm", MultipathPolicy.MIN_LATENCY);
+            client.policies(List.of(minInflight, minLatency));
+            assertEquals(MultipathPolicy.MIN_LATENCY, s.activePolicy());
+            assertThrows(IllegalArgumentException.class, () -> client.setMpPolicy("adm", "fastest"));
+
+            client.disconnectPath("adm", p2);
+            Await.until("closed", () -> client.session("adm").orElseThrow().paths().get(1).state() == PathState.CLOSED);
+            write(client, s);
+            client.reconnectPath("adm", p2);
+            Await.until("back", () -> client.session("adm").orElseThrow().paths().get(1).state() == PathState.CONNECTED);
+            write(client, s);
+
+            client.setMaxReconnectAttempts("adm", 7);
+            RtrsClientSessionInfo info = client.session("adm").orElseThrow();
+            assertEquals(7, info.maxReconnectAttempts());
+            assertEquals(64, info.queueDepth());
+            long writes = info.paths().stream().mapToLong(p -> p.stats().io().writes()).sum();
+            assertEquals(3, writes);
+            client.resetStats("adm");
+            assertEquals(0, client.session("adm").orElseThrow().paths().stream()
+                    .mapToLong(p -> p.stats().io().writes()).sum());
+
+            client.removePath("adm", p2);
+            assertEquals(1, client.session("adm").orElseThrow().paths().size());
+            write(client, s);
+            assertThrows(IllegalArgumentException.class, () -> client.removePath("adm", p2));
+            assertThrows(IllegalArgumentException.class, () -> client.resetStats("nope"));
+
+            client.close(s);
+            assertEquals(SessionState.CLOSED, s.state());
+            Await.until("listener saw close", () -> seen.contains(SessionState.CLOSED));
+            assertTrue(seen.contains(SessionState.CONNECTED));
+            CompletableFuture<Integer> w = new CompletableFuture<>();
+            s.write(MemoryOps.hdr(0), ByteBuffer.allocate(1024), w::complete);
+            assertEquals(io.rnbd.rdma.api.Errno.ESHUTDOWN, w.get(5, TimeUnit.SECONDS));
+            Await.until("server let go", () -> f.server.sessions().isEmpty());
+        }
+    }
+}
