@@ -38,7 +38,7 @@ class SessionCommandsTest {
         assertTrue(lines.get(0).startsWith("SESSION"), out);
         assertTrue(lines.get(1).matches("bad\"name\\s+failed\\s+0/0\\s+128\\s+min-latency \\(using round-robin\\)"
                 + "\\s+3\\s+EKEYREJECTED \\(129\\)"), out);
-        assertTrue(lines.get(2).matches("blk1\\s+connected\\s+1/2\\s+512\\s+min-inflight\\s+-1\\s*"), out);
+        assertTrue(lines.get(2).matches("blk1\\s+connected\\s+1/2\\s+512\\s+min-inflight\\s+-1"), out);
     }
 
     @Test
