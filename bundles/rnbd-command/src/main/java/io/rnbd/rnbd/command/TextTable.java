@@ -48,7 +48,7 @@ public final class TextTable {
                 sb.append(" ".repeat(width[i] - cells[i].length() + 2));
             }
         }
-        out.println(sb);
+        out.println(sb.toString().stripTrailing());
     }
 
     // a name with a newline must not break the table's rows apart

@@ -16,7 +16,7 @@ class TextTableTest {
                 .print(new PrintStream(b, true, StandardCharsets.UTF_8));
         assertEquals("""
                 A    LONG HEADER  C
-                xyz  1           \s
+                xyz  1
                 q    two lines    c
                 """, b.toString(StandardCharsets.UTF_8));
     }
