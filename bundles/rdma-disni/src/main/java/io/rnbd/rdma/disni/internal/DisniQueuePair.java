@@ -56,6 +56,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     // enum ibv_wc_status
     private static final int IBV_WC_SUCCESS = 0;
     private static final int IBV_WC_LOC_LEN_ERR = 1;
+    private static final int IBV_WC_LOC_QP_OP_ERR = 2;
     private static final int IBV_WC_LOC_PROT_ERR = 4;
     private static final int IBV_WC_WR_FLUSH_ERR = 5;
     private static final int IBV_WC_REM_INV_REQ_ERR = 9;
@@ -416,9 +417,9 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         if (p.foreignSge()) {
             return WcStatus.LOC_PROT_ERR;
         }
-        if (s == IBV_WC_REM_INV_REQ_ERR && p.opcode() == WcOpcode.RECV) {
-            // rxe completes a RECV that an incoming message overflows with the responder's
-            // class C error (REM_INV_REQ_ERR) where adapters say LOC_LEN_ERR
+        if ((s == IBV_WC_LOC_QP_OP_ERR || s == IBV_WC_REM_INV_REQ_ERR) && p.opcode() == WcOpcode.RECV) {
+            // rxe (6.1) completes a RECV that an incoming message overflows with
+            // LOC_QP_OP_ERR (older kernels: REM_INV_REQ_ERR) where adapters say LOC_LEN_ERR
             return WcStatus.LOC_LEN_ERR;
         }
         LOG.info("rdma-disni: {} completion status {} (ibv_wc_status) reported as GENERAL_ERR", this, s);
