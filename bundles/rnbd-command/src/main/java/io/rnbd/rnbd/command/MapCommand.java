@@ -83,8 +83,8 @@ public class MapCommand extends ConsoleCommand {
         if (d.isEmpty()) {
             out.println(device + " configured; the RNBD client has not picked it up yet");
         } else if (d.get().state() == DeviceState.FAILED) {
-            throw new IllegalStateException(device + ": the server refused to open " + export + " ("
-                    + Formats.errno(d.get().lastError()) + "); the mapping stays configured: rnbd:remap " + device
+            throw new IllegalStateException(device + ": the server refused to open " + export + ": "
+                    + Formats.errno(d.get().lastError()) + "; the mapping stays configured: rnbd:remap " + device
                     + " retries, rnbd:unmap " + device + " drops it");
         } else if (d.get().state() == DeviceState.MAPPED) {
             out.println(device + " mapped: " + export + " over " + session + ", " + m + ", "

@@ -67,7 +67,7 @@ class MapCommandsTest {
     void aRefusedOpenIsAnErrorLineAndTheMappingStays() {
         outcome = DeviceState.FAILED;
         outcomeErrno = Errno.ENOENT;
-        assertEquals("Error: rnbd0: the server refused to open nope (ENOENT (2)); the mapping stays configured: "
+        assertEquals("Error: rnbd0: the server refused to open nope: ENOENT (2); the mapping stays configured: "
                 + "rnbd:remap rnbd0 retries, rnbd:unmap rnbd0 drops it\n", Out.run(map("rnbd0", "sess1", "nope")));
         assertEquals(1, ca.of(Configs.MAP_PID).size());
     }
