@@ -330,6 +330,31 @@ class NbdServerTest {
     }
 
     @Test
+    void aClientThatStopsReadingRepliesDoesNotStallOthers() throws Exception {
+        try (NbdClient good = NbdClient.connect(addr(), "async")) {
+            try (RawNbd stalled = new RawNbd(addr()).go("async", false)) {
+                // 256 MiB of read replies that are never read: the stalled connection's writer blocks on a
+                // full socket, its reader on the in-flight budget, the device's threads on nothing.
+                for (int i = 0; i < 256; i++) {
+                    stalled.request(0, CMD_READ, i, 0, 1024 * 1024, null);
+                }
+                for (int i = 0; i < 200; i++) {
+                    good.write(i * 4096L, ByteBuffer.allocate(4096), false).get(5, TimeUnit.SECONDS);
+                    good.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+                }
+                assertEquals(2, server.connectionCount());
+            }
+            // The stalled client hung up: the server lets its connection go.
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (server.connectionCount() > 1 && System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
+            assertEquals(1, server.connectionCount());
+            good.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void optionsListInfoUnknownAndAbort() throws Exception {
         assertEquals(List.of("async", "ro", "sync"), NbdClient.list(addr()));
         try (RawNbd raw = new RawNbd(addr())) {
