@@ -111,9 +111,9 @@ final class NbdConnection implements Runnable {
     @Override
     public void run() {
         ChannelInput in = new ChannelInput(ch, STAGING);
-        ScheduledFuture<?> deadline = timer.schedule(this::handshakeExpired, config.handshakeTimeout().toNanos(),
-                TimeUnit.NANOSECONDS);
         try {
+            ScheduledFuture<?> deadline = timer.schedule(this::handshakeExpired,
+                    config.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
             Negotiation.Result r;
             try {
                 r = new Negotiation(ch, in, exports, peer).run();
