@@ -62,11 +62,20 @@ final class Configs {
         return v == null ? "" : v.toString();
     }
 
-    /** Names (device, session, export) must survive filters, file names and the console. */
+    /** Device and session names: they become service properties, file names and table cells. */
     static String requireName(String what, String name) {
         if (name == null || !name.matches("[A-Za-z0-9._:@-]{1,254}")) {
             throw new IllegalArgumentException(what + " '" + name + "' is not a valid name "
                     + "(letters, digits and . _ : @ -, at most 254)");
+        }
+        return name;
+    }
+
+    /** Export names may be paths, as the kernel's device_path (e.g. /dev/ram0, pool/vol1). */
+    static String requireExportName(String what, String name) {
+        if (name == null || !name.matches("[A-Za-z0-9._:@/-]{1,254}")) {
+            throw new IllegalArgumentException(what + " '" + name + "' is not a valid name "
+                    + "(letters, digits and . _ : @ / -, at most 254)");
         }
         return name;
     }

@@ -37,7 +37,7 @@ public class ExportAddCommand extends ConsoleCommand {
     @Argument(index = 0, name = "name", description = "Export name, as clients ask for it", required = true)
     String name;
 
-    @Option(name = "--backend", description = "Block backend: memory or file", required = true)
+    @Option(name = "--backend", description = "Block backend: memory or file (required)")
     @Completion(value = StringsCompleter.class, values = {"memory", "file"})
     String backend;
 
@@ -56,8 +56,9 @@ public class ExportAddCommand extends ConsoleCommand {
     @Option(name = "--allowed-sessions", description = "Comma list of session names or host ids allowed to open; default all")
     String allowedSessions;
 
+    // a String, so a bad number gets our one-line error rather than the shell's conversion message
     @Option(name = "--offline-wait-ms", description = "How long IO waits for a missing backend; 0 = fail at once")
-    long offlineWaitMs;
+    String offlineWaitMs = "0";
 
     /** How long to wait for the server to pick the export up, for the report. */
     long waitMillis = 3000;
@@ -87,7 +88,10 @@ public class ExportAddCommand extends ConsoleCommand {
     }
 
     private Dictionary<String, Object> properties() {
-        Configs.requireName("export name", name);
+        Configs.requireExportName("export name", name);
+        if (backend == null) {
+            throw new IllegalArgumentException("--backend is required (memory, file)");
+        }
         Hashtable<String, Object> p = new Hashtable<>();
         p.put("name", name);
         switch (backend) {
@@ -127,10 +131,19 @@ public class ExportAddCommand extends ConsoleCommand {
                     .map(s -> Configs.requireName("allowed session", s)).collect(Collectors.joining(","));
             p.put("allowed.sessions", list);
         }
-        if (offlineWaitMs < 0) {
-            throw new IllegalArgumentException("--offline-wait-ms must not be negative");
-        }
-        p.put("offline.wait.ms", offlineWaitMs);
+        p.put("offline.wait.ms", waitMs(offlineWaitMs));
         return p;
+    }
+
+    private static long waitMs(String text) {
+        try {
+            long ms = Long.parseLong(text.trim());
+            if (ms >= 0) {
+                return ms;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--offline-wait-ms must be a number of milliseconds >= 0, not '" + text + "'");
     }
 }

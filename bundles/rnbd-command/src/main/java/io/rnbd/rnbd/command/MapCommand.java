@@ -40,11 +40,11 @@ public class MapCommand extends ConsoleCommand {
     @Argument(index = 0, name = "device", description = "Local device name, e.g. rnbd0", required = true)
     String device;
 
-    @Option(name = "--session", aliases = "-s", description = "RTRS client session to map over", required = true)
+    @Option(name = "--session", aliases = "-s", description = "RTRS client session to map over (required)")
     @Completion(RtrsSessionCompleter.class)
     String session;
 
-    @Option(name = "--export", aliases = "-e", description = "Export name on the server", required = true)
+    @Option(name = "--export", aliases = "-e", description = "Export name on the server (required)")
     String export;
 
     @Option(name = "--mode", aliases = "-m", description = "Access mode: RO, RW or MIGRATION")
@@ -57,8 +57,11 @@ public class MapCommand extends ConsoleCommand {
     @Override
     protected void run(PrintStream out) throws IOException {
         Configs.requireName("device", device);
+        if (session == null || export == null) {
+            throw new IllegalArgumentException("--session and --export are required");
+        }
         Configs.requireName("session", session);
-        Configs.requireName("export", export);
+        Configs.requireExportName("export", export);
         AccessMode m = accessMode(mode);
         Configs.require(configAdmin);
         Optional<DeviceInfo> existing = admin == null ? Optional.empty() : ClientDevices.find(admin, device);

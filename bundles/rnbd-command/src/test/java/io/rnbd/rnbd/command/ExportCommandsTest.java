@@ -73,7 +73,7 @@ class ExportCommandsTest {
         c.path = "/var/lib/rnbd/disk.img";
         c.create = true;
         c.size = "64m";
-        c.offlineWaitMs = 5000;
+        c.offlineWaitMs = "5000";
         assertEquals("export disk added: offline, file, 0 B (file backend: no such file /var/lib/rnbd/disk.img)\n",
                 Out.run(c));
         FakeConfigAdmin.Conf conf = ca.of(Configs.EXPORT_PID).get(0);
@@ -116,15 +116,21 @@ class ExportCommandsTest {
         cases.put("Error: size must be positive, not 0", zero);
         ExportAddCommand name = add("a b", "memory");
         name.size = "1m";
-        cases.put("Error: export name 'a b' is not a valid name (letters, digits and . _ : @ -, at most 254)", name);
+        cases.put("Error: export name 'a b' is not a valid name (letters, digits and . _ : @ / -, at most 254)", name);
+        ExportAddCommand noBackend = add("v", null);
+        cases.put("Error: --backend is required (memory, file)", noBackend);
         ExportAddCommand sess = add("v", "memory");
         sess.size = "1m";
         sess.allowedSessions = "ok,(bad)";
         cases.put("Error: allowed session '(bad)' is not a valid name (letters, digits and . _ : @ -, at most 254)", sess);
         ExportAddCommand wait = add("v", "memory");
         wait.size = "1m";
-        wait.offlineWaitMs = -1;
-        cases.put("Error: --offline-wait-ms must not be negative", wait);
+        wait.offlineWaitMs = "-1";
+        cases.put("Error: --offline-wait-ms must be a number of milliseconds >= 0, not '-1'", wait);
+        ExportAddCommand waitText = add("v", "memory");
+        waitText.size = "1m";
+        waitText.offlineWaitMs = "soon";
+        cases.put("Error: --offline-wait-ms must be a number of milliseconds >= 0, not 'soon'", waitText);
         cases.forEach((expected, c) -> assertEquals(expected + "\n", Out.run(c)));
         assertTrue(ca.configs.isEmpty());
     }

@@ -52,6 +52,11 @@ class MapCommandsTest {
     }
 
     @Test
+    void exportNamesMayBePaths() {
+        assertEquals("rnbd0 mapped: /dev/ram0 over sess1, RW, 1.0 GiB\n", Out.run(map("rnbd0", "sess1", "/dev/ram0")));
+    }
+
+    @Test
     void mapStoresTheMappingAndReportsIt() {
         MapCommand c = map("rnbd0", "sess1", "vol1");
         c.mode = "ro";
@@ -95,8 +100,9 @@ class MapCommandsTest {
         assertEquals("Error: access mode must be RO, RW or MIGRATION, not 'rw+'\n", Out.run(mode));
         assertEquals("Error: device 'rnbd 0' is not a valid name (letters, digits and . _ : @ -, at most 254)\n",
                 Out.run(map("rnbd 0", "s", "e")));
-        assertEquals("Error: export '' is not a valid name (letters, digits and . _ : @ -, at most 254)\n",
+        assertEquals("Error: export '' is not a valid name (letters, digits and . _ : @ / -, at most 254)\n",
                 Out.run(map("rnbd0", "s", "")));
+        assertEquals("Error: --session and --export are required\n", Out.run(map("rnbd0", null, "e")));
         assertTrue(ca.configs.isEmpty());
 
         client.put(device("rnbd5", DeviceState.MAPPED, 0, 0));
