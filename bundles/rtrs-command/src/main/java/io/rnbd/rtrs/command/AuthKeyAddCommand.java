@@ -44,8 +44,9 @@ public class AuthKeyAddCommand extends ConsoleCommand {
     @Completion(value = StringsCompleter.class, values = {"none", "sha256", "sha384", "sha512"})
     String transform = "none";
 
+    // a String, so a bad number gets our one-line error rather than the shell's conversion message
     @Option(name = "--key-length", description = "Length of generated secrets in bytes: 32, 48 or 64")
-    int keyLength = 32;
+    String keyLength = "32";
 
     @Override
     protected void run(PrintStream out) throws IOException {
@@ -63,11 +64,12 @@ public class AuthKeyAddCommand extends ConsoleCommand {
         if (t < 0) {
             throw new IllegalArgumentException("unknown transform '" + transform + "' (none, sha256, sha384, sha512)");
         }
-        if (keyLength != 32 && keyLength != 48 && keyLength != 64) {
+        if (!List.of("32", "48", "64").contains(keyLength.trim())) {
             throw new IllegalArgumentException("key length must be 32, 48 or 64 bytes, not " + keyLength);
         }
-        String host = generate ? store.generate(t, keyLength) : secret;
-        String ctrl = generateCtrl ? store.generate(t, keyLength) : ctrlSecret;
+        int length = Integer.parseInt(keyLength.trim());
+        String host = generate ? store.generate(t, length) : secret;
+        String ctrl = generateCtrl ? store.generate(t, length) : ctrlSecret;
         store.put(hostId, host, ctrl);
         out.println("keys of host " + hostId + " stored" + (ctrl != null ? " (bidirectional)" : ""));
         if (generate) {

@@ -106,7 +106,7 @@ class AuthKeyCommandsTest {
         c.generate = true;
         c.generateCtrl = true;
         c.transform = "sha384";
-        c.keyLength = 48;
+        c.keyLength = "48";
         String out = Out.run(c);
         assertEquals(2, store.generated.size());
         assertTrue(store.generated.get(0).startsWith("DHHC-1:02:"), store.generated.get(0));
@@ -135,8 +135,12 @@ class AuthKeyCommandsTest {
         assertEquals("Error: unknown transform 'md5' (none, sha256, sha384, sha512)\n", Out.run(tr));
         AuthKeyAddCommand len = add("h");
         len.generate = true;
-        len.keyLength = 16;
+        len.keyLength = "16";
         assertEquals("Error: key length must be 32, 48 or 64 bytes, not 16\n", Out.run(len));
+        AuthKeyAddCommand text = add("h");
+        text.generate = true;
+        text.keyLength = "long";
+        assertEquals("Error: key length must be 32, 48 or 64 bytes, not long\n", Out.run(text));
         AuthKeyAddCommand blank = add(" ");
         blank.generate = true;
         assertEquals("Error: the host id must not be empty\n", Out.run(blank));
