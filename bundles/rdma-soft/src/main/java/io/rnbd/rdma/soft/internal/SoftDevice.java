@@ -236,10 +236,10 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
             closeQuietly(ch);
             throw new RdmaException(Errno.EADDRNOTAVAIL, "cannot bind to " + address.getHostAddress(), e);
         }
-        SoftQp qp = SoftQp.active(this, ch, init, events, destination);
+        SoftQp qp = SoftQp.active(this, ch, init, events, destination, System.nanoTime() + CONNECT_TIMEOUT_NANOS);
         qps.add(qp);
         byte[] pdata = privateData == null ? new byte[0] : privateData.clone();
-        reactor.execute(() -> qp.startConnect(destination, pdata, System.nanoTime() + CONNECT_TIMEOUT_NANOS));
+        reactor.execute(() -> qp.startConnect(destination, pdata));
         return qp;
     }
 

@@ -127,11 +127,13 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     }
 
     static SoftQp active(SoftDevice device, SocketChannel ch, QpInit init, CmEventHandler events,
-                         InetSocketAddress destination) {
+                         InetSocketAddress destination, long connectDeadline) {
         SoftQp qp = new SoftQp(device, ch, null, destination);
         qp.init = init;
         qp.events = events;
         qp.phase = Phase.CONNECTING;
+        // set before the device's tick can see the QP (published through the device's QP set)
+        qp.deadline = connectDeadline;
         return qp;
     }
 
@@ -252,12 +254,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
 
     // ---------------------------------------------------------------- connection management
 
-    void startConnect(InetSocketAddress destination, byte[] privateData, long connectDeadline) {
+    void startConnect(InetSocketAddress destination, byte[] privateData) {
         if (phase != Phase.CONNECTING) {
             return;
         }
         hello = privateData;
-        deadline = connectDeadline;
         try {
             key = ch.register(reactor.selector(), SelectionKey.OP_CONNECT, this);
             if (ch.connect(destination)) {

@@ -126,6 +126,23 @@ class SoftDeviceTest {
         }
     }
 
+    @Test
+    void manyQuickConnectsAreAllAnswered() throws Exception {
+        // regression: a connect racing the device's timer tick must not time out at once
+        try (SoftDevice d = new SoftDevice("quick", ip("127.0.0.1"))) {
+            ProtectionDomain pd = d.allocPd();
+            CmListener l = d.listen(new InetSocketAddress(ip("127.0.0.1"), 0), r -> r.reject(Errno.EBUSY));
+            long end = System.nanoTime() + 1_200_000_000L;
+            int n = 0;
+            while (System.nanoTime() < end || n < 20) {
+                Endpoint ep = new Endpoint("c" + n++);
+                QueuePair qp = d.connect(l.localAddress(), new QpInit(pd, 2, 2, 1, ep), null, ep);
+                assertEquals(Errno.EBUSY, ep.nextEvent(CmEvent.Type.REJECTED).status());
+                qp.close();
+            }
+        }
+    }
+
     private static boolean threadAlive(String name) {
         return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals(name) && t.isAlive());
     }
