@@ -1,5 +1,7 @@
 package io.rnbd.rdma.testkit;
 
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -637,9 +639,9 @@ public abstract class ProviderConformanceSuite {
         RdmaDevice cd = device(1);
         ProtectionDomain spd = pd(sd);
         ProtectionDomain cpd = pd(cd);
-        List<Endpoint> servers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Endpoint> servers = new CopyOnWriteArrayList<>();
         MemoryRegion rbuf = track(mr(spd, cons * msgs * 8));
-        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger next = new AtomicInteger();
         CmListener l = track(sd.listen(listenAddress(sd), req -> {
             try {
                 Endpoint ep = new Endpoint("server");

@@ -1,5 +1,8 @@
 package io.rnbd.rdma.core.internal;
 
+import io.rnbd.rdma.api.IbClient;
+import io.rnbd.rdma.api.RdmaDevice;
+import java.util.Arrays;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -68,7 +71,7 @@ class DeviceRegistryTest {
                     rec.unregister(registry, clients[entity - 2]);
                 }
             }
-            String where = java.util.Arrays.toString(order) + " " + rec.log;
+            String where = Arrays.toString(order) + " " + rec.log;
             assertTrue(rec.violations.isEmpty(), rec.violations + " in " + where);
             for (int c = 0; c < 2; c++) {
                 for (int d = 0; d < 2; d++) {
@@ -240,9 +243,9 @@ class DeviceRegistryTest {
         rec.register(registry, rec.new Device("d0"));
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        io.rnbd.rdma.api.IbClient slow = new io.rnbd.rdma.api.IbClient() {
+        IbClient slow = new IbClient() {
             @Override
-            public void add(io.rnbd.rdma.api.RdmaDevice device) {
+            public void add(RdmaDevice device) {
                 entered.countDown();
                 try {
                     release.await(10, TimeUnit.SECONDS);
@@ -252,7 +255,7 @@ class DeviceRegistryTest {
             }
 
             @Override
-            public void remove(io.rnbd.rdma.api.RdmaDevice device) {
+            public void remove(RdmaDevice device) {
             }
         };
         Thread t = new Thread(() -> registry.addClient(slow));

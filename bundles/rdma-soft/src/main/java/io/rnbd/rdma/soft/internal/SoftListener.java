@@ -2,7 +2,9 @@ package io.rnbd.rdma.soft.internal;
 
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.ConnectRequestHandler;
+import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,15 +29,15 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
     private SelectionKey key;
     private volatile boolean closed;
 
-    SoftListener(SoftDevice device, ServerSocketChannel server, ConnectRequestHandler handler) throws
-            io.rnbd.rdma.api.RdmaException {
+    SoftListener(SoftDevice device, ServerSocketChannel server, ConnectRequestHandler handler)
+            throws RdmaException {
         this.device = device;
         this.server = server;
         this.handler = handler;
         try {
             this.local = (InetSocketAddress) server.getLocalAddress();
         } catch (IOException e) {
-            throw new io.rnbd.rdma.api.RdmaException(io.rnbd.rdma.api.Errno.EIO, "listener has no address", e);
+            throw new RdmaException(Errno.EIO, "listener has no address", e);
         }
     }
 

@@ -1,5 +1,7 @@
 package io.rnbd.rdma.soft.internal.osgi;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -35,7 +37,7 @@ class SoftLinkAdminComponentTest {
                             @SuppressWarnings("unchecked")
                             Dictionary<String, Object> d = (Dictionary<String, Object>) args[0];
                             Hashtable<String, Object> copy = new Hashtable<>();
-                            for (String k : java.util.Collections.list(d.keys())) {
+                            for (String k : Collections.list(d.keys())) {
                                 copy.put(k, d.get(k));
                             }
                             copy.put("service.pid", pid);
@@ -58,7 +60,7 @@ class SoftLinkAdminComponentTest {
                         return config(args[0] + "~" + args[1]);
                     case "listConfigurations":
                         var filter = FrameworkUtil.createFilter((String) args[0]);
-                        List<Configuration> found = new java.util.ArrayList<>();
+                        List<Configuration> found = new ArrayList<>();
                         for (Map.Entry<String, Hashtable<String, Object>> e : store.entrySet()) {
                             if (filter.matches(new HashMap<>(e.getValue()))) {
                                 found.add(config(e.getKey()));
