@@ -69,6 +69,14 @@ public class MapCommand extends ConsoleCommand {
             throw new IllegalArgumentException("device '" + device + "' is already mapped"
                     + existing.map(d -> " (export " + d.export() + " over session " + d.session() + ")").orElse(""));
         }
+        // the client refuses this with EEXIST inside its component's activation, where the
+        // console would never see it: say it here, before anything is configured
+        Optional<DeviceInfo> twin = admin == null ? Optional.empty() : admin.devices().stream()
+                .filter(d -> d.session().equals(session) && d.export().equals(export)).findFirst();
+        if (twin.isPresent()) {
+            throw new IllegalArgumentException("export " + export + " is already mapped over session " + session
+                    + " as " + twin.get().name());
+        }
         Hashtable<String, Object> p = new Hashtable<>();
         p.put("device.name", device);
         p.put("session.name", session);
@@ -84,7 +92,11 @@ public class MapCommand extends ConsoleCommand {
         Optional<DeviceInfo> d = Poll.until(() -> ClientDevices.find(admin, device),
                 i -> SETTLED.contains(i.state()), waitMillis);
         if (d.isEmpty()) {
-            out.println(device + " configured; the RNBD client has not picked it up yet");
+            // the client's mapping component failed to start (its log says why): a
+            // configuration without a device would only come back failing after a restart
+            c.delete();
+            throw new IllegalStateException(device + ": the RNBD client did not take the mapping within "
+                    + waitMillis + " ms (see the log); nothing was configured");
         } else if (d.get().state() == DeviceState.FAILED) {
             throw new IllegalStateException(device + ": the server refused to open " + export + ": "
                     + Formats.errno(d.get().lastError()) + "; the mapping stays configured: rnbd:remap " + device

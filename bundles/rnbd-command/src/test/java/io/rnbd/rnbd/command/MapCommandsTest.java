@@ -84,13 +84,13 @@ class MapCommandsTest {
                 Out.run(map("rnbd0", "sess9", "vol1")));
         ca.onUpdate = c -> {
         };
-        assertEquals("rnbd1 configured; the RNBD client has not picked it up yet\n",
-                Out.run(map("rnbd1", "sess9", "vol1")));
+        assertEquals("Error: rnbd1: the RNBD client did not take the mapping within 0 ms (see the log); "
+                + "nothing was configured\n", Out.run(map("rnbd1", "sess9", "vol2")));
         MapCommand noClient = map("rnbd2", "s", "e");
         noClient.admin = null;
         assertEquals("rnbd2 configured; the RNBD client is not running (bundle rnbd-client), it maps rnbd2 when it "
                 + "starts\n", Out.run(noClient));
-        assertEquals(3, ca.of(Configs.MAP_PID).size());
+        assertEquals(2, ca.of(Configs.MAP_PID).size());
     }
 
     @Test
@@ -108,6 +108,8 @@ class MapCommandsTest {
         client.put(device("rnbd5", DeviceState.MAPPED, 0, 0));
         assertEquals("Error: device 'rnbd5' is already mapped (export vol1 over session sess1)\n",
                 Out.run(map("rnbd5", "s", "e")));
+        assertEquals("Error: export vol1 is already mapped over session sess1 as rnbd5\n",
+                Out.run(map("rnbd7", "sess1", "vol1")));
         ca.existing(Configs.MAP_PID, Map.of("device.name", "rnbd6", "session.name", "s", "export.name", "e",
                 "access.mode", "RW"));
         client.devices.remove("rnbd6");
