@@ -2,10 +2,12 @@ package io.rnbd.rdma.command;
 
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
+import io.rnbd.rdma.command.completers.LinkNameCompleter;
 
 import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
+import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 
@@ -16,6 +18,7 @@ import java.io.PrintStream;
 @Command(scope = "rdma", name = "link-del", description = "Delete a soft RDMA device (its users get remove first)")
 public class LinkDelCommand implements Action {
     @Argument(index = 0, name = "name", description = "Device name", required = true)
+    @Completion(LinkNameCompleter.class)
     String name;
 
     @Reference
