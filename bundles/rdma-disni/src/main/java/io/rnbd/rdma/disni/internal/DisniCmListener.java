@@ -39,8 +39,14 @@ final class DisniCmListener implements CmListener, CmTarget {
 
     @Override
     public void onCmEvent(int type, RdmaCmId child) {
+        if (type == CmEvents.DEVICE_REMOVAL) {
+            device.removalDetected();
+            return;
+        }
         if (type != CmEvents.CONNECT_REQUEST || !open.get()) {
-            device.destroyIdQuietly(child);
+            if (child != id) {
+                device.destroyIdQuietly(child);
+            }
             return;
         }
         InetSocketAddress l;

@@ -73,6 +73,8 @@ public final class DisniDevice implements ManagedDevice {
     private final Set<DisniCmListener> listeners = ConcurrentHashMap.newKeySet();
     private final ConcurrentLinkedQueue<Runnable> completionTasks = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean open = new AtomicBoolean(true);
+    private final AtomicBoolean removalSeen = new AtomicBoolean();
+    private volatile Runnable removalHook;
     private final Thread cmThread;
     private final Thread cqThread;
 
@@ -105,6 +107,11 @@ public final class DisniDevice implements ManagedDevice {
             IbvContext context = anchor.getVerbs();
             IbvCompChannel cc = context.createCompChannel();
             DisniDevice d = new DisniDevice(info, settings, channel, anchor, context, cc, primary);
+            d.targets.put(anchor, (type, id) -> {
+                if (type == CmEvents.DEVICE_REMOVAL) {
+                    d.removalDetected();
+                }
+            });
             d.cmThread.start();
             d.cqThread.start();
             return d;
@@ -124,6 +131,29 @@ public final class DisniDevice implements ManagedDevice {
             }
         } catch (IOException e) {
             LOG.debug("rdma-disni: cleanup after failed open", e);
+        }
+    }
+
+    @Override
+    public void onRemoval(Runnable hook) {
+        removalHook = hook;
+    }
+
+    /**
+     * The kernel is removing the adapter (a DEVICE_REMOVAL on any of its CM ids). Every
+     * id must go before the removal can finish, and the provider must unpublish first:
+     * the hook does both; without one (the device used directly) it is closed here.
+     */
+    void removalDetected() {
+        if (!removalSeen.compareAndSet(false, true)) {
+            return;
+        }
+        LOG.info("rdma-disni: kernel removes {}", name());
+        Runnable hook = removalHook;
+        if (hook != null) {
+            hook.run();
+        } else {
+            close();
         }
     }
 

@@ -31,6 +31,8 @@ public final class DisniProvider implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private final Duration interval;
     private final Map<String, ManagedDevice> devices = new LinkedHashMap<>();
+    /** Removed on the kernel's word while sysfs still lists them: not reopened until they vanish. */
+    private final java.util.Set<String> departing = new java.util.HashSet<>();
     private ScheduledFuture<?> task;
     private ProviderStatus status = new ProviderStatus(false, "not started", List.of());
     private String loggedReason = "";
@@ -79,6 +81,8 @@ public final class DisniProvider implements AutoCloseable {
                 remove(name);
             }
         }
+        departing.retainAll(present.keySet());
+        present.keySet().removeAll(departing);
         List<String> problems = new ArrayList<>();
         if (present.isEmpty()) {
             problems.add("no RDMA adapter under " + scanner.root());
@@ -104,11 +108,26 @@ public final class DisniProvider implements AutoCloseable {
         try {
             ManagedDevice d = factory.open(info);
             devices.put(info.name(), d);
+            d.onRemoval(() -> {
+                try {
+                    scheduler.execute(() -> removedByKernel(info.name(), d));
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    LOG.debug("rdma-disni: {} removal after the provider stopped", info.name());
+                }
+            });
             LOG.info("rdma-disni: device {} up (guid {}, {}, addresses {})", info.name(), info.nodeGuid(),
                     info.linkState(), info.addresses());
             listener.deviceAdded(d);
         } catch (RdmaException e) {
             problems.add(info.name() + ": " + e.getMessage());
+        }
+    }
+
+    private synchronized void removedByKernel(String name, ManagedDevice d) {
+        if (!closed && devices.get(name) == d) {
+            departing.add(name);
+            remove(name);
+            scan();
         }
     }
 

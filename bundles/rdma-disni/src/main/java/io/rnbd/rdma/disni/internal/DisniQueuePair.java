@@ -507,7 +507,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
                     }
                     break;
                 case CmEvents.DEVICE_REMOVAL:
-                    deviceRemoved();
+                    device.removalDetected(); // unpublished first, then this QP flushes via deviceRemoved()
                     break;
                 default:
                     break;

@@ -35,6 +35,7 @@ class DisniProviderTest {
     private final AtomicReference<Optional<String>> nativeReason = new AtomicReference<>(Optional.empty());
     private final AtomicInteger probes = new AtomicInteger();
     private final AtomicReference<String> failOpen = new AtomicReference<>();
+    private final java.util.Map<String, Runnable> removalHooks = new java.util.HashMap<>();
 
     private final class FakeDevice implements ManagedDevice {
         private final String name;
@@ -48,6 +49,11 @@ class DisniProviderTest {
         @Override
         public void update(SysfsDevice newer) {
             info = newer;
+        }
+
+        @Override
+        public void onRemoval(Runnable hook) {
+            removalHooks.put(name, hook);
         }
 
         @Override
@@ -184,6 +190,25 @@ class DisniProviderTest {
         p.close();
         assertEquals(List.of("unregister rxe0", "flush rxe0", "unregister mlx5_0", "flush mlx5_0"), events);
         assertEquals("dormant: stopped", p.status().line());
+    }
+
+    @Test
+    void kernelRemovalUnpublishesAtOnceAndTheDeviceReturnsOnlyAfterLeavingSysfs() throws Exception {
+        plug("rxe0");
+        DisniProvider p = provider();
+        scheduler.runDue();
+        events.clear();
+        removalHooks.get("rxe0").run(); // DEVICE_REMOVAL seen on a CM thread
+        scheduler.runDue();
+        assertEquals(List.of("unregister rxe0", "flush rxe0"), events, "before sysfs even changed");
+        tick();
+        assertEquals(2, events.size(), "not reopened while the kernel is still removing it");
+        unplug("rxe0");
+        tick();
+        plug("rxe0");
+        tick();
+        assertEquals(List.of("unregister rxe0", "flush rxe0", "open rxe0", "register rxe0"), events);
+        p.close();
     }
 
     @Test
