@@ -33,7 +33,9 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -129,6 +131,51 @@ class SoftRobustnessTest {
             }
         }
         assertStillServes(l, ep);
+    }
+
+    @Test
+    void randomFramesFromAnEstablishedPeerNeverTouchProtectedMemory() throws Exception {
+        byte[] before = new byte[4096];
+        Arrays.fill(before, (byte) 0x5A);
+        MemoryRegion readOnly = spd.register(ByteBuffer.allocateDirect(4096), Access.of(Access.LOCAL_WRITE,
+                Access.REMOTE_READ));
+        readOnly.buffer().put(0, before);
+        MemoryRegion writable = spd.register(ByteBuffer.allocateDirect(4096), Access.all());
+        Endpoint ep = new Endpoint("server");
+        CmListener l = listen(ep, 4, new CompletableFuture<>());
+        Random rnd = new Random(7);
+        int[] keys = {readOnly.rkey(), writable.rkey(), 0, rnd.nextInt()};
+        long[] bases = {readOnly.address(), writable.address(), 0, -1};
+        for (int con = 0; con < 200; con++) {
+            try (Socket s = new Socket(l.localAddress().getAddress(), l.localAddress().getPort())) {
+                s.setSoTimeout(10_000);
+                ByteBuffer hello = ByteBuffer.allocate(Wire.HDR).order(ByteOrder.LITTLE_ENDIAN);
+                Wire.put(hello, Wire.HELLO, Wire.ST_OK, 0, Wire.MAGIC, 0, 0, 0);
+                s.getOutputStream().write(hello.array());
+                byte[] reply = s.getInputStream().readNBytes(Wire.HDR);
+                assertEquals(Wire.ACCEPT, reply[0]);
+                ByteBuffer frames = ByteBuffer.allocate(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
+                for (int f = 0; f < 20 && frames.remaining() > Wire.HDR + 512; f++) {
+                    byte type = (byte) (Wire.SEND + rnd.nextInt(8));
+                    int len = rnd.nextInt(8) == 0 ? rnd.nextInt(1 << 20) : rnd.nextInt(300);
+                    int k = rnd.nextInt(keys.length);
+                    long addr = bases[k] + rnd.nextInt(8192) - 2048;
+                    Wire.put(frames, type, (byte) rnd.nextInt(3), len, addr, keys[k], rnd.nextInt(), rnd.nextInt(9000));
+                    int body = Math.min(len, 512);
+                    for (int i = 0; i < body && Wire.hasPayload(type); i++) {
+                        frames.put((byte) 0x11);
+                    }
+                }
+                s.getOutputStream().write(frames.array(), 0, frames.position());
+                s.shutdownOutput();
+                s.getInputStream().readAllBytes();
+            }
+        }
+        byte[] after = new byte[4096];
+        readOnly.buffer().get(0, after);
+        assertArrayEquals(before, after);
+        Endpoint fresh = new Endpoint("server2");
+        assertStillServes(listen(fresh, 4, new CompletableFuture<>()), fresh);
     }
 
     @Test
