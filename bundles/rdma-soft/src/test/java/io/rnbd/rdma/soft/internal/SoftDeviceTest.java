@@ -21,10 +21,13 @@ import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.testkit.Endpoint;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -90,6 +93,25 @@ class SoftDeviceTest {
             assertEquals(42, abuf.buffer().get(0));
             assertTrue(a.nodeId().matches("[0-9a-f]{4}(:[0-9a-f]{4}){3}"));
             assertFalse(a.nodeId().equals(b.nodeId()));
+        }
+    }
+
+    @Test
+    void worksOverIpv6Loopback() throws Exception {
+        InetAddress v6 = ip("::1");
+        boolean bindable;
+        try (ServerSocket probe = new java.net.ServerSocket(0, 1, v6)) {
+            bindable = true;
+        } catch (IOException e) {
+            bindable = false;
+        }
+        Assumptions.assumeTrue(bindable, "no IPv6 loopback on this host");
+        try (SoftDevice d = new SoftDevice("six", v6)) {
+            ProtectionDomain pd = d.allocPd();
+            Endpoint ep = new Endpoint("c");
+            CmListener l = d.listen(new InetSocketAddress(v6, 0), r -> r.reject(Errno.EBUSY));
+            d.connect(l.localAddress(), new QpInit(pd, 2, 2, 1, ep), new byte[] {1, 2}, ep);
+            assertEquals(Errno.EBUSY, ep.nextEvent(CmEvent.Type.REJECTED).status());
         }
     }
 
