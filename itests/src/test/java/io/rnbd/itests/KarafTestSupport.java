@@ -19,7 +19,9 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -56,6 +58,9 @@ import org.osgi.util.tracker.ServiceTracker;
 public abstract class KarafTestSupport {
 
     protected static final long TIMEOUT_MS = 30_000;
+
+    /** How long a feature's components may take to settle after the install returned. */
+    protected static final long SETTLE_MS = 10_000;
 
     /** Karaf's own boot features without rnbd-appliance: a clean container to install into. */
     protected static final String MINIMAL_BOOT_FEATURES =
@@ -200,10 +205,9 @@ public abstract class KarafTestSupport {
     /**
      * Installs a feature and asserts that every bundle it brought is active and every DS
      * component of those bundles is satisfied (or waits for a configuration it requires).
-     * Returns the bundles it brought, so a test can uninstall and check they are gone.
      */
-    protected List<Bundle> installAndAssertFeature(String name) throws Exception {
-        List<Long> before = bundleIds();
+    protected void installAndAssertFeature(String name) throws Exception {
+        Set<Long> before = bundleIds();
         try {
             featuresService.installFeature(name);
         } catch (Exception e) {
@@ -216,12 +220,11 @@ public abstract class KarafTestSupport {
                 added.add(bundle);
             }
         }
-        awaitNoProblems("feature " + name, () -> problems(added), TIMEOUT_MS);
-        return added;
+        awaitNoProblems("feature " + name, () -> problems(added), SETTLE_MS);
     }
 
-    private List<Long> bundleIds() {
-        List<Long> ids = new ArrayList<>();
+    protected Set<Long> bundleIds() {
+        Set<Long> ids = new HashSet<>();
         for (Bundle bundle : bundleContext.getBundles()) {
             ids.add(bundle.getBundleId());
         }
@@ -264,7 +267,7 @@ public abstract class KarafTestSupport {
         switch (configuration.state) {
             case ComponentConfigurationDTO.UNSATISFIED_REFERENCE:
                 return "missing references " + Arrays.stream(configuration.unsatisfiedReferences)
-                        .map(r -> r.name + " " + r.target)
+                        .map(r -> r.target == null ? r.name : r.name + " " + r.target)
                         .collect(Collectors.joining(", "));
             case ComponentConfigurationDTO.FAILED_ACTIVATION:
                 return "failed to activate: " + configuration.failure;
