@@ -29,6 +29,7 @@ import io.rnbd.rtrs.proto.ProtoException;
 import io.rnbd.rtrs.proto.RdmaReadMsg;
 import io.rnbd.rtrs.proto.RdmaWriteMsg;
 import io.rnbd.rtrs.proto.RkeyRsp;
+import io.rnbd.rtrs.proto.Rtrs;
 import io.rnbd.rtrs.proto.SgDesc;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -140,11 +141,12 @@ final class ClientPath implements PathView {
         try {
             pd = device.allocPd();
             cons = new ClientCon[n];
-            int qdHint = Math.max(session.queueDepthHint(), 1);
+            // the queue depth is known only from CON_RSP: size for the largest the device allows
+            int wr = Math.min(device.attributes().maxQpWr(), 2 * Rtrs.MAX_SESS_QUEUE_DEPTH + 64);
             for (int cid = 0; cid < n; cid++) {
                 ClientCon c = new ClientCon(this, gen, cid, pd);
                 cons[cid] = c;
-                QpInit init = new QpInit(pd, 2 * qdHint + 64, Math.max(qdHint, 512) + 64, 1, c);
+                QpInit init = new QpInit(pd, wr, wr, 1, c);
                 c.qp = device.connect(addr.destination(), init, new byte[0], c);
                 c.hello.postAll(c.qp);
             }

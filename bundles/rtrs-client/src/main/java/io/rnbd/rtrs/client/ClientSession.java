@@ -423,10 +423,6 @@ public final class ClientSession implements RtrsClientSession {
         return rsp.queueDepth() == queueDepth && rsp.maxIoSize() == maxIoSize ? 0 : Errno.EINVAL;
     }
 
-    int queueDepthHint() {
-        return queueDepth == 0 ? Rtrs.DEFAULT_QUEUE_DEPTH : queueDepth;
-    }
-
     int slotSize() {
         return slotSize;
     }

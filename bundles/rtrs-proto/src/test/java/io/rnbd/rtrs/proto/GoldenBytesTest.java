@@ -101,8 +101,8 @@ class GoldenBytesTest {
 
     @Test
     void fence() throws Exception {
-        FenceReq q = new FenceReq(7, PATH);
-        byte[] hex = Hex.bytes("0600 0000 07000000 ffeeddccbbaa99887766554433221100");
+        FenceReq q = new FenceReq(7, PATH, 0x102);
+        byte[] hex = Hex.bytes("0600 0201 07000000 ffeeddccbbaa99887766554433221100");
         assertArrayEquals(hex, Hex.encode(FenceReq.SIZE, q::encode));
         assertEquals(q, FenceReq.decode(Hex.buf(hex)));
         FenceRsp r = new FenceRsp(7, 0, 3, 1);

@@ -139,8 +139,9 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         try {
             ServerCon con = new ServerCon(this, ctx);
             ctx.cons.add(con);
-            int sendWr = 2 * cfg.queueDepth() + 64;
-            int recvWr = cfg.queueDepth() + 64;
+            int max = ctx.device.attributes().maxQpWr();
+            int sendWr = Math.min(max, 2 * cfg.queueDepth() + 64);
+            int recvWr = Math.min(max, cfg.queueDepth() + 64);
             con.accepted(req.accept(new QpInit(ctx.pd, sendWr, recvWr, 1, con), con));
         } catch (RdmaException e) {
             LOG.warn("cannot accept {}: {}", req.remoteAddress(), e.getMessage());

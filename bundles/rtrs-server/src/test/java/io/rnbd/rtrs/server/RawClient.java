@@ -94,16 +94,35 @@ final class RawClient implements AutoCloseable {
     final RdmaDevice dev;
     final ProtectionDomain pd;
     final MemoryRegion local;
-    final UUID sess = UUID.randomUUID();
-    final UUID path = UUID.randomUUID();
+    final UUID sess;
+    final UUID path;
     Con[] cons;
     ConRsp conRsp;
     InfoRsp info;
 
+    int reconCnt = 1;
+
     RawClient(RdmaDevice dev) throws RdmaException {
+        this(dev, UUID.randomUUID(), UUID.randomUUID());
+    }
+
+    /** A client claiming to be {@code sess}/{@code path}, e.g. an existing path reconnecting. */
+    RawClient(RdmaDevice dev, UUID sess, UUID path) throws RdmaException {
+        this.sess = sess;
+        this.path = path;
         this.dev = dev;
         this.pd = dev.allocPd();
         this.local = pd.register(ByteBuffer.allocateDirect(64 * 1024), Access.all());
+    }
+
+    /** Only the first connection's CON_REQ; returns the server's CON_RSP. */
+    ConRsp hello(InetSocketAddress dst, int n) throws Exception {
+        Con c = new Con(dst);
+        cons = new Con[] {c};
+        assertEquals(CmEvent.Type.ESTABLISHED, c.event().type());
+        c.send(ConReq.SIZE, new ConReq(0, n, reconCnt, sess, path, true)::encode);
+        WorkCompletion wc = c.recv();
+        return ConRsp.decode(c.data(wc));
     }
 
     /** Full handshake with {@code n} connections, as a well-behaved client would. */
@@ -113,7 +132,7 @@ final class RawClient implements AutoCloseable {
             Con c = new Con(dst);
             cons[cid] = c;
             assertEquals(CmEvent.Type.ESTABLISHED, c.event().type());
-            c.send(ConReq.SIZE, new ConReq(cid, n, 1, sess, path, cid == 0)::encode);
+            c.send(ConReq.SIZE, new ConReq(cid, n, reconCnt, sess, path, cid == 0)::encode);
             WorkCompletion wc = c.recv();
             conRsp = ConRsp.decode(c.data(wc));
             assertEquals(0, conRsp.errno());
