@@ -10,6 +10,7 @@ import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.osgi.framework.BundleContext;
 import org.apache.karaf.shell.support.completers.StringsCompleter;
 
 /**
@@ -22,7 +23,10 @@ import org.apache.karaf.shell.support.completers.StringsCompleter;
 public class AuthKeyAddCommand extends ConsoleCommand {
     private static final List<String> TRANSFORMS = List.of("none", "sha256", "sha384", "sha512");
 
-    @Reference(optional = true)
+    @Reference
+    BundleContext bundleContext;
+
+    /** Set by tests instead of looking the chap service up. */
     AuthKeyStore store;
 
     @Argument(index = 0, name = "hostid", description = "Host id of the client (its host.id)", required = true)
@@ -50,7 +54,12 @@ public class AuthKeyAddCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) throws IOException {
-        AuthKeys.require(store);
+        try (AuthKeyStores.Held held = AuthKeyStores.open(bundleContext, store)) {
+            add(out, held.store());
+        }
+    }
+
+    private void add(PrintStream out, AuthKeyStore keys) throws IOException {
         if (hostId.isBlank()) {
             throw new IllegalArgumentException("the host id must not be empty");
         }
@@ -68,9 +77,9 @@ public class AuthKeyAddCommand extends ConsoleCommand {
             throw new IllegalArgumentException("key length must be 32, 48 or 64 bytes, not " + keyLength);
         }
         int length = Integer.parseInt(keyLength.trim());
-        String host = generate ? store.generate(t, length) : secret;
-        String ctrl = generateCtrl ? store.generate(t, length) : ctrlSecret;
-        store.put(hostId, host, ctrl);
+        String host = generate ? keys.generate(t, length) : secret;
+        String ctrl = generateCtrl ? keys.generate(t, length) : ctrlSecret;
+        keys.put(hostId, host, ctrl);
         out.println("keys of host " + hostId + " stored" + (ctrl != null ? " (bidirectional)" : ""));
         if (generate) {
             out.println("host secret: " + host);

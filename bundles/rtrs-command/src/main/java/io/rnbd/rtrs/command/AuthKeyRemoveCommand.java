@@ -8,13 +8,17 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.osgi.framework.BundleContext;
 
 /** {@code rtrs:auth-key-remove HOSTID}: new connections of that host are refused (ENOKEY). */
 @Service
 @Command(scope = "rtrs", name = "auth-key-remove",
         description = "Remove the CHAP keys of a host id (established sessions keep running)")
 public class AuthKeyRemoveCommand extends ConsoleCommand {
-    @Reference(optional = true)
+    @Reference
+    BundleContext bundleContext;
+
+    /** Set by tests instead of looking the chap service up. */
     AuthKeyStore store;
 
     @Argument(index = 0, name = "hostid", description = "Host id whose keys to remove", required = true)
@@ -23,8 +27,10 @@ public class AuthKeyRemoveCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) throws IOException {
-        if (!AuthKeys.require(store).remove(hostId)) {
-            throw new IllegalArgumentException("no keys for host '" + hostId + "' in the keys file");
+        try (AuthKeyStores.Held held = AuthKeyStores.open(bundleContext, store)) {
+            if (!held.store().remove(hostId)) {
+                throw new IllegalArgumentException("no keys for host '" + hostId + "' in the keys file");
+            }
         }
         out.println("keys of host " + hostId + " removed");
     }

@@ -4,11 +4,8 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * The key commands' view of the CHAP key store. The chap bundle is optional, so the command
- * classes must not mention its types: the shell loads and inspects every command class when
- * the bundle starts, and one unresolvable field type would hide the command altogether
- * instead of letting it say what is missing. {@code internal.chap.ChapKeyStoreComponent}
- * registers this service only while a {@code ChapKeyAdmin} is there.
+ * The key commands' view of the CHAP key store, so that no command class names a type of the
+ * optional chap API (see {@link AuthKeyStores}).
  */
 public interface AuthKeyStore {
     /** What may be shown of a host's keys: never the secrets. */

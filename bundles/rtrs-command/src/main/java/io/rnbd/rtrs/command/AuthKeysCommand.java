@@ -6,12 +6,16 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.osgi.framework.BundleContext;
 
 /** {@code rtrs:auth-keys}: the hosts with CHAP keys; the secrets themselves are never shown. */
 @Service
 @Command(scope = "rtrs", name = "auth-keys", description = "List the host ids with CHAP keys (never the secrets)")
 public class AuthKeysCommand extends ConsoleCommand {
-    @Reference(optional = true)
+    @Reference
+    BundleContext bundleContext;
+
+    /** Set by tests instead of looking the chap service up. */
     AuthKeyStore store;
 
     @Option(name = "--json", description = "Print JSON instead of a table")
@@ -19,7 +23,10 @@ public class AuthKeysCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) {
-        List<AuthKeyStore.KeyInfo> keys = AuthKeys.require(store).list();
+        List<AuthKeyStore.KeyInfo> keys;
+        try (AuthKeyStores.Held held = AuthKeyStores.open(bundleContext, store)) {
+            keys = held.store().list();
+        }
         if (json) {
             out.println(Json.write(keys.stream().map(k -> Json.obj("host_id", k.hostId(), "transform", k.transform(),
                     "key_length", k.keyLength(), "ctrl_key", k.hasCtrlKey(), "source", k.source())).toList()));

@@ -76,17 +76,30 @@ class WithoutChapBundleTest {
             }
             assertEquals(COMMANDS, commands);
 
-            Class<?> keys = loader.loadClass(AuthKeysCommand.class.getName());
-            assertEquals(loader, keys.getClassLoader());
-            Object command = keys.getDeclaredConstructor().newInstance();
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            Field out = loader.loadClass(ConsoleCommand.class.getName()).getDeclaredField("out");
-            out.setAccessible(true);
-            out.set(command, new PrintStream(bytes, true, StandardCharsets.UTF_8));
-            keys.getMethod("execute").invoke(command);
             assertEquals("Error: the chap authentication bundle is not installed\n",
-                    bytes.toString(StandardCharsets.UTF_8));
+                    runKeys(loader, new FakeContext(AuthKeyStores.CHAP_KEY_ADMIN, null)));
+            // the chap bundle came after this one: a service is there, its package is not wired here
+            FakeContext late = new FakeContext(AuthKeyStores.CHAP_KEY_ADMIN, new Object());
+            assertEquals("Error: the chap authentication bundle was installed after rtrs-command; "
+                    + "run bundle:refresh rtrs-command\n", runKeys(loader, late));
+            assertEquals(1, late.ungets.get());
         }
+    }
+
+    /** Runs rtrs:auth-keys as loaded by {@code loader}. */
+    private static String runKeys(ClassLoader loader, FakeContext ctx) throws Exception {
+        Class<?> keys = loader.loadClass(AuthKeysCommand.class.getName());
+        assertEquals(loader, keys.getClassLoader());
+        Object command = keys.getDeclaredConstructor().newInstance();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        Field out = loader.loadClass(ConsoleCommand.class.getName()).getDeclaredField("out");
+        out.setAccessible(true);
+        out.set(command, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        Field context = keys.getDeclaredField("bundleContext");
+        context.setAccessible(true);
+        context.set(command, ctx.context);
+        keys.getMethod("execute").invoke(command);
+        return bytes.toString(StandardCharsets.UTF_8);
     }
 
     @Test

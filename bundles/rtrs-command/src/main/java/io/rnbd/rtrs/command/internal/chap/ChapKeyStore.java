@@ -6,27 +6,26 @@ import io.rnbd.rtrs.auth.chap.api.ChapSecrets;
 import io.rnbd.rtrs.command.AuthKeyStore;
 import java.io.IOException;
 import java.util.List;
-import org.osgi.service.component.annotations.Activate;
-import org.osgi.service.component.annotations.Component;
-import org.osgi.service.component.annotations.Reference;
 
 /**
- * Offers the chap bundle's {@link ChapKeyAdmin} to the key commands as an {@link AuthKeyStore}.
- * The only class touching the optional chap API: SCR loads it once a ChapKeyAdmin is
- * registered, so without the chap bundle nothing here is ever resolved.
+ * The chap bundle's {@link ChapKeyAdmin} as an {@link AuthKeyStore}: the only class touching
+ * the optional chap API, loaded only once such a service was found.
  */
-@Component(service = AuthKeyStore.class)
-public final class ChapKeyStoreComponent implements AuthKeyStore {
+public final class ChapKeyStore implements AuthKeyStore {
     private final ChapKeyAdmin admin;
 
-    @Activate
-    public ChapKeyStoreComponent(@Reference ChapKeyAdmin admin) {
+    public ChapKeyStore(ChapKeyAdmin admin) {
         this.admin = admin;
+    }
+
+    /** @param service a ChapKeyAdmin service object, typed Object so callers need not name the type */
+    public static AuthKeyStore of(Object service) {
+        return new ChapKeyStore((ChapKeyAdmin) service);
     }
 
     @Override
     public List<KeyInfo> list() {
-        return admin.list().stream().map(ChapKeyStoreComponent::info).toList();
+        return admin.list().stream().map(ChapKeyStore::info).toList();
     }
 
     private static KeyInfo info(ChapKeyInfo k) {

@@ -11,7 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class ChapKeyStoreComponentTest {
+class ChapKeyStoreTest {
     private final List<String> calls = new ArrayList<>();
     private final ChapKeyAdmin admin = new ChapKeyAdmin() {
         @Override
@@ -33,7 +33,7 @@ class ChapKeyStoreComponentTest {
 
     @Test
     void passesEverythingThroughToTheChapAdmin() throws Exception {
-        AuthKeyStore store = new ChapKeyStoreComponent(admin);
+        AuthKeyStore store = ChapKeyStore.of(admin);
         assertEquals(List.of(new AuthKeyStore.KeyInfo("h1", "sha256", 48, true, "file")), store.list());
         store.put("h2", "DHHC-1:00:x:", null);
         assertTrue(store.remove("h1"));
@@ -43,7 +43,7 @@ class ChapKeyStoreComponentTest {
 
     @Test
     void generatesDhhcSecretsOfTheAskedShape() {
-        String s = new ChapKeyStoreComponent(admin).generate(3, 64);
+        String s = new ChapKeyStore(admin).generate(3, 64);
         assertTrue(s.matches("DHHC-1:03:[A-Za-z0-9+/=]+:"), s);
         // 64 key bytes + 4 CRC bytes, base64
         assertEquals(92, s.split(":")[2].length());
