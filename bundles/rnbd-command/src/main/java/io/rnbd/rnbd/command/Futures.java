@@ -11,15 +11,18 @@ final class Futures {
     private Futures() {
     }
 
-    /** @param what the subject of the error line, e.g. "rnbd0" */
-    static <T> T await(CompletableFuture<T> f, long timeoutMillis, String what) throws IOException {
+    /**
+     * @param what    the subject of the error line, e.g. "rnbd0"
+     * @param waiting why an answer may be late, for the timeout line (e.g. "rnbd0 is pending")
+     */
+    static <T> T await(CompletableFuture<T> f, long timeoutMillis, String what, String waiting) throws IOException {
         try {
             return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             // a BlockIoException's message starts with its errno name (ENOENT: ...)
             throw new IOException(what + ": " + ConsoleCommand.message(e.getCause() == null ? e : e.getCause()));
         } catch (TimeoutException e) {
-            throw new IOException(what + ": no answer within " + timeoutMillis + " ms");
+            throw new IOException(what + ": no answer within " + timeoutMillis + " ms (" + waiting + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(what + ": interrupted");

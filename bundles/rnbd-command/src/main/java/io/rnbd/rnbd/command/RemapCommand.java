@@ -25,8 +25,8 @@ public class RemapCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) throws IOException {
-        ClientDevices.device(admin, device);
-        Futures.await(admin.remap(device), timeoutMillis, device);
+        String state = device + " is " + Formats.lower(ClientDevices.device(admin, device).state());
+        Futures.await(admin.remap(device), timeoutMillis, device, state);
         out.println(device + " remapped: " + ClientDevices.describe(ClientDevices.device(admin, device)));
     }
 }

@@ -25,8 +25,8 @@ public class ResizeCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) throws IOException {
-        ClientDevices.device(admin, device);
-        long size = Futures.await(admin.resize(device), timeoutMillis, device);
+        String state = device + " is " + Formats.lower(ClientDevices.device(admin, device).state());
+        long size = Futures.await(admin.resize(device), timeoutMillis, device, state);
         out.println(device + ": " + Formats.bytes(size) + " (" + size + " bytes)");
     }
 }

@@ -53,7 +53,7 @@ class DeviceVerbCommandsTest {
         }.put(device("rnbd0", DeviceState.MAPPED, 0, 0));
         c.device = "rnbd0";
         c.timeoutMillis = 1;
-        assertEquals("Error: rnbd0: no answer within 1 ms\n", Out.run(c));
+        assertEquals("Error: rnbd0: no answer within 1 ms (rnbd0 is mapped)\n", Out.run(c));
     }
 
     @Test
