@@ -49,7 +49,7 @@ public class PathsCommand extends ConsoleCommand {
         for (RtrsClientSessionInfo s : sessions) {
             for (RtrsClientPathInfo p : s.paths()) {
                 t.row(s.name(), p.name(), Formats.lower(p.state()), p.device(), p.srcAddress(), p.dstAddress(),
-                        p.reconnectAttempts(), p.stats() == null ? "" : p.stats().io().inflight(),
+                        p.reconnectAttempts(), p.stats() == null || p.stats().io() == null ? "" : p.stats().io().inflight(),
                         Formats.errno(p.lastError()));
             }
         }

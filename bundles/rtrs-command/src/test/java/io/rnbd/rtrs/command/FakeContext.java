@@ -6,13 +6,13 @@ import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 
 /** A BundleContext offering at most one service, counting gets and ungets. */
-final class FakeContext {
+public final class FakeContext {
     final AtomicInteger gets = new AtomicInteger();
     final AtomicInteger ungets = new AtomicInteger();
-    final BundleContext context;
+    public final BundleContext context;
 
     /** @param service the object registered under {@code className}, or null for none */
-    FakeContext(String className, Object service) {
+    public FakeContext(String className, Object service) {
         ServiceReference<?> ref = (ServiceReference<?>) Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] {ServiceReference.class}, (p, m, a) -> {
                     throw new UnsupportedOperationException(m.getName());

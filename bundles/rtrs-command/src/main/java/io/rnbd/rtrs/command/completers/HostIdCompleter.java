@@ -19,12 +19,14 @@ public class HostIdCompleter implements Completer {
 
     @Override
     public int complete(Session session, CommandLine commandLine, List<String> candidates) {
-        List<String> ids;
+        return new StringsCompleter(hostIds()).complete(session, commandLine, candidates);
+    }
+
+    List<String> hostIds() {
         try (AuthKeyStores.Held held = AuthKeyStores.open(bundleContext, null)) {
-            ids = held.store().list().stream().map(AuthKeyStore.KeyInfo::hostId).toList();
+            return held.store().list().stream().map(AuthKeyStore.KeyInfo::hostId).toList();
         } catch (IllegalStateException e) {
-            ids = List.of();
+            return List.of();
         }
-        return new StringsCompleter(ids).complete(session, commandLine, candidates);
     }
 }
