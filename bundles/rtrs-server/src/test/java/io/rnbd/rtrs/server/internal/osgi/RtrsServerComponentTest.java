@@ -1,0 +1,87 @@
+package io.rnbd.rtrs.server.internal.osgi;
+
+import io.rnbd.rdma.soft.internal.SoftDevice;
+import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.api.AuthExchange;
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Proxy;
+import java.net.InetAddress;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RtrsServerComponentTest {
+    static RtrsServerComponent.Config config(Map<String, Object> values) {
+        return (RtrsServerComponent.Config) Proxy.newProxyInstance(RtrsServerComponentTest.class.getClassLoader(),
+                new Class<?>[] {RtrsServerComponent.Config.class},
+                (p, m, a) -> values.containsKey(m.getName()) ? values.get(m.getName()) : m.getDefaultValue());
+    }
+
+    @Test
+    void invalidConfigurationFailsActivationWithAClearMessage() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new RtrsServerComponent(config(Map.of("chunk_size", 10_000))));
+        assertTrue(e.getMessage().contains("chunk.size"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new RtrsServerComponent(config(Map.of("queue_depth", 0))));
+        assertThrows(IllegalArgumentException.class,
+                () -> new RtrsServerComponent(config(Map.of("queue_depth", 65535, "chunk_size", 131072))));
+    }
+
+    @Test
+    void listensOnlyBetweenAddAndRemoveAndLeavesNothingBehind() throws Exception {
+        RtrsServerComponent c = new RtrsServerComponent(config(Map.of("port", 0, "queue_depth", 4, "chunk_size", 8192)));
+        SoftDevice dev = new SoftDevice("soft-c", InetAddress.getByName("127.0.0.1"));
+        try {
+            assertEquals("rtrs-server", c.clientName());
+            c.add(dev);
+            assertEquals(0, c.sessions().size());
+            c.remove(dev);
+        } finally {
+            c.deactivate();
+            dev.close();
+        }
+        assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("rtrs-server-timer")
+                && t.isAlive()), "timer thread stopped");
+    }
+
+    @Test
+    void rankedPicksTheHighestRankingThenTheOldestService() {
+        Ranked<Authenticator> r = new Ranked<>();
+        Authenticator a = auth("a");
+        Authenticator b = auth("b");
+        Authenticator c = auth("c");
+        r.put(a, Map.of("service.id", 1L));
+        r.put(b, Map.of("service.id", 2L, "service.ranking", 10));
+        r.put(c, Map.of("service.id", 3L, "service.ranking", 10));
+        assertSame(b, r.best());
+        r.remove(b);
+        assertSame(c, r.best());
+        r.remove(c);
+        assertSame(a, r.best());
+        r.remove(a);
+        assertEquals(null, r.best());
+    }
+
+    static Authenticator auth(String name) {
+        return new Authenticator() {
+            @Override
+            public String method() {
+                return name;
+            }
+
+            @Override
+            public AuthExchange initiate(String hostId) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public AuthExchange respond() {
+                throw new UnsupportedOperationException();
+            }
+        };
+    }
+}
