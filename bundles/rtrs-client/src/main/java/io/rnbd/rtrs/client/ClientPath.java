@@ -122,7 +122,6 @@ final class ClientPath implements PathView {
             return false;
         }
         LOG.debug("path {}: {} -> {}", name(), from, to);
-        session.pathStateChanged();
         return true;
     }
 

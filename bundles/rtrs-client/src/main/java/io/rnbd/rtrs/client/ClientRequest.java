@@ -20,7 +20,6 @@ final class ClientRequest {
     final Set<ClientPath> tried = new HashSet<>();
     long sentNanos;
     boolean finished;
-    boolean resubmitted;
     ScheduledFuture<?> expiry;
 
     ClientRequest(boolean write, ByteBuffer usrHdr, ByteBuffer data, IoDone done) {

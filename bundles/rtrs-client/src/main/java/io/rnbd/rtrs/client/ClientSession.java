@@ -76,7 +76,6 @@ public final class ClientSession implements RtrsClientSession {
     private final Deque<Runnable> deferred = new ArrayDeque<>();
     private final Deque<Runnable> closers = new ArrayDeque<>();
     private final Consumer<RdmaDevice> onDeviceRemoved = this::deviceRemoved;
-    private final Runnable onDeviceAdded = () -> { };
     private int fenceSeq;
     private long sequence;
     private volatile int queueDepth;
@@ -122,7 +121,7 @@ public final class ClientSession implements RtrsClientSession {
         this.mpPolicyName = cfg.mpPolicy();
         this.reconnectPolicy = new ReconnectPolicy(cfg.maxReconnectAttempts(), cfg.reconnectDelayMs(),
                 cfg.reconnectBackoffMs(), uuid.getLeastSignificantBits() ^ cfg.sessionName().hashCode());
-        devices.listen(onDeviceRemoved, onDeviceAdded);
+        devices.listen(onDeviceRemoved);
         locked(() -> {
             for (PathAddress a : cfg.paths()) {
                 ClientPath p = new ClientPath(this, a);
@@ -249,7 +248,7 @@ public final class ClientSession implements RtrsClientSession {
                 complete(r, Errno.ESHUTDOWN, false);
             }
         });
-        devices.unlisten(onDeviceRemoved, onDeviceAdded);
+        devices.unlisten(onDeviceRemoved);
     }
 
     // ---- submission -------------------------------------------------------------------
@@ -435,10 +434,6 @@ public final class ClientSession implements RtrsClientSession {
         return auth.get();
     }
 
-    void pathStateChanged() {
-        // state is recomputed when the lock is released (updateState)
-    }
-
     void pathConnected(ClientPath p) {
         everConnected = true;
         List<ClientRequest> w = new ArrayList<>(pending);
@@ -512,7 +507,6 @@ public final class ClientSession implements RtrsClientSession {
             if (r.finished || rsp.status() != 0) {
                 complete(r, Errno.EIO, true);
             } else {
-                r.resubmitted = true;
                 dispatch(r);
             }
         }

@@ -16,7 +16,6 @@ import java.util.function.Consumer;
 public final class DeviceSet implements IbClient {
     private final List<RdmaDevice> devices = new CopyOnWriteArrayList<>();
     private final List<Consumer<RdmaDevice>> removalListeners = new CopyOnWriteArrayList<>();
-    private final List<Runnable> additionListeners = new CopyOnWriteArrayList<>();
 
     @Override
     public String clientName() {
@@ -26,7 +25,6 @@ public final class DeviceSet implements IbClient {
     @Override
     public void add(RdmaDevice device) {
         devices.add(device);
-        additionListeners.forEach(Runnable::run);
     }
 
     @Override
@@ -45,13 +43,11 @@ public final class DeviceSet implements IbClient {
         return null;
     }
 
-    void listen(Consumer<RdmaDevice> onRemove, Runnable onAdd) {
+    void listen(Consumer<RdmaDevice> onRemove) {
         removalListeners.add(onRemove);
-        additionListeners.add(onAdd);
     }
 
-    void unlisten(Consumer<RdmaDevice> onRemove, Runnable onAdd) {
+    void unlisten(Consumer<RdmaDevice> onRemove) {
         removalListeners.remove(onRemove);
-        additionListeners.remove(onAdd);
     }
 }

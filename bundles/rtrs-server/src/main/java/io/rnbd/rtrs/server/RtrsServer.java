@@ -225,10 +225,6 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         }
     }
 
-    void pathDisconnected(ServerPath p) {
-        // nothing beyond logging yet: the session lives on while any path may come back
-    }
-
     /** Under the session lock: a closed, drained path leaves; the last one takes the session along. */
     void pathGone(ServerPath p) {
         ServerSession s = p.session;

@@ -67,7 +67,6 @@ final class ServerPath {
     private AuthExchange auth;
     private String authMethod;
     private int missedHb;
-    private long hbSentNanos;
     private ScheduledFuture<?> hbTask;
     private boolean resourcesReleased;
     private final List<IntConsumer> onDrained = new ArrayList<>();
@@ -377,7 +376,6 @@ final class ServerPath {
             return;
         }
         missedHb++;
-        hbSentNanos = session.server.nanos();
         try {
             cons[0].sendImm(Imm.hbMsg(), null, 0, 0);
         } catch (RdmaException e) {
@@ -398,7 +396,6 @@ final class ServerPath {
             return;
         }
         LOG.info("closing path {} of {}: {} ({})", uuid, session, why, Errno.name(errno));
-        boolean wasConnected = state == State.CONNECTED;
         state = State.CLOSING;
         if (hbTask != null) {
             hbTask.cancel(false);
@@ -407,9 +404,6 @@ final class ServerPath {
             if (c != null) {
                 c.disconnect();
             }
-        }
-        if (wasConnected) {
-            session.server.pathDisconnected(this);
         }
         maybeDrained();
     }
