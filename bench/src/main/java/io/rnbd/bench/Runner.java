@@ -3,6 +3,7 @@ package io.rnbd.bench;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.command.loadgen.LoadGenerator;
 import io.rnbd.rnbd.command.loadgen.LoadResult;
+import io.rnbd.rnbd.command.loadgen.LoadSpec;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -47,6 +48,14 @@ final class Runner {
         var lat = r.latency();
         return new Sample(target, p, rep, r.iops(), r.mibPerSecond(), lat.percentileNanos(0.5) / 1e3,
                 lat.percentileNanos(0.99) / 1e3, lat.meanNanos() / 1e3, cpu / 1e3 / ios, r.counters().errors());
+    }
+
+    /** Writes the whole device once (128 KiB sequential, depth 8), so later reads find data. */
+    static void prefill(BlockDevice dev) throws Exception {
+        int bs = 128 * 1024;
+        LoadSpec spec = LoadSpec.builder().workload("write").blockSize(bs).queueDepth(8)
+                .ioCount(dev.size() / bs).build();
+        new LoadGenerator(dev, spec).start(null).get(10, TimeUnit.MINUTES);
     }
 
     static long ownCpuNanos() {

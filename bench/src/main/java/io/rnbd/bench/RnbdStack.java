@@ -1,0 +1,58 @@
+package io.rnbd.bench;
+
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.rnbd.backend.memory.internal.MemoryBackend;
+import io.rnbd.rnbd.client.DevicePublisher;
+import io.rnbd.rnbd.client.RnbdClient;
+import io.rnbd.rnbd.server.ExportConfig;
+import io.rnbd.rnbd.server.RnbdServer;
+import io.rnbd.rtrs.server.ServerConfig;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A mapped RNBD device in this JVM: the memory backend behind an RNBD server export ("disk"),
+ * the RNBD server as the RTRS server's upper layer, RTRS over two rdma-soft devices on
+ * loopback ({@link SoftStack}), the RNBD client mapping the export as {@code rnbd0}. What the
+ * appliance does across two Karaf instances, minus OSGi.
+ */
+final class RnbdStack implements AutoCloseable {
+    /** chunk.size 256 KiB: max IO = chunk - 4 KiB, so 128 KiB requests are not split. */
+    static final int CHUNK = 256 * 1024;
+
+    private final ScheduledExecutorService scheduler;
+    private final MemoryBackend backend = new MemoryBackend();
+    private final RnbdServer server;
+    private final SoftStack rtrs;
+    private final RnbdClient client;
+    final RemoteBlockDevice device;
+
+    RnbdStack(String size, boolean alwaysInvalidate) throws Exception {
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "bench-rnbd-server");
+            t.setDaemon(true);
+            return t;
+        });
+        server = new RnbdServer(scheduler);
+        server.backendAdded(MemoryBackend.TYPE, backend);
+        server.addExport(new ExportConfig("disk", MemoryBackend.TYPE, false, Set.of(), 0, Map.of("size", size)));
+        rtrs = new SoftStack(new ServerConfig(0, CHUNK, 512, alwaysInvalidate, 5000, 5), server);
+        client = new RnbdClient(DevicePublisher.NONE);
+        client.sessionAdded(rtrs.session);
+        device = client.map("rnbd0", SoftStack.SESSION, "disk", AccessMode.RW).get(20, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() throws Exception {
+        client.close();
+        rtrs.close();
+        server.close();
+        backend.close();
+        scheduler.shutdownNow();
+        scheduler.awaitTermination(5, TimeUnit.SECONDS);
+    }
+}
