@@ -16,9 +16,8 @@ class DeviceReaddTest {
         try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(true, SoftFixture.freePort()))) {
             ClientSession s = f.open(f.config("readd", f.path(f.dev1), f.path(f.dev2)));
             Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
-            // the registry removes the device from every IB client
-            f.server.remove(f.dev2);
-            f.devices.remove(f.dev2);
+            // the registry takes the device from every IB client (server and client)
+            f.registry.removeDevice(f.dev2);
             Await.until("path 2 down", () -> s.pathInfo().get(1).state() != PathState.CONNECTED);
             assertEquals(SessionState.CONNECTED, s.state());
             for (int i = 0; i < 20; i++) {
@@ -29,8 +28,7 @@ class DeviceReaddTest {
             Await.until("an attempt failed while the device is gone",
                     () -> s.pathInfo().get(1).stats().reconnectsFailed() >= 1);
             assertEquals(io.rnbd.rdma.api.Errno.ENODEV, s.pathInfo().get(1).lastError());
-            f.server.add(f.dev2);
-            f.devices.add(f.dev2);
+            f.registry.addDevice(f.dev2);
             Await.until("path 2 back", () -> s.pathInfo().get(1).state() == PathState.CONNECTED);
             assertTrue(s.pathInfo().get(1).stats().reconnectsOk() >= 1);
             for (int i = 0; i < 40; i++) {

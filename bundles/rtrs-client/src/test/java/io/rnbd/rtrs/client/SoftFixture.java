@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.client;
 
+import io.rnbd.rdma.core.internal.DeviceRegistry;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
@@ -15,7 +16,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Two soft RDMA devices (127.0.0.1, 127.0.0.2) shared by an RTRS server and an RTRS
- * client in one JVM, as the device registry would hand them over.
+ * client in one JVM, handed over by rdma-core's device registry.
  */
 final class SoftFixture implements AutoCloseable {
     final SoftDevice dev1;
@@ -26,6 +27,8 @@ final class SoftFixture implements AutoCloseable {
     final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2);
     final RtrsServer server;
     final DeviceSet devices = new DeviceSet();
+    /** The real device registry (rdma-core) hands the devices to both IB clients. */
+    final DeviceRegistry registry = new DeviceRegistry();
     final List<ClientSession> sessions = new ArrayList<>();
 
     static int freePort() throws java.io.IOException {
@@ -38,10 +41,11 @@ final class SoftFixture implements AutoCloseable {
         dev1 = new SoftDevice("soft-t1", InetAddress.getByName("127.0.0.1"));
         dev2 = new SoftDevice("soft-t2", InetAddress.getByName("127.0.0.2"));
         server = new RtrsServer(cfg, () -> ops, serverAuth::get, timer, System::nanoTime);
-        server.add(dev1);
-        server.add(dev2);
-        devices.add(dev1);
-        devices.add(dev2);
+        // devices before clients on purpose: any order must work
+        registry.addDevice(dev1);
+        registry.addDevice(dev2);
+        registry.addClient(server);
+        registry.addClient(devices);
     }
 
     static ServerConfig smallServer(boolean alwaysInvalidate) {
@@ -75,6 +79,7 @@ final class SoftFixture implements AutoCloseable {
     @Override
     public void close() throws Exception {
         sessions.forEach(ClientSession::close);
+        registry.close();
         server.close();
         timer.shutdownNow();
         timer.awaitTermination(5, TimeUnit.SECONDS);
