@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# Issue #8: RNBD (over RTRS over rdma-soft, memory backend) against nbdkit's memory plugin on
+# loopback, in one run, printing one table with ratios against the targets.
+#
+#   primary:   the rnbd load generator (bundles/rnbd-command, run outside Karaf by
+#              io.rnbd.bench.PeerBenchMain) drives, alternately per point and repetition,
+#              (a) a mapped RNBD device (RNBD server + client, RTRS server + client, two soft
+#                  devices 127.0.0.1/127.0.0.2, memory backend: all in ONE JVM) and
+#              (b) `nbdkit memory` over TCP through nbd-gateway's NBD client.
+#   secondary: fio's nbd engine against nbd-gateway serving the same RNBD stack (a second JVM)
+#              versus fio straight to nbdkit.
+#   baseline:  loopback TCP bandwidth (one blocking Java stream, 128 KiB writes).
+#   profile:   JFR execution samples of the RNBD target at 4 KiB depth 32, top frames.
+#
+# Installs nothing. Needs: java 17, nbdkit, fio, python3, taskset, jfr (JDK), and the built
+# bench jar (cd /work/main && mvn -B -q -o install -DskipTests -pl bench).
+#
+# Environment knobs:
+#   CPUS=0-1      CPU list every process runs on (taskset -c); default: all CPUs (= unpinned,
+#                 but recorded). CPUS=0 puts both sides on one CPU, as BENCHMARKING.md discusses.
+#   REPS=3        repetitions per point (medians are reported)
+#   SECONDS_PER_POINT=3
+#   FIO_REPS=2    repetitions per fio point
+#   SIZE=256m     device size (both targets; written once before measuring)
+#   PROFILE=1     0 skips the JFR profile
+#   OUT=dir       where logs, raw results and the JFR file go (default: a new /tmp/rnbd-peers.*)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+jar=${JAR:-$here/target/benchmarks.jar}
+ncpu=$(nproc)
+CPUS=${CPUS:-0-$((ncpu - 1))}
+REPS=${REPS:-3}
+SECS=${SECONDS_PER_POINT:-3}
+FIO_REPS=${FIO_REPS:-2}
+SIZE=${SIZE:-256m}
+PROFILE=${PROFILE:-1}
+OUT=${OUT:-$(mktemp -d /tmp/rnbd-peers.XXXXXX)}
+mkdir -p "$OUT"
+POINTS="randread:4k:1,randread:4k:32,randread:4k:128,randwrite:4k:1,randwrite:4k:32,randwrite:4k:128,read:128k:8,write:128k:8"
+
+missing=()
+for tool in java nbdkit fio python3 taskset jfr; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+    echo "missing: ${missing[*]}" >&2
+    echo "install with: apt-get install nbdkit fio python3 util-linux openjdk-17-jdk-headless (as needed)" >&2
+    exit 1
+fi
+if [[ ! -f $jar ]]; then
+    echo "missing $jar: build it with: cd $(dirname "$here") && mvn -B -q -o install -DskipTests -pl bench" >&2
+    exit 1
+fi
+
+pin=(taskset -c "$CPUS")
+jvm=("${pin[@]}" java -Xms1g -Xmx1g -XX:MaxDirectMemorySize=2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
+     -cp "$jar")
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+pids_to_kill=()
+cleanup() {
+    exec 7>&- 2>/dev/null || true
+    for p in "${pids_to_kill[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# ---- machine and load --------------------------------------------------------------------
+{
+    echo "date:      $(date -u +%FT%TZ)"
+    echo "machine:   nproc=$ncpu, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
+    echo "jdk:       $(java -version 2>&1 | head -1)"
+    echo "tools:     $(nbdkit --version 2>&1 | head -1), $(fio --version)"
+    echo "placement: every process under 'taskset -c $CPUS' (nproc=$ncpu)"
+    echo "loadavg:   $(cat /proc/loadavg) (before)"
+    echo "points:    $POINTS, ${REPS}x${SECS}s each (fio ${FIO_REPS}x), size $SIZE"
+} | tee "$OUT/machine.txt"
+
+# Per-process CPU ticks from /proc, to name what else ran during a phase.
+snap() { python3 - "$1" <<'EOF'
+import os, sys
+out = []
+for p in os.listdir('/proc'):
+    if not p.isdigit():
+        continue
+    try:
+        s = open(f'/proc/{p}/stat').read()
+        comm = s[s.index('(') + 1:s.rindex(')')]
+        f = s[s.rindex(')') + 2:].split()
+        args = open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\0', b' ').decode(errors='replace')[:90]
+        out.append(f"{p}\t{int(f[11]) + int(f[12])}\t{comm}\t{args}")
+    except (OSError, ValueError, IndexError):
+        pass
+open(sys.argv[1], 'w').write('\n'.join(out) + '\n')
+EOF
+}
+# cpu_report NAME BEFORE AFTER SECONDS OURPIDS...: top consumers in % of one CPU, ours marked.
+cpu_report() { python3 - "$@" <<'EOF'
+import sys
+name, a, b, secs, ours = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), set(sys.argv[5:])
+def load(f):
+    d = {}
+    for line in open(f):
+        p = line.rstrip('\n').split('\t')
+        if len(p) == 4:
+            d[p[0]] = (int(p[1]), p[2], p[3])
+    return d
+A, B = load(a), load(b)
+rows = []
+for pid, (t, comm, args) in B.items():
+    d = t - A.get(pid, (0,))[0]
+    if d > 0:
+        rows.append((d / 100.0 / secs * 100, pid, comm, args))
+rows.sort(reverse=True)
+other = sum(r[0] for r in rows if r[1] not in ours)
+import os
+print(f"CPU during {name} ({secs:.0f} s): other processes used {other:.0f} % of one CPU (the machine has {os.cpu_count() * 100} %)")
+for pct, pid, comm, args in rows[:8]:
+    print(f"  {pct:6.1f} %  {'OURS ' if pid in ours else 'other'} {pid:>7} {comm:<16} {args}")
+EOF
+}
+
+# ---- nbdkit -------------------------------------------------------------------------------
+nbdport=$(free_port)
+"${pin[@]}" nbdkit -f -i 127.0.0.1 -p "$nbdport" memory "$SIZE" >"$OUT/nbdkit.log" 2>&1 &
+nbdpid=$!
+pids_to_kill+=("$nbdpid")
+for _ in $(seq 50); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$nbdport") 2>/dev/null && break
+    sleep 0.1
+done
+echo "nbdkit:    pid $nbdpid, nbd://127.0.0.1:$nbdport, affinity $(taskset -cp "$nbdpid" | sed 's/.*: //')"
+
+# ---- 1. loopback TCP bandwidth ------------------------------------------------------------
+echo; echo "== loopback TCP bandwidth"
+"${jvm[@]}" io.rnbd.bench.PeerBenchMain tcp --seconds 2 --reps 3 | tee "$OUT/tcp.txt"
+
+# ---- 2. primary: same load generator, RNBD vs nbdkit --------------------------------------
+echo; echo "== primary: rnbd load generator -> RNBD (1 JVM) vs nbdkit memory (NBD client)"
+snap "$OUT/cpu0"; t0=$(date +%s)
+"${jvm[@]}" io.rnbd.bench.PeerBenchMain run --nbd "nbd://127.0.0.1:$nbdport" --peer-pid "$nbdpid" \
+    --points "$POINTS" --reps "$REPS" --seconds "$SECS" --size "$SIZE" >"$OUT/primary.txt" 2>"$OUT/primary.err" &
+runpid=$!
+sleep 2; echo "loadgen JVM: pid $runpid, affinity $(taskset -cp "$runpid" | sed 's/.*: //')"
+wait "$runpid"
+t1=$(date +%s); snap "$OUT/cpu1"
+grep -v '^RESULT' "$OUT/primary.txt"
+cpu_report primary "$OUT/cpu0" "$OUT/cpu1" $((t1 - t0)) "$runpid" "$nbdpid" | tee "$OUT/cpu-primary.txt"
+
+# ---- 3. secondary: fio nbd engine, gateway vs nbdkit --------------------------------------
+echo; echo "== secondary: fio --ioengine=nbd -> nbd-gateway (RNBD stack, 2nd JVM) vs nbdkit"
+gwport=$(free_port)
+mkfifo "$OUT/gw.in"
+"${jvm[@]}" io.rnbd.bench.PeerBenchMain gateway --port "$gwport" --size "$SIZE" <"$OUT/gw.in" >"$OUT/gw.out" 2>"$OUT/gw.err" &
+gwpid=$!
+pids_to_kill+=("$gwpid")
+exec 7>"$OUT/gw.in"
+for _ in $(seq 300); do grep -q READY "$OUT/gw.out" 2>/dev/null && break; sleep 0.1; done
+grep -q READY "$OUT/gw.out" || { echo "gateway did not start:"; cat "$OUT/gw.err"; exit 1; }
+fio_run() { # NAME URI RW BS QD SECS
+    "${pin[@]}" fio --name="$1" --ioengine=nbd --uri="$2" --rw="$3" --bs="$4" --iodepth="$5" --size="$SIZE" \
+        --time_based --runtime="$6" --output-format=json 2>/dev/null
+}
+for target in "gateway nbd://127.0.0.1:$gwport/rnbd0" "nbdkit nbd://127.0.0.1:$nbdport"; do
+    set -- $target
+    "${pin[@]}" fio --name=fill --ioengine=nbd --uri="$2" --rw=write --bs=128k --iodepth=8 --size="$SIZE" \
+        --output-format=json >/dev/null 2>&1                  # allocate every block once
+    fio_run warmup "$2" randrw 4k 32 3 >/dev/null               # and warm the JIT up
+    fio_run warmup "$2" randrw 4k 1 1 >/dev/null
+done
+snap "$OUT/cpu2"; t2=$(date +%s)
+: >"$OUT/fio.jsonl"
+for rep in $(seq "$FIO_REPS"); do
+    for pt in ${POINTS//,/ }; do
+        IFS=: read -r rw bs qd <<<"$pt"
+        for target in "gateway nbd://127.0.0.1:$gwport/rnbd0" "nbdkit nbd://127.0.0.1:$nbdport"; do
+            set -- $target
+            fio_run "$1" "$2" "$rw" "$bs" "$qd" "$SECS" | python3 -c '
+import json, sys
+t = sys.stdin.read()
+j = json.loads(t[t.index("{"):])["jobs"][0]  # fio prints "connected to NBD server" first
+op = "read" if j["read"]["io_bytes"] > 0 else "write"
+r = j[op]
+print(json.dumps({"target": sys.argv[1], "point": sys.argv[2], "rep": int(sys.argv[3]), "iops": r["iops"],
+  "mibPerSecond": r["bw_bytes"] / 2**20, "meanUs": r["clat_ns"]["mean"] / 1e3,
+  "p50Us": r["clat_ns"].get("percentile", {}).get("50.000000", 0) / 1e3}))' "$1" "$pt" "$rep" >>"$OUT/fio.jsonl"
+        done
+    done
+done
+t3=$(date +%s); snap "$OUT/cpu3"
+cpu_report fio "$OUT/cpu2" "$OUT/cpu3" $((t3 - t2)) "$gwpid" "$nbdpid" | tee "$OUT/cpu-fio.txt"
+exec 7>&-
+wait "$gwpid" 2>/dev/null || true
+
+# ---- 4. profile of the RNBD hot path -------------------------------------------------------
+if [[ $PROFILE == 1 ]]; then
+    echo; echo "== JFR profile: RNBD randread/randwrite 4k depth 32 (5 s each)"
+    "${jvm[@]}" -XX:StartFlightRecording=filename="$OUT/rnbd.jfr",settings=profile \
+        io.rnbd.bench.PeerBenchMain run --points randread:4k:32,randwrite:4k:32 --reps 1 --seconds 5 \
+        --size "$SIZE" >"$OUT/profile-run.txt" 2>"$OUT/profile-run.err"
+    # Java frames (ExecutionSample) and threads blocked in native code (NativeMethodSample:
+    # epoll, socket reads/writes, futex), which is where the time goes when wakeups dominate.
+    jfr print --events jdk.ExecutionSample,jdk.NativeMethodSample "$OUT/rnbd.jfr" >"$OUT/samples.txt"
+    python3 - "$OUT/samples.txt" <<'EOF' | tee "$OUT/profile.txt"
+import re, sys, collections
+top, first_rnbd, threads, native, n, nn = (collections.Counter(), collections.Counter(), collections.Counter(),
+                                          collections.Counter(), 0, 0)
+stack, thread, kind = [], None, None
+def flush():
+    global n, nn
+    if not stack:
+        return
+    if kind == 'native':
+        nn += 1
+        own = next((f for f in stack if f.startswith('io.rnbd.')), '')
+        native[f"{stack[0]}  <- {own}"] += 1
+        return
+    n += 1
+    top[stack[0]] += 1
+    own = next((f for f in stack if f.startswith('io.rnbd.')), '(no io.rnbd frame)')
+    first_rnbd[own] += 1
+    threads[re.sub(r'[-#]?\d+$', '', thread or '?')] += 1
+for line in open(sys.argv[1]):
+    s = line.strip()
+    if s.startswith('jdk.ExecutionSample') or s.startswith('jdk.NativeMethodSample'):
+        flush(); stack, thread = [], None
+        kind = 'native' if s.startswith('jdk.NativeMethodSample') else 'java
+    elif s.startswith('sampledThread'):
+        m = re.search(r'"([^"]*)"', s); thread = m.group(1) if m else s
+    elif re.match(r'^[\w$.]+\.[\w$<>]+\(.*\)\s+line:', s):
+        stack.append(re.sub(r'\s+line:.*', '', s))
+flush()
+print(f"{n} execution samples")
+for title, c, tot in (("top frames", top, n), ("first io.rnbd frame on the stack", first_rnbd, n),
+                      ("threads running Java", threads, n),
+                      (f"threads parked in native code ({nn} native samples): top frame <- first io.rnbd frame",
+                       native, nn)):
+    print(f"-- {title}")
+    for k, v in c.most_common(12):
+        print(f"  {100 * v / max(tot, 1):5.1f} %  {k}")
+EOF
+fi
+
+# ---- the table ------------------------------------------------------------------------------
+echo; echo "== results (medians; ratio = RNBD / nbdkit)"
+grep '^RESULT' "$OUT/primary.txt" | sed 's/^RESULT //' >"$OUT/primary.jsonl"
+grep '^RESULT' "$OUT/tcp.txt" | sed 's/^RESULT //' >"$OUT/tcp.jsonl"
+python3 - "$OUT" <<'EOF' | tee "$OUT/table.txt"
+import json, statistics, sys, collections
+out = sys.argv[1]
+def load(f):
+    return [json.loads(l) for l in open(f) if l.strip()]
+def med(rows):
+    by = collections.defaultdict(list)
+    for r in rows:
+        by[(r["target"], r["point"])].append(r)
+    return {k: {f: statistics.median(x[f] for x in v) for f in v[0] if isinstance(v[0][f], (int, float))} | {"n": len(v)}
+            for k, v in by.items()}
+tcp = statistics.median(r["mibPerSecond"] for r in load(f"{out}/tcp.jsonl"))
+P, F = med(load(f"{out}/primary.jsonl")), med(load(f"{out}/fio.jsonl"))
+points = list(dict.fromkeys(p for _, p in P))
+def table(title, M, a, b, cpu):
+    print(f"\n{title}")
+    hdr = f"{'point':<17}{a+' IOPS':>15}{b+' IOPS':>15}{'ratio':>7}{a+' MiB/s':>16}{b+' MiB/s':>16}{a+' mean us':>17}{b+' mean us':>17}{'lat ratio':>10}"
+    if cpu:
+        hdr += f"{a+' CPU us/IO':>18}{b+' CPU us/IO':>18}"
+    print(hdr)
+    for p in points:
+        x, y = M.get((a, p)), M.get((b, p))
+        if not x or not y:
+            continue
+        line = (f"{p:<17}{x['iops']:>15.0f}{y['iops']:>15.0f}{x['iops']/y['iops']:>7.2f}{x['mibPerSecond']:>16.1f}"
+                f"{y['mibPerSecond']:>16.1f}{x['meanUs']:>17.1f}{y['meanUs']:>17.1f}{x['meanUs']/y['meanUs']:>10.2f}")
+        if cpu:
+            line += f"{x['cpuUsPerIo']:>18.2f}{y['cpuUsPerIo']:>18.2f}"
+        print(line)
+print(f"loopback TCP bandwidth (median): {tcp:.0f} MiB/s")
+table(f"primary: rnbd load generator, {next(iter(P.values()))['n']} runs/point (CPU = whole JVM [+ nbdkit])", P, "rnbd", "nbdkit", True)
+table(f"secondary: fio nbd engine, {next(iter(F.values()))['n']} runs/point", F, "gateway", "nbdkit", False)
+print("\ntargets (primary):")
+def check(name, val, ok, fmt):
+    print(f"  {'MET   ' if ok else 'MISSED'} {name}: {fmt.format(val)}")
+for rw in ("randread", "randwrite"):
+    p = f"{rw}:4k:32"
+    r = P[("rnbd", p)]["iops"] / P[("nbdkit", p)]["iops"]
+    check(f"{p} IOPS >= 1.2x nbdkit", r, r >= 1.2, "{:.2f}x")
+for rw in ("read", "write"):
+    p = f"{rw}:128k:8"
+    r = P[("rnbd", p)]["mibPerSecond"] / tcp
+    check(f"{p} bandwidth >= 80% of loopback TCP ({tcp:.0f} MiB/s)", r, r >= 0.8, "{:.0%}")
+for rw in ("randread", "randwrite"):
+    p = f"{rw}:4k:1"
+    r = P[("rnbd", p)]["meanUs"] / P[("nbdkit", p)]["meanUs"]
+    check(f"{p} mean latency <= 1.5x nbdkit", r, r <= 1.5, "{:.2f}x")
+EOF
+echo; echo "loadavg:   $(cat /proc/loadavg) (after)"
+echo "raw results, logs and the JFR recording: $OUT"
