@@ -183,7 +183,7 @@ j = json.loads(t[t.index("{"):])["jobs"][0]  # fio prints "connected to NBD serv
 op = "read" if j["read"]["io_bytes"] > 0 else "write"
 r = j[op]
 print(json.dumps({"target": sys.argv[1], "point": sys.argv[2], "rep": int(sys.argv[3]), "iops": r["iops"],
-  "mibPerSecond": r["bw_bytes"] / 2**20, "meanUs": r["clat_ns"]["mean"] / 1e3,
+  "mibPerSecond": r["bw_bytes"] / 2**20, "meanUs": r["lat_ns"]["mean"] / 1e3,
   "p50Us": r["clat_ns"].get("percentile", {}).get("50.000000", 0) / 1e3}))' "$1" "$pt" "$rep" >>"$OUT/fio.jsonl"
         done
     done
@@ -225,7 +225,7 @@ for line in open(sys.argv[1]):
     s = line.strip()
     if s.startswith('jdk.ExecutionSample') or s.startswith('jdk.NativeMethodSample'):
         flush(); stack, thread = [], None
-        kind = 'native' if s.startswith('jdk.NativeMethodSample') else 'java
+        kind = 'native' if s.startswith('jdk.NativeMethodSample') else 'java'
     elif s.startswith('sampledThread'):
         m = re.search(r'"([^"]*)"', s); thread = m.group(1) if m else s
     elif re.match(r'^[\w$.]+\.[\w$<>]+\(.*\)\s+line:', s):
