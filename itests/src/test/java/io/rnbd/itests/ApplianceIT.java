@@ -95,6 +95,7 @@ public class ApplianceIT extends KarafTestSupport {
         for (String tool : new String[] {"nbdcopy", "nbdinfo", "qemu-img"}) {
             Assume.assumeTrue(tool + " is not installed (Debian packages libnbd-bin, qemu-utils)", onPath(tool));
         }
+        // mapping waits for the session, which may need a reconnect (10 s delay) after boot
         ServiceReference<RemoteBlockDevice> device = waitForReference(RemoteBlockDevice.class, "(rnbd.device=rnbd0)");
         // the gateway picks the device up through a dynamic reference: wait until it uses it
         awaitNoProblems("nbd-gateway serving rnbd0",
@@ -129,7 +130,7 @@ public class ApplianceIT extends KarafTestSupport {
     }
 
     private <T> ServiceReference<T> waitForReference(Class<T> type, String filter) throws Exception {
-        waitForService(type, filter, TIMEOUT_MS);
+        waitForService(type, filter, 2 * TIMEOUT_MS);
         return bundleContext.getServiceReferences(type, filter).iterator().next();
     }
 

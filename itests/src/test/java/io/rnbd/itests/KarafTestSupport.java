@@ -67,6 +67,9 @@ public abstract class KarafTestSupport {
             "instance,package,log,ssh,framework,system,eventadmin,feature,shell,service,jaas,"
                     + "deployer,diagnostic,bundle,config,scr";
 
+    /** What karaf-assembly/pom.xml boots (keep the two in step). */
+    protected static final String APPLIANCE_BOOT_FEATURES = MINIMAL_BOOT_FEATURES + ",rnbd-appliance";
+
     /** The JVM flags of bin/karaf (Pax Exam starts java itself) plus bin/setenv's. */
     private static final String[] KARAF_JVM_FLAGS = {
         "--add-reads=java.xml=java.logging",
@@ -102,8 +105,29 @@ public abstract class KarafTestSupport {
     @Inject
     protected ServiceComponentRuntime scr;
 
-    /** The distribution as the build made it, booting its own featuresBoot and etc/ profile. */
+    /**
+     * The distribution as the build made it, with its etc/ profile, booting the appliance.
+     * The boot features go in a stage of their own, before the one Pax Exam appends for its
+     * remote bundle context: otherwise the test probe can arrive while the boot deployment
+     * still holds Karaf's resolver hook, and fails with "Resolver hook prevented resolution".
+     */
     protected static Option distribution() {
+        return bootStaged(APPLIANCE_BOOT_FEATURES);
+    }
+
+    /**
+     * The distribution booted without rnbd-appliance and blind to the default profile in etc/
+     * (io.rnbd.* files), so that a feature installed alone meets no configuration it did not
+     * bring itself.
+     */
+    protected static Option cleanDistribution() {
+        return composite(
+                bootStaged(MINIMAL_BOOT_FEATURES),
+                editConfigurationFilePut("etc/config.properties", "felix.fileinstall.filter",
+                        "(?!io\\.rnbd\\.).*\\.(cfg|config|json)"));
+    }
+
+    private static Option bootStaged(String bootFeatures) {
         String dist = required("rnbd.distribution");
         String repo = required("rnbd.localRepository");
         String mvnCfg = "etc/org.ops4j.pax.url.mvn.cfg";
@@ -120,20 +144,8 @@ public abstract class KarafTestSupport {
                 editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.repositories", ""),
                 editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.offline", "true"),
                 editConfigurationFilePut("etc/org.apache.karaf.shell.cfg", "sshPort", Integer.toString(freePort())),
+                editConfigurationFilePut("etc/org.apache.karaf.features.cfg", "featuresBoot", "(" + bootFeatures + ")"),
                 vmOptions(KARAF_JVM_FLAGS));
-    }
-
-    /**
-     * The distribution booted without rnbd-appliance and blind to the default profile in etc/
-     * (io.rnbd.* files), so that a feature installed alone meets no configuration it did not
-     * bring itself.
-     */
-    protected static Option cleanDistribution() {
-        return composite(
-                distribution(),
-                editConfigurationFilePut("etc/org.apache.karaf.features.cfg", "featuresBoot", MINIMAL_BOOT_FEATURES),
-                editConfigurationFilePut("etc/config.properties", "felix.fileinstall.filter",
-                        "(?!io\\.rnbd\\.).*\\.(cfg|config|json)"));
     }
 
     private static String required(String key) {
