@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -137,7 +138,22 @@ public final class ClientSession implements RtrsClientSession {
         closers.add(closer);
     }
 
+    /**
+     * Run {@code r} under the session lock, then the user callbacks it produced. Queue-pair
+     * teardown it produced goes to the timer thread: closing waits for the provider's
+     * thread, and the thread we are on may be another device's provider thread doing the
+     * same towards us.
+     */
     void locked(Runnable r) {
+        lockedThen(r, false);
+    }
+
+    /** As {@link #locked}, but tear down on this thread before returning (device removal, close). */
+    private void lockedAndRelease(Runnable r) {
+        lockedThen(r, true);
+    }
+
+    private void lockedThen(Runnable r, boolean releaseHere) {
         synchronized (this) {
             r.run();
             updateState();
@@ -151,7 +167,15 @@ public final class ClientSession implements RtrsClientSession {
                 if (c == null) {
                     break;
                 }
-                c.run();
+                if (releaseHere) {
+                    c.run();
+                } else {
+                    try {
+                        timer.execute(c);
+                    } catch (RejectedExecutionException stopped) {
+                        c.run();
+                    }
+                }
             }
             while (true) {
                 Runnable d;
@@ -226,7 +250,7 @@ public final class ClientSession implements RtrsClientSession {
 
     @Override
     public void close() {
-        locked(() -> {
+        lockedAndRelease(() -> {
             if (closed) {
                 return;
             }
@@ -513,7 +537,7 @@ public final class ClientSession implements RtrsClientSession {
     }
 
     private void deviceRemoved(RdmaDevice d) {
-        locked(() -> {
+        lockedAndRelease(() -> {
             for (ClientPath p : paths) {
                 if (p.usesDevice(d)) {
                     p.fail(Errno.ENODEV, "device " + d.name() + " removed");

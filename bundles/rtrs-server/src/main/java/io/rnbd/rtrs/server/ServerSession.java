@@ -33,7 +33,14 @@ public final class ServerSession implements RtrsServerSession {
         closers.add(r);
     }
 
-    /** Outside the lock: run what {@link #closeAfterUnlock} queued. */
+    /**
+     * Outside the lock: hand what {@link #closeAfterUnlock} queued to the timer thread.
+     * Closing a queue pair waits for its provider thread, and we may be on another
+     * device's provider thread (a session's paths span devices): two of them closing
+     * each other's queue pairs inline would wait for each other forever. Device removal
+     * does not depend on this: {@link RtrsServer#remove} closes that device's queue pairs
+     * and protection domain itself.
+     */
     void runClosers() {
         if (Thread.holdsLock(this)) {
             return;
@@ -46,7 +53,11 @@ public final class ServerSession implements RtrsServerSession {
             if (r == null) {
                 return;
             }
-            r.run();
+            try {
+                server.timer().execute(r);
+            } catch (java.util.concurrent.RejectedExecutionException stopped) {
+                r.run();
+            }
         }
     }
 
