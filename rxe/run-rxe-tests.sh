@@ -10,10 +10,12 @@
 # 99: the guest never reported a result (crash or timeout).
 #
 # Env: RXE_WORK     work dir (kernel, initramfs, logs)   default ${TMPDIR:-/tmp}/rnbd-rxe
-#      RXE_TIMEOUT  seconds for the whole guest run       default 540
+#      RXE_TIMEOUT  seconds for the whole guest run       default 570
 #      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
 #      RXE_ADDR     the rxe device's IPv4 address          default 198.51.100.1 (TEST-NET-2)
+#      RXE_HOTPLUG_ADDR  the second device (deleted and re-added by the hot-unplug test)
+#                   default 203.0.113.1 (TEST-NET-3)
 #      RXE_NO_APT=1 never run apt-get (skip instead when something is missing)
 #      SMP / MEM    guest CPUs / memory                    default nproc / 4G
 set -u
@@ -32,13 +34,9 @@ mkdir -p "$WORK/cache" || skip "cannot create $WORK"
 
 # --- 1. host packages ---------------------------------------------------------------
 need_pkgs=()
-command -v qemu-system-x86_64 >/dev/null || need_pkgs+=(qemu-system-x86)
-[ -x /bin/busybox ] && /bin/busybox --help 2>&1 | grep -q -i static || need_pkgs+=(busybox-static)
-command -v cpio >/dev/null || need_pkgs+=(cpio)
-command -v depmod >/dev/null || need_pkgs+=(kmod)
-command -v rdma >/dev/null || need_pkgs+=(iproute2)
-ls /usr/lib/x86_64-linux-gnu/librdmacm.so.1 >/dev/null 2>&1 || need_pkgs+=(rdma-core librdmacm1)
-ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so >/dev/null 2>&1 || need_pkgs+=(ibverbs-providers)
+for p in qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
+done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   [ "${RXE_NO_APT:-0}" = 1 ] && skip "missing packages ${need_pkgs[*]} (RXE_NO_APT=1)"
   [ "$(id -u)" = 0 ] || skip "missing packages ${need_pkgs[*]} and not root"
@@ -91,7 +89,7 @@ for t in $TESTS; do
   [ -f "$MODULE/target/test-classes/${t//.//}.class" ] && CLASSES="$CLASSES $t" || stamp "no test class $t (not built yet): left out"
 done
 [ -n "$CLASSES" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
-TIMEOUT=${RXE_TIMEOUT:-540}
+TIMEOUT=${RXE_TIMEOUT:-570}
 cat > "$OUT/guest.env" <<ENV
 KROOT=$(printf %q "$KROOT")
 PROJECT=$(printf %q "$PROJECT")
@@ -100,8 +98,9 @@ NATIVE_DIR=$(printf %q "$NATIVE_DIR")
 CONSOLE_JAR=$(printf %q "$CONSOLE_JAR")
 TEST_CLASSES=$(printf %q "${CLASSES# }")
 RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
+RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
-JUNIT_TIMEOUT=$(( TIMEOUT - 60 ))
+JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))
 ENV
 
 # --- 4. boot (TCG: nested KVM does not run a stock kernel here, see rxe/README.md) ---

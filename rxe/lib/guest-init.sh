@@ -28,7 +28,11 @@ modprobe rdma_rxe && modprobe rdma_ucm && modprobe ib_uverbs && modprobe dummy \
   && ip link add dummy0 type dummy && ip addr add "$RDMA_TEST_ADDR/24" dev dummy0 \
   && ip link set dummy0 up && rdma link add rxe0 type rxe netdev dummy0 \
   || { log "rxe setup failed"; finish 97; }
-export RDMA_TEST_ADDR
+# a second device for the hot-unplug test (librdmacm never lets go of a process's last one)
+ip link add dummy1 type dummy && ip addr add "$RDMA_HOTPLUG_ADDR/24" dev dummy1 \
+  && ip link set dummy1 up && rdma link add rxe1 type rxe netdev dummy1 \
+  || { log "rxe1 setup failed"; finish 97; }
+export RDMA_TEST_ADDR RDMA_HOTPLUG_ADDR
 log "rdma devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
 
 rc=0

@@ -256,7 +256,18 @@ JNIEXPORT jint JNI_FN(disconnect)(JNIEnv *env, jobject self, jlong cmid)
 
 JNIEXPORT jint JNI_FN(destroyEventChannel)(JNIEnv *env, jobject self, jlong channel)
 {
+	struct ibv_context **devs;
+
 	rdma_destroy_event_channel(PTR(channel));
+	/*
+	 * librdmacm keeps a verbs context open per device until it notices, on a device
+	 * list sync, that the kernel removed the device; the kernel's removal of a device
+	 * without context disassociation (rxe, siw) waits for that close. A user closes its
+	 * event channel when it lets go of a device, so sync here.
+	 */
+	devs = rdma_get_devices(NULL);
+	if (devs != NULL)
+		rdma_free_devices(devs);
 	return 0;
 }
 

@@ -242,12 +242,16 @@ class DisniRxeTest {
                 new DeviceListener() {
                     @Override
                     public void deviceAdded(RdmaDevice d) {
-                        log.add("added " + d.name());
+                        if (d.name().equals(info.name())) { // other adapters may come and go
+                            log.add("added " + d.name());
+                        }
                     }
 
                     @Override
                     public void deviceRemoved(RdmaDevice d) {
-                        log.add("removed " + d.name());
+                        if (d.name().equals(info.name())) {
+                            log.add("removed " + d.name());
+                        }
                     }
                 }, scheduler, Duration.ofMillis(200));
         try {
