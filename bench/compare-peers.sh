@@ -39,6 +39,66 @@ OUT=${OUT:-$(mktemp -d /tmp/rnbd-peers.XXXXXX)}
 mkdir -p "$OUT"
 POINTS="randread:4k:1,randread:4k:32,randread:4k:128,randwrite:4k:1,randwrite:4k:32,randwrite:4k:128,read:128k:8,write:128k:8"
 
+# The table, from a run's raw results in $OUT ("compare-peers.sh --report DIR" re-prints an old run).
+report() {
+echo; echo "== results (medians; ratio = RNBD / nbdkit)"
+grep '^RESULT' "$OUT/primary.txt" | sed 's/^RESULT //' >"$OUT/primary.jsonl"
+grep '^RESULT' "$OUT/tcp.txt" | sed 's/^RESULT //' >"$OUT/tcp.jsonl"
+python3 - "$OUT" <<'EOF' | tee "$OUT/table.txt"
+import json, statistics, sys, collections
+out = sys.argv[1]
+def load(f):
+    return [json.loads(l) for l in open(f) if l.strip()]
+def med(rows):
+    by = collections.defaultdict(list)
+    for r in rows:
+        by[(r["target"], r["point"])].append(r)
+    return {k: {f: statistics.median(x[f] for x in v) for f in v[0] if isinstance(v[0][f], (int, float))} | {"n": len(v)}
+            for k, v in by.items()}
+tcp = statistics.median(r["mibPerSecond"] for r in load(f"{out}/tcp.jsonl"))
+P, F = med(load(f"{out}/primary.jsonl")), med(load(f"{out}/fio.jsonl"))
+points = list(dict.fromkeys(p for _, p in P))
+def table(title, M, a, b, cpu):
+    print(f"\n{title}")
+    hdr = f"{'point':<17}{a+' IOPS':>15}{b+' IOPS':>15}{'ratio':>7}{a+' MiB/s':>16}{b+' MiB/s':>16}{a+' mean us':>17}{b+' mean us':>17}{'lat ratio':>10}"
+    if cpu:
+        hdr += f"{a+' CPU us/IO':>18}{b+' CPU us/IO':>18}"
+    print(hdr)
+    for p in points:
+        x, y = M.get((a, p)), M.get((b, p))
+        if not x or not y:
+            continue
+        line = (f"{p:<17}{x['iops']:>15.0f}{y['iops']:>15.0f}{x['iops']/y['iops']:>7.2f}{x['mibPerSecond']:>16.1f}"
+                f"{y['mibPerSecond']:>16.1f}{x['meanUs']:>17.1f}{y['meanUs']:>17.1f}{x['meanUs']/y['meanUs']:>10.2f}")
+        if cpu:
+            line += f"{x['cpuUsPerIo']:>18.2f}{y['cpuUsPerIo']:>18.2f}"
+        print(line)
+print(f"loopback TCP bandwidth (median): {tcp:.0f} MiB/s")
+table(f"primary: rnbd load generator, {next(iter(P.values()))['n']} runs/point (CPU = whole JVM [+ nbdkit])", P, "rnbd", "nbdkit", True)
+table(f"secondary: fio nbd engine, {next(iter(F.values()))['n']} runs/point", F, "gateway", "nbdkit", False)
+print("\ntargets (primary):")
+def check(name, val, ok, fmt):
+    print(f"  {'MET   ' if ok else 'MISSED'} {name}: {fmt.format(val)}")
+for rw in ("randread", "randwrite"):
+    p = f"{rw}:4k:32"
+    r = P[("rnbd", p)]["iops"] / P[("nbdkit", p)]["iops"]
+    check(f"{p} IOPS >= 1.2x nbdkit", r, r >= 1.2, "{:.2f}x")
+for rw in ("read", "write"):
+    p = f"{rw}:128k:8"
+    r = P[("rnbd", p)]["mibPerSecond"] / tcp
+    check(f"{p} bandwidth >= 80% of loopback TCP ({tcp:.0f} MiB/s)", r, r >= 0.8, "{:.0%}")
+for rw in ("randread", "randwrite"):
+    p = f"{rw}:4k:1"
+    r = P[("rnbd", p)]["meanUs"] / P[("nbdkit", p)]["meanUs"]
+    check(f"{p} mean latency <= 1.5x nbdkit", r, r <= 1.5, "{:.2f}x")
+EOF
+}
+if [[ ${1:-} == --report ]]; then
+    OUT=$2
+    report
+    exit 0
+fi
+
 missing=()
 for tool in java nbdkit fio python3 taskset jfr; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
@@ -242,57 +302,6 @@ for title, c, tot in (("top frames", top, n), ("first io.rnbd frame on the stack
 EOF
 fi
 
-# ---- the table ------------------------------------------------------------------------------
-echo; echo "== results (medians; ratio = RNBD / nbdkit)"
-grep '^RESULT' "$OUT/primary.txt" | sed 's/^RESULT //' >"$OUT/primary.jsonl"
-grep '^RESULT' "$OUT/tcp.txt" | sed 's/^RESULT //' >"$OUT/tcp.jsonl"
-python3 - "$OUT" <<'EOF' | tee "$OUT/table.txt"
-import json, statistics, sys, collections
-out = sys.argv[1]
-def load(f):
-    return [json.loads(l) for l in open(f) if l.strip()]
-def med(rows):
-    by = collections.defaultdict(list)
-    for r in rows:
-        by[(r["target"], r["point"])].append(r)
-    return {k: {f: statistics.median(x[f] for x in v) for f in v[0] if isinstance(v[0][f], (int, float))} | {"n": len(v)}
-            for k, v in by.items()}
-tcp = statistics.median(r["mibPerSecond"] for r in load(f"{out}/tcp.jsonl"))
-P, F = med(load(f"{out}/primary.jsonl")), med(load(f"{out}/fio.jsonl"))
-points = list(dict.fromkeys(p for _, p in P))
-def table(title, M, a, b, cpu):
-    print(f"\n{title}")
-    hdr = f"{'point':<17}{a+' IOPS':>15}{b+' IOPS':>15}{'ratio':>7}{a+' MiB/s':>16}{b+' MiB/s':>16}{a+' mean us':>17}{b+' mean us':>17}{'lat ratio':>10}"
-    if cpu:
-        hdr += f"{a+' CPU us/IO':>18}{b+' CPU us/IO':>18}"
-    print(hdr)
-    for p in points:
-        x, y = M.get((a, p)), M.get((b, p))
-        if not x or not y:
-            continue
-        line = (f"{p:<17}{x['iops']:>15.0f}{y['iops']:>15.0f}{x['iops']/y['iops']:>7.2f}{x['mibPerSecond']:>16.1f}"
-                f"{y['mibPerSecond']:>16.1f}{x['meanUs']:>17.1f}{y['meanUs']:>17.1f}{x['meanUs']/y['meanUs']:>10.2f}")
-        if cpu:
-            line += f"{x['cpuUsPerIo']:>18.2f}{y['cpuUsPerIo']:>18.2f}"
-        print(line)
-print(f"loopback TCP bandwidth (median): {tcp:.0f} MiB/s")
-table(f"primary: rnbd load generator, {next(iter(P.values()))['n']} runs/point (CPU = whole JVM [+ nbdkit])", P, "rnbd", "nbdkit", True)
-table(f"secondary: fio nbd engine, {next(iter(F.values()))['n']} runs/point", F, "gateway", "nbdkit", False)
-print("\ntargets (primary):")
-def check(name, val, ok, fmt):
-    print(f"  {'MET   ' if ok else 'MISSED'} {name}: {fmt.format(val)}")
-for rw in ("randread", "randwrite"):
-    p = f"{rw}:4k:32"
-    r = P[("rnbd", p)]["iops"] / P[("nbdkit", p)]["iops"]
-    check(f"{p} IOPS >= 1.2x nbdkit", r, r >= 1.2, "{:.2f}x")
-for rw in ("read", "write"):
-    p = f"{rw}:128k:8"
-    r = P[("rnbd", p)]["mibPerSecond"] / tcp
-    check(f"{p} bandwidth >= 80% of loopback TCP ({tcp:.0f} MiB/s)", r, r >= 0.8, "{:.0%}")
-for rw in ("randread", "randwrite"):
-    p = f"{rw}:4k:1"
-    r = P[("rnbd", p)]["meanUs"] / P[("nbdkit", p)]["meanUs"]
-    check(f"{p} mean latency <= 1.5x nbdkit", r, r <= 1.5, "{:.2f}x")
-EOF
+report
 echo; echo "loadavg:   $(cat /proc/loadavg) (after)"
 echo "raw results, logs and the JFR recording: $OUT"
