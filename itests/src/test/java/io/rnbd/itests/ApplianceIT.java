@@ -96,7 +96,13 @@ public class ApplianceIT extends KarafTestSupport {
             Assume.assumeTrue(tool + " is not installed (Debian packages libnbd-bin, qemu-utils)", onPath(tool));
         }
         // mapping waits for the session, which may need a reconnect (10 s delay) after boot
-        ServiceReference<RemoteBlockDevice> device = waitForReference(RemoteBlockDevice.class, "(rnbd.device=rnbd0)");
+        ServiceReference<RemoteBlockDevice> device;
+        try {
+            device = waitForReference(RemoteBlockDevice.class, "(rnbd.device=rnbd0)");
+        } catch (AssertionError e) {
+            // no cause: Pax Exam reports the innermost exception of a chain
+            throw new AssertionError(e.getMessage() + "; the appliance says:\n" + consoleState());
+        }
         // the gateway picks the device up through a dynamic reference: wait until it uses it
         awaitNoProblems("nbd-gateway serving rnbd0",
                 () -> usedByGateway(device) ? "" : "rnbd0 not yet used by nbd-gateway", TIMEOUT_MS);
@@ -119,6 +125,15 @@ public class ApplianceIT extends KarafTestSupport {
             Files.deleteIfExists(read);
             Files.delete(dir);
         }
+    }
+
+    private String consoleState() {
+        StringBuilder state = new StringBuilder();
+        for (String command : new String[] {"rdma:devices", "rtrs:sessions", "rtrs:paths appliance",
+                "rtrs:server-sessions", "rnbd:exports", "rnbd:devices"}) {
+            state.append("> ").append(command).append('\n').append(executeCommand(command));
+        }
+        return state.toString();
     }
 
     private static void assertFactoryConfig(ConfigurationAdmin configAdmin, String factoryPid, String name,
