@@ -20,7 +20,7 @@ public class DevicesCommand implements Action {
     @Option(name = "--json", description = "Print JSON instead of a table")
     boolean json;
 
-    @Reference
+    @Reference(optional = true)
     RdmaAdmin admin;
 
     private PrintStream out;
@@ -36,6 +36,10 @@ public class DevicesCommand implements Action {
     @Override
     public Object execute() {
         PrintStream o = out != null ? out : System.out;
+        if (admin == null) {
+            o.println("Error: the RDMA device registry (rdma-core) is not running");
+            return null;
+        }
         List<RdmaDeviceInfo> devices;
         try {
             devices = admin.devices();
@@ -64,7 +68,7 @@ public class DevicesCommand implements Action {
             b.append(i == 0 ? "" : ",").append('{')
                     .append("\"name\":").append(Text.quote(d.name()))
                     .append(",\"provider\":").append(Text.quote(d.provider()))
-                    .append(",\"nodeId\":").append(Text.quote(d.nodeId()))
+                    .append(",\"node_id\":").append(Text.quote(d.nodeId()))
                     .append(",\"state\":").append(Text.quote(d.linkState().name()))
                     .append(",\"addresses\":").append(Text.array(d.addresses()))
                     .append(",\"clients\":").append(Text.array(d.clients()))

@@ -21,7 +21,7 @@ public class LinkAddCommand implements Action {
     @Argument(index = 1, name = "address", description = "Local IP address, e.g. 127.0.0.1", required = true)
     String address;
 
-    @Reference
+    @Reference(optional = true)
     RdmaLinkAdmin linkAdmin;
 
     private PrintStream out;
@@ -37,6 +37,10 @@ public class LinkAddCommand implements Action {
     @Override
     public Object execute() {
         PrintStream o = out != null ? out : System.out;
+        if (linkAdmin == null) {
+            o.println("Error: the soft RDMA provider (rdma-soft) is not running");
+            return null;
+        }
         try {
             linkAdmin.addLink(name, address);
             o.println("Added " + linkAdmin.provider() + " link " + name + " on " + address.trim());

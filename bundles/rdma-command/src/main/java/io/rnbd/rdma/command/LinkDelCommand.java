@@ -21,7 +21,7 @@ public class LinkDelCommand implements Action {
     @Completion(LinkNameCompleter.class)
     String name;
 
-    @Reference
+    @Reference(optional = true)
     RdmaLinkAdmin linkAdmin;
 
     private PrintStream out;
@@ -37,6 +37,10 @@ public class LinkDelCommand implements Action {
     @Override
     public Object execute() {
         PrintStream o = out != null ? out : System.out;
+        if (linkAdmin == null) {
+            o.println("Error: the soft RDMA provider (rdma-soft) is not running");
+            return null;
+        }
         try {
             linkAdmin.deleteLink(name);
             o.println("Deleted " + linkAdmin.provider() + " link " + name);

@@ -85,9 +85,9 @@ class RdmaCommandsTest {
         c.setOut(out);
         c.json = true;
         c.execute();
-        assertEquals("[{\"name\":\"soft0\",\"provider\":\"soft\",\"nodeId\":\"0a0b:0c0d:0e0f:1011\",\"state\":\"ACTIVE\","
+        assertEquals("[{\"name\":\"soft0\",\"provider\":\"soft\",\"node_id\":\"0a0b:0c0d:0e0f:1011\",\"state\":\"ACTIVE\","
                 + "\"addresses\":[\"127.0.0.1\"],\"clients\":[\"rtrs-server\",\"rtrs-client\"]},"
-                + "{\"name\":\"odd\\\"name\",\"provider\":\"soft\",\"nodeId\":\"n\",\"state\":\"DOWN\","
+                + "{\"name\":\"odd\\\"name\",\"provider\":\"soft\",\"node_id\":\"n\",\"state\":\"DOWN\","
                 + "\"addresses\":[],\"clients\":[]}]\n", output());
     }
 
@@ -131,5 +131,24 @@ class RdmaCommandsTest {
         c.name = name;
         c.execute();
         return output();
+    }
+
+    @Test
+    void missingServicesGiveOneErrorLineNotCommandNotFound() {
+        DevicesCommand devices = new DevicesCommand();
+        devices.setOut(out);
+        devices.execute();
+        LinkAddCommand add = new LinkAddCommand();
+        add.setOut(out);
+        add.name = "soft9";
+        add.address = "127.0.0.9";
+        add.execute();
+        LinkDelCommand del = new LinkDelCommand();
+        del.setOut(out);
+        del.name = "soft9";
+        del.execute();
+        assertEquals("Error: the RDMA device registry (rdma-core) is not running\n"
+                + "Error: the soft RDMA provider (rdma-soft) is not running\n"
+                + "Error: the soft RDMA provider (rdma-soft) is not running\n", output().replace("\r", ""));
     }
 }
