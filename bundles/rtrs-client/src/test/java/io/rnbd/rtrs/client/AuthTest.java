@@ -59,4 +59,23 @@ class AuthTest {
             Await.until("server let go of the refused path", () -> f.server.sessions().isEmpty());
         }
     }
+
+    @Test
+    void serverWhoseConfiguredMethodIsNotRunningYetIsRetriedUntilItIs() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(true))) {
+            SecretAuth secret = new SecretAuth("s3cret");
+            // the server is configured for this method but its bundle is not running: a
+            // stand-in refuses with EAGAIN, never "no authentication"
+            f.serverAuth.set(io.rnbd.rtrs.api.Authenticators.select(java.util.List.of(), secret.method()));
+            f.clientAuth.set(new SecretAuth("s3cret"));
+            FakeScheduler fake = new FakeScheduler();
+            ClientSession s = f.open(f.config("auth-later", f.path(f.dev1)), fake, fake.nanoSource());
+            Await.until("first attempt refused", () -> s.pathInfo().get(0).lastError() == Errno.EAGAIN);
+            assertEquals(SessionState.CONNECTING, s.state(), "EAGAIN is not terminal");
+            f.serverAuth.set(secret); // the bundle arrives
+            fake.advance(Duration.ofMinutes(1)); // the reconnect timer fires
+            Await.until("connected after the method appeared", () -> s.state() == SessionState.CONNECTED);
+            assertEquals(1, secret.responds.get(), "authenticated by the real method");
+        }
+    }
 }

@@ -200,7 +200,11 @@ final class ServerPath {
     }
 
     private void refuseAuth(ServerCon con, String method, int errno) {
-        AuthMsg f = AuthMsg.failure(method.length() > AuthMsg.METHOD_MAX ? "" : method, errno, true);
+        // Do-not-retry only where a retry cannot succeed (no key, wrong key, a method the
+        // client does not speak); EAGAIN (the configured method's bundle is not running yet)
+        // must let the client come back.
+        boolean dnr = errno != Errno.EAGAIN;
+        AuthMsg f = AuthMsg.failure(method.length() > AuthMsg.METHOD_MAX ? "" : method, errno, dnr);
         con.send(f.size(), f::encode, () -> fail(errno, "authentication failed"));
     }
 

@@ -3,17 +3,23 @@ package io.rnbd.rtrs.client.internal.osgi;
 import io.rnbd.rdma.api.IbClient;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.api.Authenticators;
 import io.rnbd.rtrs.api.MultipathPolicy;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.client.RtrsClient;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 import java.util.List;
 import java.util.Map;
@@ -27,8 +33,16 @@ import java.util.concurrent.TimeUnit;
  * service for console commands, and the owner of every session's timer thread. Tracks
  * the authenticator and multipath policy services (dynamic, greedy).
  */
-@Component(service = {IbClient.class, RtrsClientAdmin.class, RtrsClientComponent.class}, immediate = true)
+@Component(configurationPid = "io.rnbd.rtrs.client", configurationPolicy = ConfigurationPolicy.OPTIONAL,
+        service = {IbClient.class, RtrsClientAdmin.class, RtrsClientComponent.class}, immediate = true)
+@Designate(ocd = RtrsClientComponent.Config.class)
 public final class RtrsClientComponent implements IbClient, RtrsClientAdmin {
+    @ObjectClassDefinition(name = "RTRS client", description = "Settings shared by every RTRS client session.")
+    public @interface Config {
+        @AttributeDefinition(name = "Authentication method", description = "rtrs.auth of the authenticator new paths use when the server asks for authentication (none, chap). Empty = the highest-ranked authenticator present. A configured method whose bundle is not running fails connection attempts with EAGAIN (retried) until it is.")
+        String auth_method() default "";
+    }
+
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "rtrs-client-timer");
         t.setDaemon(true);
@@ -38,8 +52,17 @@ public final class RtrsClientComponent implements IbClient, RtrsClientAdmin {
     private final Ranked<Authenticator> auths = new Ranked<>();
     private final Ranked<MultipathPolicy> policies = new Ranked<>();
 
+    private volatile String authMethod = "";
+
     @Activate
-    public RtrsClientComponent() {
+    public RtrsClientComponent(Config cfg) {
+        authMethod = cfg.auth_method();
+    }
+
+    @Modified
+    void modified(Config cfg) {
+        authMethod = cfg.auth_method();
+        client.authenticator(Authenticators.select(auths.all(), authMethod));
     }
 
     RtrsClient client() {
@@ -50,7 +73,7 @@ public final class RtrsClientComponent implements IbClient, RtrsClientAdmin {
             policyOption = ReferencePolicyOption.GREEDY)
     void bindAuthenticator(Authenticator a, Map<String, Object> props) {
         auths.put(a, props);
-        client.authenticator(auths.best());
+        client.authenticator(Authenticators.select(auths.all(), authMethod));
     }
 
     void updatedAuthenticator(Authenticator a, Map<String, Object> props) {
@@ -59,7 +82,7 @@ public final class RtrsClientComponent implements IbClient, RtrsClientAdmin {
 
     void unbindAuthenticator(Authenticator a) {
         auths.remove(a);
-        client.authenticator(auths.best());
+        client.authenticator(Authenticators.select(auths.all(), authMethod));
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

@@ -3,6 +3,7 @@ package io.rnbd.rtrs.server.internal.osgi;
 import io.rnbd.rdma.api.IbClient;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.api.Authenticators;
 import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;
@@ -29,7 +30,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The RTRS server in OSGi (singleton PID {@code io.rnbd.rtrs.server}): an IB client that
  * listens only on devices the registry hands over. Uses the highest-ranked
- * {@link RtrsServerOps} and {@link Authenticator} present (dynamic, greedy).
+ * {@link RtrsServerOps} present and the {@link Authenticator} {@code auth.method} names
+ * ({@link Authenticators#select}), both tracked dynamically.
  */
 @Component(configurationPid = "io.rnbd.rtrs.server", configurationPolicy = ConfigurationPolicy.OPTIONAL,
         service = {IbClient.class, RtrsServerAdmin.class}, immediate = true)
@@ -54,6 +56,9 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
 
         @AttributeDefinition(name = "Heartbeats missed", description = "Missed heartbeats after which a path is closed.")
         int hb_missed_max() default 5;
+
+        @AttributeDefinition(name = "Authentication method", description = "rtrs.auth of the authenticator new paths must pass (none, chap). Empty = the highest-ranked authenticator present (none present = no authentication). A configured method whose bundle is not running refuses new paths with EAGAIN (retried) until it is.")
+        String auth_method() default "";
     }
 
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -64,6 +69,7 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
     private final Ranked<RtrsServerOps> ops = new Ranked<>();
     private final Ranked<Authenticator> auths = new Ranked<>();
     private final RtrsServer server;
+    private final String authMethod;
 
     @Activate
     public RtrsServerComponent(Config cfg) {
@@ -75,7 +81,9 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
             timer.shutdownNow();
             throw e;
         }
-        server = new RtrsServer(sc, ops::best, auths::best, timer, System::nanoTime);
+        authMethod = cfg.auth_method();
+        server = new RtrsServer(sc, ops::best, () -> Authenticators.select(auths.all(), authMethod), timer,
+                System::nanoTime);
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

@@ -1,0 +1,66 @@
+package io.rnbd.rtrs.api;
+
+import io.rnbd.rdma.api.Errno;
+import java.util.List;
+
+/**
+ * How both ends choose the authenticator for a new path, so that the choice never depends
+ * on which bundle happened to start first.
+ */
+public final class Authenticators {
+    private Authenticators() {
+    }
+
+    /**
+     * @param ranked the authenticator services present, best-ranked first
+     * @param method the configured {@code auth.method}; empty = the best-ranked one present
+     * @return the authenticator to use; null only when {@code method} is empty and none is
+     *         present (authentication off). A configured method whose service is absent gives
+     *         a stand-in that refuses with EAGAIN, which is retried: the path waits for the
+     *         bundle instead of silently running without authentication.
+     */
+    public static Authenticator select(List<Authenticator> ranked, String method) {
+        if (method == null || method.isBlank()) {
+            return ranked.isEmpty() ? null : ranked.get(0);
+        }
+        String m = method.trim();
+        for (Authenticator a : ranked) {
+            if (a.method().equals(m)) {
+                return a;
+            }
+        }
+        return new Unavailable(m);
+    }
+
+    /** Stands in for a configured method whose bundle is not (yet) running. */
+    private record Unavailable(String method) implements Authenticator {
+        @Override
+        public AuthExchange initiate(String hostId) throws AuthException {
+            throw refused();
+        }
+
+        @Override
+        public AuthExchange respond() {
+            return new AuthExchange() {
+                @Override
+                public byte[] step(byte[] peerMessage) throws AuthException {
+                    throw refused();
+                }
+
+                @Override
+                public boolean done() {
+                    return false;
+                }
+
+                @Override
+                public String peerId() {
+                    return "";
+                }
+            };
+        }
+
+        private AuthException refused() {
+            return new AuthException(Errno.EAGAIN, "authentication method " + method + " is not available yet");
+        }
+    }
+}
