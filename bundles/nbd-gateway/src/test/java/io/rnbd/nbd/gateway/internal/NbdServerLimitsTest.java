@@ -49,11 +49,14 @@ class NbdServerLimitsTest {
         }
     }
 
-    /** The connections' reader threads schedule their deadline as they start: wait for both. */
+    /**
+     * Reader threads schedule a deadline as their connection starts and cancel it once the
+     * handshake is done, a moment after the client has its answer: wait for exactly {@code n}.
+     */
     private static void awaitPending(FakeScheduler time, int n) throws InterruptedException {
         long end = System.nanoTime() + 5_000_000_000L;
-        while (time.pending() < n && System.nanoTime() < end) {
-            Thread.onSpinWait();
+        while (time.pending() != n && System.nanoTime() < end) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
         }
         assertEquals(n, time.pending(), "handshake deadlines scheduled");
     }
