@@ -323,4 +323,92 @@ public abstract class KarafTestSupport {
             bundleContext.removeServiceListener(listener);
         }
     }
+
+
+    // ---- shared by the scenario tests (BackendSwapIT, HotSwapPolicyIT, AuthIT, StartOrderIT, ConsoleIT)
+
+    /**
+     * The appliance with its default profile on ports of its own (RTRS server, NBD gateway)
+     * and a short reconnect delay for the appliance session, so the test does not wait out
+     * the 10 s a path that came up before its device needs. The RTRS port is handed to the
+     * test as system property {@code rnbd.itest.rtrs.port}.
+     */
+    protected static Option applianceOnFreePorts() {
+        int rtrsPort = freePort();
+        return composite(
+                distribution(),
+                editConfigurationFilePut("etc/io.rnbd.rtrs.server.cfg", "port", Integer.toString(rtrsPort)),
+                editConfigurationFilePut("etc/io.rnbd.rtrs.client.session-appliance.cfg", "paths",
+                        "127.0.0.1@127.0.0.1:" + rtrsPort + ",127.0.0.2@127.0.0.2:" + rtrsPort),
+                editConfigurationFilePut("etc/io.rnbd.rtrs.client.session-appliance.cfg", "reconnect.delay.sec", "1"),
+                editConfigurationFilePut("etc/io.rnbd.nbd.gateway.cfg", "port", Integer.toString(freePort())),
+                org.ops4j.pax.exam.CoreOptions.systemProperty("rnbd.itest.rtrs.port").value(Integer.toString(rtrsPort)));
+    }
+
+    /** The RTRS server port {@link #applianceOnFreePorts()} chose (inside the container). */
+    protected static int rtrsPort() {
+        return Integer.parseInt(System.getProperty("rnbd.itest.rtrs.port"));
+    }
+
+    /** The mapped device {@code name}; fails with the console's view of the appliance after 90 s. */
+    protected io.rnbd.rnbd.api.RemoteBlockDevice waitForDevice(String name) {
+        try {
+            return waitForService(io.rnbd.rnbd.api.RemoteBlockDevice.class,
+                    "(" + io.rnbd.rnbd.api.RemoteBlockDevice.PROP_NAME + "=" + name + ")", 3 * TIMEOUT_MS);
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; the appliance says:\n" + applianceState());
+        }
+    }
+
+    /** What the console shows of devices, sessions, paths and exports (for failure messages). */
+    protected String applianceState() {
+        StringBuilder state = new StringBuilder();
+        for (String command : new String[] {"rdma:devices", "rtrs:sessions", "rtrs:paths",
+                "rtrs:server-sessions", "rnbd:exports", "rnbd:devices"}) {
+            state.append("> ").append(command).append('\n').append(executeCommand(command));
+        }
+        return state.toString();
+    }
+
+    /**
+     * Creates (or replaces) the factory configuration {@code factoryPid~name} with the given
+     * key/value pairs, as a .cfg file in etc/ would.
+     */
+    protected org.osgi.service.cm.Configuration factoryConfig(String factoryPid, String name, Object... keyValues)
+            throws IOException {
+        org.osgi.service.cm.ConfigurationAdmin configAdmin =
+                waitForService(org.osgi.service.cm.ConfigurationAdmin.class, null, TIMEOUT_MS);
+        org.osgi.service.cm.Configuration configuration = configAdmin.getFactoryConfiguration(factoryPid, name, "?");
+        java.util.Hashtable<String, Object> properties = new java.util.Hashtable<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            properties.put((String) keyValues[i], keyValues[i + 1]);
+        }
+        configuration.update(properties);
+        return configuration;
+    }
+
+    /** The installed bundle with this symbolic name; fails if there is none. */
+    protected Bundle bundle(String symbolicName) {
+        for (Bundle bundle : bundleContext.getBundles()) {
+            if (symbolicName.equals(bundle.getSymbolicName())) {
+                return bundle;
+            }
+        }
+        throw new AssertionError("no bundle " + symbolicName);
+    }
+
+    /**
+     * Waits until {@code condition} holds, checking every 50 ms; fails naming {@code what}
+     * (and what {@code state} says then) on timeout.
+     */
+    protected void awaitCondition(String what, java.util.function.BooleanSupplier condition, long timeoutMs,
+            Supplier<String> state) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail(what + " not within " + timeoutMs + " ms" + (state == null ? "" : "; now: " + state.get()));
+            }
+            Thread.sleep(50); // polling: the conditions are states of other bundles without events to wait on
+        }
+    }
 }
