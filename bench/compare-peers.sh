@@ -35,8 +35,6 @@ SECS=${SECONDS_PER_POINT:-3}
 FIO_REPS=${FIO_REPS:-2}
 SIZE=${SIZE:-256m}
 PROFILE=${PROFILE:-1}
-OUT=${OUT:-$(mktemp -d /tmp/rnbd-peers.XXXXXX)}
-mkdir -p "$OUT"
 POINTS="randread:4k:1,randread:4k:32,randread:4k:128,randwrite:4k:1,randwrite:4k:32,randwrite:4k:128,read:128k:8,write:128k:8"
 
 # The table, from a run's raw results in $OUT ("compare-peers.sh --report DIR" re-prints an old run).
@@ -112,6 +110,8 @@ if [[ ! -f $jar ]]; then
     echo "missing $jar: build it with: cd $(dirname "$here") && mvn -B -q -o install -DskipTests -pl bench" >&2
     exit 1
 fi
+OUT=${OUT:-$(mktemp -d /tmp/rnbd-peers.XXXXXX)}
+mkdir -p "$OUT"
 
 pin=(taskset -c "$CPUS")
 jvm=("${pin[@]}" java -Xms1g -Xmx1g -XX:MaxDirectMemorySize=2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
