@@ -411,4 +411,35 @@ public abstract class KarafTestSupport {
             Thread.sleep(50); // polling: the conditions are states of other bundles without events to wait on
         }
     }
+
+
+    /**
+     * Runs a console command as a logged-in administrator would (user karaf with the roles
+     * admin, manager, viewer, systembundles): Karaf hides the commands that change bundles
+     * (bundle:update, bundle:stop ...) from a session without those roles.
+     */
+    protected String executeCommandAsAdmin(String command) {
+        javax.security.auth.Subject subject = new javax.security.auth.Subject();
+        subject.getPrincipals().add(karafPrincipal("UserPrincipal", "karaf"));
+        for (String role : new String[] {"admin", "manager", "viewer", "systembundles"}) {
+            subject.getPrincipals().add(karafPrincipal("RolePrincipal", role));
+        }
+        try {
+            return javax.security.auth.Subject.doAs(subject,
+                    (java.security.PrivilegedExceptionAction<String>) () -> executeCommand(command));
+        } catch (java.security.PrivilegedActionException e) {
+            throw new AssertionError("running " + command + ": " + e.getException(), e.getException());
+        }
+    }
+
+    /** Karaf's JAAS principals, from the framework's boot class path (not a test dependency). */
+    private java.security.Principal karafPrincipal(String type, String name) {
+        try {
+            return (java.security.Principal) getClass().getClassLoader()
+                    .loadClass("org.apache.karaf.jaas.boot.principal." + type)
+                    .getConstructor(String.class).newInstance(name);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("Karaf's " + type + " is not reachable: " + e, e);
+        }
+    }
 }
