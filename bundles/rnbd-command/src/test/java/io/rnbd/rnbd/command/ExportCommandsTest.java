@@ -110,7 +110,7 @@ class ExportCommandsTest {
         cases.put("Error: --create needs --size", create);
         ExportAddCommand size = add("v", "memory");
         size.size = "lots";
-        cases.put("Error: size lots is not a size (e.g. 4k, 128k, 1m, 1g)", size);
+        cases.put("Error: size lots is not a size (e.g. 512, 64k, 1m, 1g, 1t)", size);
         ExportAddCommand zero = add("v", "memory");
         zero.size = "0";
         cases.put("Error: size must be positive, not 0", zero);

@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.command.loadgen;
 
+import io.rnbd.rnbd.api.Sizes;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -9,32 +10,7 @@ public final class Units {
     }
 
     public static long parseSize(String what, String text) {
-        String s = text.trim().toLowerCase(Locale.ROOT);
-        if (s.endsWith("b")) {
-            s = s.substring(0, s.length() - 1);
-        }
-        int shift = 0;
-        if (!s.isEmpty()) {
-            switch (s.charAt(s.length() - 1)) {
-                case 'k': shift = 10; break;
-                case 'm': shift = 20; break;
-                case 'g': shift = 30; break;
-                case 't': shift = 40; break;
-                default: break;
-            }
-        }
-        if (shift != 0) {
-            s = s.substring(0, s.length() - 1);
-        }
-        try {
-            long n = Long.parseLong(s);
-            if (n < 0 || n > (Long.MAX_VALUE >> shift)) {
-                throw new IllegalArgumentException(what + " " + text + " is out of range");
-            }
-            return n << shift;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(what + " " + text + " is not a size (e.g. 4k, 128k, 1m, 1g)");
-        }
+        return Sizes.parse(what + " " + text, text);
     }
 
     public static Duration parseDuration(String what, String text) {

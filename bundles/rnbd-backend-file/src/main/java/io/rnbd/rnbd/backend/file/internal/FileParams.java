@@ -1,5 +1,7 @@
 package io.rnbd.rnbd.backend.file.internal;
 
+import io.rnbd.rnbd.api.Sizes;
+
 import java.io.IOException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -35,7 +37,7 @@ record FileParams(Path path, long size, boolean create, boolean direct) {
         String s = params.get("size");
         if (s != null && !s.isBlank()) {
             try {
-                size = Sizes.parse("size", s);
+                size = Sizes.parse("size=" + s, s);
             } catch (IllegalArgumentException e) {
                 throw new IOException("file backend: " + e.getMessage());
             }

@@ -1,5 +1,7 @@
 package io.rnbd.rnbd.backend.memory.internal;
 
+import io.rnbd.rnbd.api.Sizes;
+
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import java.io.IOException;
@@ -41,7 +43,7 @@ public final class MemoryBackend implements BlockBackend, AutoCloseable {
         }
         long size;
         try {
-            size = Sizes.parse("size", text);
+            size = Sizes.parse("size=" + text, text);
         } catch (IllegalArgumentException e) {
             throw new IOException("memory backend: " + e.getMessage());
         }
