@@ -350,10 +350,16 @@ public abstract class KarafTestSupport {
         return Integer.parseInt(System.getProperty("rnbd.itest.rtrs.port"));
     }
 
-    /** The mapped device {@code name}; fails with the console's view of the appliance after 90 s. */
-    protected io.rnbd.rnbd.api.RemoteBlockDevice waitForDevice(String name) {
+    /**
+     * The mapped device {@code name} (a {@code RemoteBlockDevice}); fails with the console's
+     * view of the appliance after 90 s. Declared generic so that no rnbd type appears in a
+     * signature here: JUnit reads every method of the class hierarchy, and a container
+     * without rnbd-api (cleanDistribution) must still load it.
+     */
+    @SuppressWarnings("unchecked")
+    protected <T> T waitForDevice(String name) {
         try {
-            return waitForService(io.rnbd.rnbd.api.RemoteBlockDevice.class,
+            return (T) waitForService(io.rnbd.rnbd.api.RemoteBlockDevice.class,
                     "(" + io.rnbd.rnbd.api.RemoteBlockDevice.PROP_NAME + "=" + name + ")", 3 * TIMEOUT_MS);
         } catch (AssertionError e) {
             throw new AssertionError(e.getMessage() + "; the appliance says:\n" + applianceState());
