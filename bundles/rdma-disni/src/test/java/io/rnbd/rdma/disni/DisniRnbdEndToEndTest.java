@@ -116,10 +116,11 @@ class DisniRnbdEndToEndTest {
         RtrsServer rtrsServer = new RtrsServer(new ServerConfig(0, 64 << 10, 32, true, HB_INTERVAL_MS, HB_MISSED_MAX),
                 () -> rnbdServer, () -> null, rtrsTimer, System::nanoTime);
         closers.push(rtrsServer::close);
-        RtrsClient rtrsClient = new RtrsClient(rtrsTimer, System::nanoTime);
-        closers.push(rtrsClient::close);
+        // the client's sessions close before the registry takes the device from both sides
         DeviceRegistry registry = new DeviceRegistry();
         closers.push(registry::close);
+        RtrsClient rtrsClient = new RtrsClient(rtrsTimer, System::nanoTime);
+        closers.push(rtrsClient::close);
         registry.addDevice(device);
         registry.addClient(rtrsServer);
         registry.addClient(rtrsClient.devices());

@@ -11,16 +11,21 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * A registered direct buffer. Invalidation deregisters (the adapter then refuses the
- * rkey); re-registration registers anew, and never hands out the rkey it just killed.
+ * A registered direct buffer, registered twice: once for local access (the lkey, stable
+ * until close) and once for remote access (the rkey). Invalidation deregisters only the
+ * remote registration (the adapter then refuses the rkey) while the region stays usable
+ * in local SGEs, as a local invalidate of an rkey does (RTRS's always_invalidate RDMA-
+ * writes a read's data from a chunk whose rkey it has killed); re-registration registers
+ * the remote side anew, and never hands out the rkey it just killed.
  */
 final class DisniMemoryRegion implements MemoryRegion {
     private final DisniProtectionDomain pd;
     private final ByteBuffer buffer;
     private final long address;
     private final Set<Access> access;
+    private final IbvMr localMr;
     private IbvMr mr;
-    private volatile int lkey;
+    private final int lkey;
     private volatile int rkey;
     private volatile boolean valid;
     private boolean closed;
@@ -31,12 +36,24 @@ final class DisniMemoryRegion implements MemoryRegion {
         this.buffer = buffer;
         this.address = address;
         this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
-        install(pd.regMr(address, buffer.capacity(), this.access));
+        localMr = pd.regMr(address, buffer.capacity(), localAccess(this.access));
+        lkey = localMr.getLkey();
+        try {
+            install(pd.regMr(address, buffer.capacity(), this.access));
+        } catch (RdmaException e) {
+            pd.deregMr(localMr);
+            throw e;
+        }
+    }
+
+    /** Local writes (RECV, RDMA READ destinations) as the single registration allowed them. */
+    private static Set<Access> localAccess(Set<Access> access) {
+        return access.contains(Access.LOCAL_WRITE) || access.contains(Access.REMOTE_WRITE)
+                ? EnumSet.of(Access.LOCAL_WRITE) : EnumSet.noneOf(Access.class);
     }
 
     private void install(IbvMr m) {
         mr = m;
-        lkey = m.getLkey();
         rkey = m.getRkey();
         valid = true;
     }
@@ -81,6 +98,11 @@ final class DisniMemoryRegion implements MemoryRegion {
         return valid;
     }
 
+    /** Usable in local SGEs: registered and not closed, whatever its rkey's state. */
+    synchronized boolean usableLocally() {
+        return !closed;
+    }
+
     @Override
     public synchronized void invalidate() {
         if (valid) {
@@ -119,6 +141,7 @@ final class DisniMemoryRegion implements MemoryRegion {
             valid = false;
             pd.deregMr(mr);
         }
+        pd.deregMr(localMr);
         pd.forget(this);
     }
 }

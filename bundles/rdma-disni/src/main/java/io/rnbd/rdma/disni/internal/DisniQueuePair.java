@@ -288,7 +288,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
 
     /**
      * Fills {@code out}; returns whether an SGE names a region the adapter will refuse
-     * (closed, invalidated, or of another protection domain). Such a request is still
+     * (closed, or of another protection domain; an invalidated rkey does not matter
+     * locally). Such a request is still
      * posted, so it fails in order with the requests around it; the adapter's status for
      * it (rxe says LOC_QP_OP_ERR, mlx5 LOC_PROT_ERR) is then reported as LOC_PROT_ERR.
      */
@@ -301,7 +302,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             if (!(s.mr() instanceof DisniMemoryRegion mr)) {
                 throw new RdmaException(Errno.EINVAL, "SGE names a memory region of another provider");
             }
-            boolean ours = mr.pd() == pd && mr.valid();
+            boolean ours = mr.pd() == pd && mr.usableLocally();
             foreign |= !ours;
             IbvSge g = new IbvSge();
             g.setAddr(mr.address() + s.offset());
