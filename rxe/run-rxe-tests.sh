@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs the RDMA tests that need real verbs inside a QEMU guest with soft-RoCE (rdma_rxe):
-# the DiSNI provider's JUnit tests (its conformance suite included) with plain java and
-# the JUnit console launcher, then the hooks in rxe/guest.d/.
+# the DiSNI provider's JUnit tests (its conformance suite included) and the RTRS/RNBD
+# end-to-end test over it, with plain java and the JUnit console launcher, then the hooks
+# in rxe/guest.d/.
 #
 #   rxe/run-rxe-tests.sh            (after `mvn install` of bundles/rdma-disni)
 #
@@ -83,7 +84,7 @@ if [ ! -f "$CONSOLE_JAR" ]; then
     || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
 fi
 JAVA=$(readlink -f "$(command -v java)")
-TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest"}
+TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest"}
 CLASSES=""
 for t in $TESTS; do
   [ -f "$MODULE/target/test-classes/${t//.//}.class" ] && CLASSES="$CLASSES $t" || stamp "no test class $t (not built yet): left out"
