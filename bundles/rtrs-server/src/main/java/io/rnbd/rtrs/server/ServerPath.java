@@ -455,8 +455,8 @@ final class ServerPath {
 
     RtrsServerPathInfo info() {
         ServerCon c0 = cons[0];
-        String local = c0 == null || c0.qp() == null ? "" : String.valueOf(c0.qp().localAddress());
-        String remote = c0 == null || c0.qp() == null ? "" : String.valueOf(c0.qp().remoteAddress());
+        String local = c0 == null || c0.qp() == null ? "" : hostPort(c0.qp().localAddress());
+        String remote = c0 == null || c0.qp() == null ? "" : hostPort(c0.qp().remoteAddress());
         int n = 0;
         for (ServerCon c : cons) {
             if (c != null) {
@@ -464,5 +464,10 @@ final class ServerPath {
             }
         }
         return new RtrsServerPathInfo(uuid, dev.device.name(), local, remote, n, inflight);
+    }
+
+    /** "127.0.0.1:1234", as the console shows addresses (InetSocketAddress prints "/127.0.0.1:1234"). */
+    private static String hostPort(java.net.InetSocketAddress a) {
+        return a == null ? "" : a.getAddress().getHostAddress() + ":" + a.getPort();
     }
 }

@@ -119,6 +119,11 @@ class SessionLifecycleTest {
                     .orElseThrow();
             assertEquals(1, info.paths().size());
             assertEquals(3, info.paths().get(0).connections());
+            // host:port as the console documents it, not InetSocketAddress's "/host:port"
+            assertTrue(info.paths().get(0).localAddress().matches("\\d+\\.\\d+\\.\\d+\\.\\d+:\\d+"),
+                    info.paths().get(0).localAddress());
+            assertTrue(info.paths().get(0).remoteAddress().matches("\\d+\\.\\d+\\.\\d+\\.\\d+:\\d+"),
+                    info.paths().get(0).remoteAddress());
             assertEquals(QD, info.queueDepth());
             assertTrue(server.closeSession("a"));
             assertFalse(server.closeSession("nope"));
