@@ -76,8 +76,10 @@ public class ExportAddCommand extends ConsoleCommand {
             out.println("export " + name + " configured; the RNBD server is not running (bundle rnbd-server)");
             return;
         }
+        // A new export starts offline ("backend not available") until the server has opened it,
+        // so only ONLINE settles early; a real failure is reported at the deadline with its reason.
         Optional<ExportInfo> e = Poll.until(() -> Exports.find(admin, name),
-                i -> i.state() == ExportState.ONLINE || !i.lastError().isEmpty(), waitMillis);
+                i -> i.state() == ExportState.ONLINE, waitMillis);
         out.println("export " + name + " added: " + e.map(ExportAddCommand::describe)
                 .orElse("not picked up by the server yet"));
     }

@@ -196,4 +196,23 @@ class ExportCommandsTest {
         assertTrue(server.exports.isEmpty());
         assertEquals("Error: no export 'vol1' is configured\n", Out.run(remove("vol1")));
     }
+
+    @Test
+    void addReportsTheExportOnceOnlineNotTheOfflineStateItStartsIn() {
+        // rnbd-server shows a new export offline ("backend not available") until it has opened it
+        ca.onUpdate = c -> {
+            server.put(new ExportInfo("late", "memory", 0, ExportState.OFFLINE, false, List.of(),
+                    BlockIoStats.ZERO, "backend 'memory' not available"));
+            Thread opener = new Thread(() -> {
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);
+                server.put(new ExportInfo("late", "memory", 1L << 20, ExportState.ONLINE, false, List.of(),
+                        BlockIoStats.ZERO, ""));
+            });
+            opener.start();
+        };
+        ExportAddCommand c = add("late", "memory");
+        c.size = "1m";
+        c.waitMillis = 10_000;
+        assertEquals("export late added: online, memory, 1.0 MiB\n", Out.run(c));
+    }
 }

@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 final class FakeServerAdmin implements RnbdServerAdmin {
-    final Map<String, ExportInfo> exports = new TreeMap<>();
+    final Map<String, ExportInfo> exports = java.util.Collections.synchronizedMap(new TreeMap<>());
     final List<String> calls = new ArrayList<>();
 
     FakeServerAdmin put(ExportInfo e) {
@@ -20,7 +20,9 @@ final class FakeServerAdmin implements RnbdServerAdmin {
 
     @Override
     public List<ExportInfo> exports() {
-        return List.copyOf(exports.values());
+        synchronized (exports) {
+            return List.copyOf(exports.values());
+        }
     }
 
     @Override
