@@ -40,7 +40,7 @@ cd "$PROJECT" || finish 98
 log "JUnit: $TEST_CLASSES"
 SEL=()
 for c in $TEST_CLASSES; do SEL+=(--select-class "$c"); done
-timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile="$OUT/hs_err_pid%p.log" \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.hotplug=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.log.com.ibm.disni=warn \
   -jar "$CONSOLE_JAR" execute --class-path "$(cat "$OUT/classpath")" "${SEL[@]}" \
