@@ -71,7 +71,7 @@ if [ ! -f "$NATIVE_DIR/libdisni.so" ]; then
   sh "$MODULE/src/main/c/build.sh" "${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac || command -v java)")")")}" "$NATIVE_DIR"
   [ -f "$NATIVE_DIR/libdisni.so" ] || skip "libdisni.so not built (needs gcc, libibverbs-dev, librdmacm-dev)"
 fi
-[ -d "$MODULE/target/test-classes" ] || { echo "FAILED: build bundles/rdma-disni first (mvn install -f bundles/pom.xml -pl rdma-disni)"; exit 1; }
+[ -d "$MODULE/target/test-classes" ] || { echo "FAILED: build bundles/rdma-disni first (mvn install -DskipTests -pl bundles/rdma-disni -am, from the project root)"; exit 1; }
 mkdir -p "$OUT" && rm -rf "$OUT"/rc "$OUT"/reports "$OUT"/*.log
 MVN=(mvn -B -q -f "$PROJECT/bundles/pom.xml" -pl rdma-disni)
 "${MVN[@]}" -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >"$WORK/mvn.log" 2>&1 \
