@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.server;
 
+import io.rnbd.rdma.api.RecvPool;
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;

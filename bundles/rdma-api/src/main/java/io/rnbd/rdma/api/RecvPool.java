@@ -1,52 +1,45 @@
-package io.rnbd.rtrs.client;
+package io.rnbd.rdma.api;
 
-import io.rnbd.rdma.api.Access;
-import io.rnbd.rdma.api.MemoryRegion;
-import io.rnbd.rdma.api.ProtectionDomain;
-import io.rnbd.rdma.api.QueuePair;
-import io.rnbd.rdma.api.RdmaException;
-import io.rnbd.rdma.api.RecvWr;
-import io.rnbd.rdma.api.Sge;
 
 import java.nio.ByteBuffer;
 import java.util.List;
 
 /** Receive buffers of one connection: {@code count} slots of {@code slotSize} in one region. */
-final class RecvPool implements AutoCloseable {
+public final class RecvPool implements AutoCloseable {
     /** Receive wr ids carry this bit so completions tell them from sends at a glance. */
-    static final long RECV_TAG = 1L << 62;
+    public static final long RECV_TAG = 1L << 62;
     private final MemoryRegion mr;
     private final int slotSize;
     private final int count;
 
-    RecvPool(ProtectionDomain pd, int count, int slotSize) throws RdmaException {
+    public RecvPool(ProtectionDomain pd, int count, int slotSize) throws RdmaException {
         this.slotSize = slotSize;
         this.count = count;
         this.mr = slotSize == 0 ? null
                 : pd.register(ByteBuffer.allocateDirect(count * slotSize), Access.of(Access.LOCAL_WRITE));
     }
 
-    void postAll(QueuePair qp) throws RdmaException {
+    public void postAll(QueuePair qp) throws RdmaException {
         for (int i = 0; i < count; i++) {
             post(qp, i);
         }
     }
 
-    void post(QueuePair qp, int slot) throws RdmaException {
+    public void post(QueuePair qp, int slot) throws RdmaException {
         List<Sge> sgl = mr == null ? List.of() : List.of(new Sge(mr, slot * slotSize, slotSize));
         qp.postRecv(new RecvWr(RECV_TAG | slot, sgl));
     }
 
-    static boolean isRecv(long wrId) {
+    public static boolean isRecv(long wrId) {
         return (wrId & RECV_TAG) != 0;
     }
 
-    static int slot(long wrId) {
+    public static int slot(long wrId) {
         return (int) (wrId & ~RECV_TAG);
     }
 
     /** The received bytes of {@code slot}, a little-endian-agnostic view of length {@code len}. */
-    ByteBuffer data(int slot, int len) {
+    public ByteBuffer data(int slot, int len) {
         if (mr == null) {
             return ByteBuffer.allocate(0);
         }
