@@ -57,10 +57,8 @@ public class AuthIT extends KarafTestSupport {
 
     @Test
     public void establishedSessionKeepsRunningWhileTheAuthenticatorIsSwapped() throws Exception {
-        RemoteBlockDevice device = waitForDevice("rnbd0");
+        RemoteBlockDevice device = settledAppliance();
         RtrsClientAdmin client = waitForService(RtrsClientAdmin.class, null, TIMEOUT_MS);
-        awaitCondition("both appliance paths connected", () -> connectedPaths(client, "appliance") == 2,
-                3 * TIMEOUT_MS, () -> executeCommand("rtrs:paths appliance"));
         noneInForce();
         String hostId = applianceHostId();
         try (VerifiedIo io = new VerifiedIo(device, 0, 4096, 2048, 4).start()) {
@@ -101,7 +99,7 @@ public class AuthIT extends KarafTestSupport {
 
     @Test
     public void wrongKeyFailsTheSessionWithEkeyrejectedAfterOneAttempt() throws Exception {
-        waitForDevice("rnbd0");
+        settledAppliance();
         Chap keys = chapInForce();
         keys.putFreshKey("itest-wrong");
         CountingChap wrapper = new CountingChap(waitForService(Authenticator.class, "(rtrs.auth=chap)", TIMEOUT_MS),
@@ -128,7 +126,7 @@ public class AuthIT extends KarafTestSupport {
 
     @Test
     public void missingKeyFailsTheSessionWithEnokey() throws Exception {
-        waitForDevice("rnbd0");
+        settledAppliance();
         Chap keys = chapInForce();
         keys.remove("itest-nokey");
         org.osgi.service.cm.Configuration session = null;
@@ -142,6 +140,20 @@ public class AuthIT extends KarafTestSupport {
                 session.delete();
             }
         }
+    }
+
+    /**
+     * rnbd0 mapped and both appliance paths connected, before any test puts chap in force.
+     * rnbd0 appears once one path is up; the other may still be in its boot-time reconnect
+     * loop (its device came up later), and its next attempt under chap, with no key for the
+     * appliance's host, is refused with ENOKEY: terminal, as it must be.
+     */
+    private RemoteBlockDevice settledAppliance() throws InterruptedException {
+        RemoteBlockDevice device = waitForDevice("rnbd0");
+        RtrsClientAdmin client = waitForService(RtrsClientAdmin.class, null, TIMEOUT_MS);
+        awaitCondition("both appliance paths connected", () -> connectedPaths(client, "appliance") == 2,
+                3 * TIMEOUT_MS, () -> executeCommand("rtrs:paths appliance"));
+        return device;
     }
 
     /** rnbd-auth-chap installed and rtrs-auth-none stopped, so chap is the one in force. */
