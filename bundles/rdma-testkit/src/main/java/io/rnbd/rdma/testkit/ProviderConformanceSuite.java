@@ -495,6 +495,58 @@ public abstract class ProviderConformanceSuite {
                 pattern(4096, 2));
     }
 
+    /**
+     * Invalidation kills the rkey only (a local invalidate): the region keeps its lkey and
+     * stays a valid SEND source and RECV target, before and after reregistration, while
+     * the old rkey is refused. RTRS's always_invalidate depends on it: the server RDMA-writes
+     * a read's data from a chunk whose rkey it already killed.
+     */
+    @Test
+    void invalidatedRegionStaysUsableLocally() throws Exception {
+        Pair p = connect();
+        MemoryRegion region = serverRegion(p, 4096);
+        int lkey = region.lkey();
+        int old = region.rkey();
+        byte[] outgoing = pattern(1000, 7);
+        fill(region, 0, outgoing);
+        region.invalidate();
+        assertFalse(region.valid());
+        assertEquals(lkey, region.lkey(), "invalidation leaves the lkey alone");
+
+        MemoryRegion clientBuf = track(mr(p.clientPd, 4096));
+        postRecvs(p.client, clientBuf, 1, 4096);
+        p.server.qp().postSend(SendWr.send(1, List.of(new Sge(region, 0, outgoing.length))));
+        assertEquals(1, p.server.nextWc(WcStatus.SUCCESS).wrId(), "SEND from an invalidated region");
+        assertEquals(outgoing.length, p.client.nextWc(WcStatus.SUCCESS).byteLen());
+        assertArrayEquals(outgoing, bytes(clientBuf, 0, outgoing.length));
+
+        byte[] incoming = pattern(500, 8);
+        p.server.qp().postRecv(new RecvWr(2, List.of(new Sge(region, 2048, 1024))));
+        fill(clientBuf, 0, incoming);
+        p.client.qp().postSend(SendWr.send(3, List.of(new Sge(clientBuf, 0, incoming.length))));
+        p.client.nextWc(WcStatus.SUCCESS);
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(2, rc.wrId(), "RECV into an invalidated region");
+        assertEquals(incoming.length, rc.byteLen());
+        assertArrayEquals(incoming, bytes(region, 2048, incoming.length));
+
+        int fresh = region.reregister();
+        assertNotEquals(old, fresh);
+        assertEquals(lkey, region.lkey(), "reregistration leaves the lkey alone");
+        postRecvs(p.client, clientBuf, 1, 4096);
+        p.server.qp().postSend(SendWr.send(4, List.of(new Sge(region, 2048, incoming.length))));
+        assertEquals(4, p.server.nextWc(WcStatus.SUCCESS).wrId(), "SEND from the reregistered region");
+        assertEquals(incoming.length, p.client.nextWc(WcStatus.SUCCESS).byteLen());
+        assertArrayEquals(incoming, bytes(clientBuf, 0, incoming.length));
+
+        byte[] expected = new byte[4096];
+        System.arraycopy(outgoing, 0, expected, 0, outgoing.length);
+        System.arraycopy(incoming, 0, expected, 2048, incoming.length);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        fill(src, 0, pattern(4096, 9));
+        assertRemoteAccessError(p, SendWr.write(5, List.of(Sge.whole(src)), region.address(), old), region, expected);
+    }
+
     @Test
     void writePastTheRegionEndIsRefused() throws Exception {
         Pair p = connect();
