@@ -1,9 +1,9 @@
 package io.rnbd.rdma.command;
 
+import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
 
-import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
@@ -14,7 +14,7 @@ import java.io.PrintStream;
 /** {@code rdma:link-add NAME ADDRESS} — create a soft RDMA device (rdma link add NAME type siw). */
 @Service
 @Command(scope = "rdma", name = "link-add", description = "Create a soft RDMA device on a local IP address (persisted)")
-public class LinkAddCommand implements Action {
+public class LinkAddCommand extends ConsoleCommand {
     @Argument(index = 0, name = "name", description = "Device name, e.g. soft0", required = true)
     String name;
 
@@ -24,22 +24,15 @@ public class LinkAddCommand implements Action {
     @Reference(optional = true)
     RdmaLinkAdmin linkAdmin;
 
-    private PrintStream out;
-
     void setLinkAdmin(RdmaLinkAdmin linkAdmin) {
         this.linkAdmin = linkAdmin;
     }
 
-    void setOut(PrintStream out) {
-        this.out = out;
-    }
-
     @Override
-    public Object execute() {
-        PrintStream o = out != null ? out : System.out;
+    protected void run(PrintStream o) {
         if (linkAdmin == null) {
             o.println("Error: the soft RDMA provider (rdma-soft) is not running");
-            return null;
+            return;
         }
         try {
             linkAdmin.addLink(name, address);
@@ -47,6 +40,5 @@ public class LinkAddCommand implements Action {
         } catch (RdmaException | RuntimeException e) {
             o.println("Error: " + e.getMessage());
         }
-        return null;
     }
 }

@@ -1,10 +1,10 @@
 package io.rnbd.rdma.command;
 
+import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
 import io.rnbd.rdma.command.completers.LinkNameCompleter;
 
-import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Completion;
@@ -16,7 +16,7 @@ import java.io.PrintStream;
 /** {@code rdma:link-del NAME} — delete a soft RDMA device; its IB clients let go first. */
 @Service
 @Command(scope = "rdma", name = "link-del", description = "Delete a soft RDMA device (its users get remove first)")
-public class LinkDelCommand implements Action {
+public class LinkDelCommand extends ConsoleCommand {
     @Argument(index = 0, name = "name", description = "Device name", required = true)
     @Completion(LinkNameCompleter.class)
     String name;
@@ -24,22 +24,15 @@ public class LinkDelCommand implements Action {
     @Reference(optional = true)
     RdmaLinkAdmin linkAdmin;
 
-    private PrintStream out;
-
     void setLinkAdmin(RdmaLinkAdmin linkAdmin) {
         this.linkAdmin = linkAdmin;
     }
 
-    void setOut(PrintStream out) {
-        this.out = out;
-    }
-
     @Override
-    public Object execute() {
-        PrintStream o = out != null ? out : System.out;
+    protected void run(PrintStream o) {
         if (linkAdmin == null) {
             o.println("Error: the soft RDMA provider (rdma-soft) is not running");
-            return null;
+            return;
         }
         try {
             linkAdmin.deleteLink(name);
@@ -47,6 +40,5 @@ public class LinkDelCommand implements Action {
         } catch (RdmaException | RuntimeException e) {
             o.println("Error: " + e.getMessage());
         }
-        return null;
     }
 }

@@ -1,7 +1,9 @@
 package io.rnbd.rnbd.command;
 
-import io.rnbd.rnbd.api.RnbdClientAdmin;
+import io.rnbd.command.support.Formats;
+import io.rnbd.command.support.Json;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
+import io.rnbd.rnbd.api.RnbdClientAdmin;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;

@@ -1,8 +1,12 @@
 package io.rnbd.rnbd.command;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Formats;
+import io.rnbd.command.support.Json;
+import io.rnbd.command.support.TextTable;
 import io.rnbd.rnbd.api.BlockIoStats;
-import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
+import io.rnbd.rnbd.api.RnbdClientAdmin;
 import java.io.PrintStream;
 import java.util.List;
 import org.apache.karaf.shell.api.action.Command;

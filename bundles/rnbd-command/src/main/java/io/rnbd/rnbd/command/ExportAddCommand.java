@@ -1,8 +1,10 @@
 package io.rnbd.rnbd.command;
 
-import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Formats;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
+import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.command.loadgen.Units;
 import java.io.IOException;
 import java.io.PrintStream;

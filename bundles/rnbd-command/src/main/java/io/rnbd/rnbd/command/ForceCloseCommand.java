@@ -1,7 +1,8 @@
 package io.rnbd.rnbd.command;
 
-import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
+import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.command.completers.ExportNameCompleter;
 import io.rnbd.rnbd.command.completers.OpenerSessionCompleter;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.command;
 
+import io.rnbd.command.support.ConsoleCommand;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;

@@ -1,9 +1,11 @@
 package io.rnbd.rnbd.command;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Formats;
 import io.rnbd.rnbd.api.AccessMode;
-import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
+import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.command.completers.RtrsSessionCompleter;
 import java.io.IOException;
 import java.io.PrintStream;

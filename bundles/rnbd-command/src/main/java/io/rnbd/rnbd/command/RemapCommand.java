@@ -1,5 +1,7 @@
 package io.rnbd.rnbd.command;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Formats;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.command.completers.MappedDeviceCompleter;
 import java.io.IOException;

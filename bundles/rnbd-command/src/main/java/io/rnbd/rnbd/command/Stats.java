@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.command;
 
+import io.rnbd.command.support.Json;
 import io.rnbd.rnbd.api.BlockIoStats;
 import java.util.Map;
 

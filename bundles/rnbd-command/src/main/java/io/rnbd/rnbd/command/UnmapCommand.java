@@ -1,7 +1,8 @@
 package io.rnbd.rnbd.command;
 
-import io.rnbd.rnbd.api.RnbdClientAdmin;
+import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
+import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.command.completers.MappedDeviceCompleter;
 import java.io.IOException;
 import java.io.PrintStream;

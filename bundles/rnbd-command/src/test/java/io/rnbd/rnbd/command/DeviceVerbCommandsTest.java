@@ -3,6 +3,7 @@ package io.rnbd.rnbd.command;
 import static io.rnbd.rnbd.command.FakeClientAdmin.device;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rnbd.command.support.Out;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoException;

@@ -3,6 +3,8 @@ package io.rnbd.rnbd.command;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.MiniJson;
+import io.rnbd.command.support.Out;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;

@@ -4,6 +4,8 @@ import static io.rnbd.rnbd.command.FakeClientAdmin.device;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.MiniJson;
+import io.rnbd.command.support.Out;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;

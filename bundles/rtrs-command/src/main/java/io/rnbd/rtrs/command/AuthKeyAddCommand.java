@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.ConsoleCommand;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
@@ -10,8 +11,8 @@ import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
-import org.osgi.framework.BundleContext;
 import org.apache.karaf.shell.support.completers.StringsCompleter;
+import org.osgi.framework.BundleContext;
 
 /**
  * {@code rtrs:auth-key-add HOSTID --secret DHHC-1:..|--generate [--ctrl-secret ..|--generate-ctrl]}.

@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.rtrs.command.completers.HostIdCompleter;
 import java.io.IOException;
 import java.io.PrintStream;

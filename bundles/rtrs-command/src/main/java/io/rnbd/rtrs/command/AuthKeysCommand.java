@@ -1,5 +1,8 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Json;
+import io.rnbd.command.support.TextTable;
 import java.io.PrintStream;
 import java.util.List;
 import org.apache.karaf.shell.api.action.Command;

@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.Json;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;

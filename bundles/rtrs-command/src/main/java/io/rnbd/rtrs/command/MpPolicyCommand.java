@@ -1,5 +1,7 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Json;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.command.completers.SessionNameCompleter;

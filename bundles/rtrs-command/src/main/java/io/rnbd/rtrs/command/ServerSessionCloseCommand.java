@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;
 import io.rnbd.rtrs.command.completers.ServerSessionNameCompleter;

@@ -1,5 +1,9 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Formats;
+import io.rnbd.command.support.Json;
+import io.rnbd.command.support.TextTable;
 import io.rnbd.rtrs.api.RtrsIoStats;
 import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerPathInfo;

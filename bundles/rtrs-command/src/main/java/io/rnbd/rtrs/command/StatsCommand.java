@@ -1,5 +1,9 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Formats;
+import io.rnbd.command.support.Json;
+import io.rnbd.command.support.TextTable;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;

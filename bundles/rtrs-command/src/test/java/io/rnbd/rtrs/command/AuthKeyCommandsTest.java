@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.MiniJson;
+import io.rnbd.command.support.Out;
 import io.rnbd.rtrs.auth.chap.api.ChapSecrets;
 import java.io.IOException;
 import java.util.ArrayList;

@@ -3,6 +3,7 @@ package io.rnbd.rtrs.command;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.rnbd.command.support.Out;
 import io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin;
 import io.rnbd.rtrs.auth.chap.api.ChapKeyInfo;
 import java.util.List;

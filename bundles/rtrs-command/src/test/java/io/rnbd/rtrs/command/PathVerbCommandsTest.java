@@ -3,6 +3,7 @@ package io.rnbd.rtrs.command;
 import static io.rnbd.rtrs.command.FakeClientAdmin.path;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rnbd.command.support.Out;
 import io.rnbd.rtrs.api.PathState;
 import java.util.List;
 import org.junit.jupiter.api.Test;

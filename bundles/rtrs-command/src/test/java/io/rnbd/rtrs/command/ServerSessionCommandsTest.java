@@ -3,6 +3,8 @@ package io.rnbd.rtrs.command;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.MiniJson;
+import io.rnbd.command.support.Out;
 import io.rnbd.rtrs.api.RtrsIoStats;
 import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerPathInfo;

@@ -4,6 +4,9 @@ import static io.rnbd.rtrs.command.FakeClientAdmin.path;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.MiniJson;
+import io.rnbd.command.support.Out;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.api.SessionState;

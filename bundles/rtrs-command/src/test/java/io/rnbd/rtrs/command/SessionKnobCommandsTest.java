@@ -3,6 +3,8 @@ package io.rnbd.rtrs.command;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.MiniJson;
+import io.rnbd.command.support.Out;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

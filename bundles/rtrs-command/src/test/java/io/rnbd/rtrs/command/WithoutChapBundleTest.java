@@ -3,6 +3,7 @@ package io.rnbd.rtrs.command;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.rnbd.command.support.ConsoleCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -92,9 +93,8 @@ class WithoutChapBundleTest {
         assertEquals(loader, keys.getClassLoader());
         Object command = keys.getDeclaredConstructor().newInstance();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        Field out = loader.loadClass(ConsoleCommand.class.getName()).getDeclaredField("out");
-        out.setAccessible(true);
-        out.set(command, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        // ConsoleCommand lives in command-support, so the class path's copy is this one's base
+        ((ConsoleCommand) command).setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         Field context = keys.getDeclaredField("bundleContext");
         context.setAccessible(true);
         context.set(command, ctx.context);

@@ -1,17 +1,17 @@
-package io.rnbd.rnbd.command;
+package io.rnbd.command.support;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 /** Runs a command the way the shell does and returns what it printed. */
-final class Out {
+public final class Out {
     private Out() {
     }
 
-    static String run(ConsoleCommand c) {
+    public static String run(ConsoleCommand c) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        c.out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        c.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         Object r = c.execute();
         if (r != null) {
             throw new AssertionError("commands print, they return nothing: " + r);

@@ -1,16 +1,20 @@
-package io.rnbd.rtrs.command;
+package io.rnbd.command.support;
 
 import java.io.IOException;
 import java.io.PrintStream;
 import org.apache.karaf.shell.api.action.Action;
 
 /**
- * What every command of the scope shares: output to the console (or to a test's stream) and
+ * What every console command shares: output to the console (or to a test's stream) and
  * failures reported as one {@code Error: ...} line, never as a stack trace.
  */
 public abstract class ConsoleCommand implements Action {
-    /** Where to print; the console's System.out unless a test sets it. */
-    PrintStream out;
+    private PrintStream out;
+
+    /** Where to print; the console's System.out unless a test sets another stream. */
+    public void setOut(PrintStream out) {
+        this.out = out;
+    }
 
     @Override
     public final Object execute() {
@@ -27,7 +31,8 @@ public abstract class ConsoleCommand implements Action {
 
     protected abstract void run(PrintStream out) throws IOException;
 
-    static String message(Throwable e) {
+    /** An exception's message on one line, or its class name when it has none. */
+    public static String message(Throwable e) {
         String m = e.getMessage();
         return m == null || m.isBlank() ? e.getClass().getSimpleName() : m.replace('\n', ' ');
     }

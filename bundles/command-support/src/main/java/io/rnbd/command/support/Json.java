@@ -1,4 +1,4 @@
-package io.rnbd.rtrs.command;
+package io.rnbd.command.support;
 
 import java.util.Collection;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package io.rnbd.rnbd.command;
+package io.rnbd.command.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.rnbd.rtrs.command;
+package io.rnbd.command.support;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /** A strict little JSON parser, so tests check that the output parses back. */
-final class MiniJson {
+public final class MiniJson {
     private final String s;
     private int i;
 
@@ -14,7 +14,7 @@ final class MiniJson {
         this.s = s;
     }
 
-    static Object parse(String text) {
+    public static Object parse(String text) {
         MiniJson p = new MiniJson(text.strip());
         Object v = p.value();
         if (p.i != p.s.length()) {
@@ -24,12 +24,12 @@ final class MiniJson {
     }
 
     @SuppressWarnings("unchecked")
-    static List<Map<String, Object>> array(String text) {
+    public static List<Map<String, Object>> array(String text) {
         return (List<Map<String, Object>>) parse(text);
     }
 
     @SuppressWarnings("unchecked")
-    static Map<String, Object> object(String text) {
+    public static Map<String, Object> object(String text) {
         return (Map<String, Object>) parse(text);
     }
 

@@ -1,20 +1,25 @@
-package io.rnbd.rnbd.command;
+package io.rnbd.command.support;
 
 import io.rnbd.rdma.api.Errno;
 import java.util.Locale;
 
 /** How numbers look in tables (JSON keeps raw values). */
-final class Formats {
+public final class Formats {
     private Formats() {
     }
 
-    /** "" for no error, else "ENOENT (2)". */
-    static String errno(int errno) {
+    /** "" for no error, else "ECONNREFUSED (111)". */
+    public static String errno(int errno) {
         return errno == 0 ? "" : Errno.name(errno) + " (" + errno + ")";
     }
 
+    /** Nanoseconds as microseconds with one decimal; "" when not measured yet. */
+    public static String micros(long nanos) {
+        return nanos <= 0 ? "" : String.format(Locale.ROOT, "%.1f", nanos / 1000.0);
+    }
+
     /** 1536 → "1.5 KiB". */
-    static String bytes(long n) {
+    public static String bytes(long n) {
         if (n < 1024) {
             return n + " B";
         }
@@ -28,7 +33,8 @@ final class Formats {
         return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 
-    static String lower(Enum<?> e) {
+    /** An enum as the console spells it: "connected"; "" for none. */
+    public static String lower(Enum<?> e) {
         return e == null ? "" : e.name().toLowerCase(Locale.ROOT);
     }
 }

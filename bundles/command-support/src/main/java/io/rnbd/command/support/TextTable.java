@@ -1,4 +1,4 @@
-package io.rnbd.rnbd.command;
+package io.rnbd.command.support;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
