@@ -317,7 +317,7 @@ public class ConsoleIT extends KarafTestSupport {
     }
 
     private static long verifiedReads(String benchJson) {
-        Matcher m = Pattern.compile("\"verifiedReads\":(\\d+)").matcher(benchJson);
+        Matcher m = Pattern.compile("\"verified_reads\":(\\d+)").matcher(benchJson);
         return m.find() ? Long.parseLong(m.group(1)) : -1;
     }
 }

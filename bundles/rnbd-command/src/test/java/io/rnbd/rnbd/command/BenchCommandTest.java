@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.MiniJson;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
@@ -99,10 +100,20 @@ class BenchCommandTest {
         c.blockSize = "64k";
         c.execute();
         String out = output();
-        assertTrue(out.startsWith("{\"device\":\"rnbd0\",\"workload\":\"write\",\"readPercent\":0,\"blockSize\":65536,"), out);
+        assertTrue(out.startsWith("{\"device\":\"rnbd0\",\"workload\":\"write\",\"read_percent\":0,\"block_size\":65536,"), out);
         assertTrue(out.endsWith("\"problems\":[]}\n"), out);
         assertTrue(out.contains("\"write\":{\"ios\":100,"), out);
         assertEquals(1, out.split("\n").length);
+
+        Map<String, Object> result = MiniJson.object(out);
+        assertEquals(List.of("device", "workload", "read_percent", "block_size", "queue_depth", "verify", "seconds",
+                "ended_by", "read", "write", "total", "errors", "verified_reads", "mismatches", "problems"),
+                List.copyOf(result.keySet()));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> write = (Map<String, Object>) result.get("write");
+        assertEquals(List.of("ios", "iops", "mib_per_second", "p50_us", "p99_us", "p99_9_us", "mean_us", "max_us"),
+                List.copyOf(write.keySet()));
+        assertEquals(100L, write.get("ios"));
     }
 
     @Test

@@ -68,17 +68,17 @@ public final class LoadReport {
         StringBuilder sb = new StringBuilder("{");
         field(sb, "device", quote(device)).append(',');
         field(sb, "workload", quote(s.workload())).append(',');
-        field(sb, "readPercent", s.readPercent()).append(',');
-        field(sb, "blockSize", s.blockSize()).append(',');
-        field(sb, "queueDepth", s.queueDepth()).append(',');
+        field(sb, "read_percent", s.readPercent()).append(',');
+        field(sb, "block_size", s.blockSize()).append(',');
+        field(sb, "queue_depth", s.queueDepth()).append(',');
         field(sb, "verify", s.verify()).append(',');
         field(sb, "seconds", fmt(r.seconds())).append(',');
-        field(sb, "endedBy", quote(r.stoppedBy())).append(',');
+        field(sb, "ended_by", quote(r.stoppedBy())).append(',');
         field(sb, "read", op(c.reads(), r.readIops(), r.readMibPerSecond(), r.readLatency())).append(',');
         field(sb, "write", op(c.writes(), r.writeIops(), r.writeMibPerSecond(), r.writeLatency())).append(',');
         field(sb, "total", op(c.ios(), r.iops(), r.mibPerSecond(), r.latency())).append(',');
         field(sb, "errors", c.errors()).append(',');
-        field(sb, "verifiedReads", c.verified()).append(',');
+        field(sb, "verified_reads", c.verified()).append(',');
         field(sb, "mismatches", c.mismatches()).append(',');
         sb.append("\"problems\":[");
         for (int i = 0; i < r.problems().size(); i++) {
@@ -91,12 +91,12 @@ public final class LoadReport {
         StringBuilder sb = new StringBuilder("{");
         field(sb, "ios", ios).append(',');
         field(sb, "iops", fmt(iops)).append(',');
-        field(sb, "mibPerSecond", fmt(mib)).append(',');
-        field(sb, "latencyUs", "{\"p50\":" + fmt(lat.percentileNanos(0.5) / 1e3)
-                + ",\"p99\":" + fmt(lat.percentileNanos(0.99) / 1e3)
-                + ",\"p99.9\":" + fmt(lat.percentileNanos(0.999) / 1e3)
-                + ",\"mean\":" + fmt(lat.meanNanos() / 1e3)
-                + ",\"max\":" + fmt(lat.maxNanos() / 1e3) + "}");
+        field(sb, "mib_per_second", fmt(mib)).append(',');
+        field(sb, "p50_us", fmt(lat.percentileNanos(0.5) / 1e3)).append(',');
+        field(sb, "p99_us", fmt(lat.percentileNanos(0.99) / 1e3)).append(',');
+        field(sb, "p99_9_us", fmt(lat.percentileNanos(0.999) / 1e3)).append(',');
+        field(sb, "mean_us", fmt(lat.meanNanos() / 1e3)).append(',');
+        field(sb, "max_us", fmt(lat.maxNanos() / 1e3));
         return sb.append('}').toString();
     }
 
