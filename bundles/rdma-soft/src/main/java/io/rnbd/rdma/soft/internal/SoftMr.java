@@ -21,6 +21,8 @@ final class SoftMr implements MemoryRegion {
     private final long address;
     private final int lkey;
     private final Set<Access> access;
+    /** {@link #access} as bits by ordinal: the per-IO checks test a bit, not a set. */
+    private final int accessBits;
     private volatile int rkey;
     private volatile boolean valid;
     private volatile boolean closed;
@@ -32,6 +34,11 @@ final class SoftMr implements MemoryRegion {
         this.lkey = lkey;
         this.access = Collections.unmodifiableSet(
                 access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access));
+        int bits = 0;
+        for (Access a : this.access) {
+            bits |= 1 << a.ordinal();
+        }
+        this.accessBits = bits;
     }
 
     @Override
@@ -113,6 +120,10 @@ final class SoftMr implements MemoryRegion {
         return closed;
     }
 
+    boolean permits(Access right) {
+        return (accessBits & (1 << right.ordinal())) != 0;
+    }
+
     /** A view of {@code [offset, offset + len)}, positioned at 0. */
     ByteBuffer slice(int offset, int len) {
         return region.slice(offset, len);
@@ -123,7 +134,7 @@ final class SoftMr implements MemoryRegion {
      * access right, and the whole range inside the region.
      */
     boolean allows(int key, Access right, long addr, long len) {
-        return valid && !closed && key == rkey && access.contains(right)
+        return valid && !closed && key == rkey && permits(right)
                 && addr >= address && len >= 0 && addr - address + len <= region.capacity();
     }
 }

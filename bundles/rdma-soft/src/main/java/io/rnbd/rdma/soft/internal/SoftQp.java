@@ -1288,7 +1288,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 return WcStatus.LOC_PROT_ERR;
             }
             SoftMr mr = (SoftMr) sge.mr();
-            if (mr.closed() || mr.pd() != init.pd() || (needWrite && !mr.access().contains(Access.LOCAL_WRITE))) {
+            if (mr.closed() || mr.pd() != init.pd() || (needWrite && !mr.permits(Access.LOCAL_WRITE))) {
                 return WcStatus.LOC_PROT_ERR;
             }
         }
