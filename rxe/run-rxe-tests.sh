@@ -5,6 +5,9 @@
 # in rxe/guest.d/.
 #
 #   rxe/run-rxe-tests.sh            (after `mvn install` of bundles/rdma-disni)
+#   rxe/run-rxe-tests.sh --bench    the RTRS load over DiSNI on rxe beside the soft provider on
+#                                   loopback, in the same guest (io.rnbd.bench.RxeLoadMain; after
+#                                   `mvn install -DskipTests -pl bench`); not part of CI
 #
 # Prints "skipped: <reason>" and exits 0 when the guest cannot be prepared or started
 # (no root for apt, no network for the kernel, no qemu). Exit 1: tests failed;
@@ -17,9 +20,17 @@
 #      RXE_ADDR     the rxe device's IPv4 address          default 198.51.100.1 (TEST-NET-2)
 #      RXE_HOTPLUG_ADDR  the second device (deleted and re-added by the hot-unplug test)
 #                   default 203.0.113.1 (TEST-NET-3)
+#      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
+#      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
 #      RXE_NO_APT=1 never run apt-get (skip instead when something is missing)
 #      SMP / MEM    guest CPUs / memory                    default nproc / 4G
 set -u
+MODE=tests
+case "${1:-}" in
+  --bench) MODE=bench ;;
+  "") ;;
+  *) echo "usage: $0 [--bench]"; exit 2 ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 PROJECT=$(dirname "$HERE")
 WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
@@ -71,8 +82,16 @@ if [ ! -f "$NATIVE_DIR/libdisni.so" ]; then
   sh "$MODULE/src/main/c/build.sh" "${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac || command -v java)")")")}" "$NATIVE_DIR"
   [ -f "$NATIVE_DIR/libdisni.so" ] || skip "libdisni.so not built (needs gcc, libibverbs-dev, librdmacm-dev)"
 fi
-[ -d "$MODULE/target/test-classes" ] || { echo "FAILED: build bundles/rdma-disni first (mvn install -DskipTests -pl bundles/rdma-disni -am, from the project root)"; exit 1; }
 mkdir -p "$OUT" && rm -rf "$OUT"/rc "$OUT"/reports "$OUT"/*.log
+JAVA=$(readlink -f "$(command -v java)")
+BENCH_JAR=$PROJECT/bench/target/benchmarks.jar
+if [ "$MODE" = bench ]; then
+  [ -f "$BENCH_JAR" ] && unzip -l "$BENCH_JAR" 2>/dev/null | grep -q 'io/rnbd/bench/RxeLoadMain.class' \
+    || { echo "FAILED: build the benchmarks first (mvn install -DskipTests -pl bench)"; exit 1; }
+  CLASSES="" CONSOLE_JAR=""
+  TIMEOUT=${RXE_TIMEOUT:-900}
+else
+[ -d "$MODULE/target/test-classes" ] || { echo "FAILED: build bundles/rdma-disni first (mvn install -DskipTests -pl bundles/rdma-disni -am, from the project root)"; exit 1; }
 MVN=(mvn -B -q -f "$PROJECT/bundles/pom.xml" -pl rdma-disni)
 "${MVN[@]}" -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >"$WORK/mvn.log" 2>&1 \
   || "${MVN[@]}" dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >>"$WORK/mvn.log" 2>&1 \
@@ -83,7 +102,6 @@ if [ ! -f "$CONSOLE_JAR" ]; then
   mvn -B -q dependency:get -Dartifact=org.junit.platform:junit-platform-console-standalone:$CONSOLE_VERSION >>"$WORK/mvn.log" 2>&1 \
     || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
 fi
-JAVA=$(readlink -f "$(command -v java)")
 TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest"}
 CLASSES=""
 for t in $TESTS; do
@@ -91,7 +109,12 @@ for t in $TESTS; do
 done
 [ -n "$CLASSES" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
 TIMEOUT=${RXE_TIMEOUT:-570}
+fi
 cat > "$OUT/guest.env" <<ENV
+MODE=$MODE
+BENCH_JAR=$(printf %q "$BENCH_JAR")
+BENCH_ARGS=$(printf %q "${RXE_BENCH_ARGS:---seconds 5 --reps 2 --warmup 20}")
+JAVA_OPTS=$(printf %q "${RXE_JAVA_OPTS:-}")
 KROOT=$(printf %q "$KROOT")
 PROJECT=$(printf %q "$PROJECT")
 JAVA=$(printf %q "$JAVA")
@@ -124,6 +147,12 @@ if [ ! -f "$OUT/rc" ]; then
   exit 99
 fi
 RC=$(cat "$OUT/rc")
+if [ "$MODE" = bench ]; then
+  echo "RXE: RxeLoadMain in the guest (log $OUT/bench.log):"
+  sed -n '/^| point/,$p' "$OUT/bench.log"
+  [ "$RC" = 0 ] && stamp "bench PASSED" || stamp "bench FAILED rc=$RC (log $OUT/bench.log)"
+  exit "$RC"
+fi
 grep -E "tests (successful|failed|aborted|skipped)" "$OUT/junit.log" | sed 's/^/RXE: /'
 if [ "$RC" = 0 ]; then
   stamp "PASSED (reports in $OUT/reports)"

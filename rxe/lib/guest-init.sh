@@ -37,10 +37,24 @@ log "rdma devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
 
 rc=0
 cd "$PROJECT" || finish 98
+if [ "$MODE" = bench ]; then
+  # run-rxe-tests.sh --bench: the RTRS load over DiSNI on rxe0 and over the soft provider on lo
+  log "bench: RxeLoadMain $BENCH_ARGS"
+  # shellcheck disable=SC2086
+  timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile="$OUT/hs_err_pid%p.log" \
+    -Xms1g -Xmx1g -XX:MaxDirectMemorySize=1g -Djava.library.path="$NATIVE_DIR" $JAVA_OPTS \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    -cp "$BENCH_JAR" io.rnbd.bench.RxeLoadMain $BENCH_ARGS > "$OUT/bench.log" 2>&1
+  r=$?
+  cat "$OUT/bench.log"
+  [ $r -eq 0 ] || log "bench FAILED ($r)"
+  finish $(( r == 0 ? 0 : 1 ))
+fi
 log "JUnit: $TEST_CLASSES"
 SEL=()
 for c in $TEST_CLASSES; do SEL+=(--select-class "$c"); done
-timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile="$OUT/hs_err_pid%p.log" \
+# shellcheck disable=SC2086
+timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile="$OUT/hs_err_pid%p.log" $JAVA_OPTS \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.hotplug=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.log.com.ibm.disni=warn \
   -jar "$CONSOLE_JAR" execute --class-path "$(cat "$OUT/classpath")" "${SEL[@]}" \

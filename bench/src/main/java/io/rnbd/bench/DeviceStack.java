@@ -1,0 +1,64 @@
+package io.rnbd.bench;
+
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rtrs.api.RtrsServerOps;
+import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.rtrs.client.ClientConfig;
+import io.rnbd.rtrs.client.ClientSession;
+import io.rnbd.rtrs.client.DeviceSet;
+import io.rnbd.rtrs.client.PathAddress;
+import io.rnbd.rtrs.server.RtrsServer;
+import io.rnbd.rtrs.server.ServerConfig;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An RTRS server and one client session in this JVM on whatever devices they are given (the
+ * same device may serve both sides, as one rxe device does in the guest): one path from the
+ * client device's first address, the client's default connections per path, no
+ * authenticator. Closing it leaves the devices open.
+ */
+final class DeviceStack implements AutoCloseable {
+    final ScheduledExecutorService timer;
+    final RtrsServer server;
+    final DeviceSet devices = new DeviceSet();
+    final ClientSession session;
+
+    DeviceStack(String name, ServerConfig cfg, RtrsServerOps ops, RdmaDevice serverDev, RdmaDevice clientDev,
+                Duration connectWait) throws Exception {
+        timer = Executors.newScheduledThreadPool(1, r -> {
+            Thread t = new Thread(r, "bench-timer-" + name);
+            t.setDaemon(true);
+            return t;
+        });
+        server = new RtrsServer(cfg.withPort(0), () -> ops, () -> null, timer, System::nanoTime);
+        server.add(serverDev);
+        devices.add(clientDev);
+        InetSocketAddress at = server.listenAddresses(serverDev).get(0);
+        PathAddress path = new PathAddress(clientDev.addresses().get(0), at.getAddress(), at.getPort());
+        session = new ClientSession(ClientConfig.of(name, List.of(path))
+                .withTimings(500, 0, 0, cfg.hbIntervalMs(), cfg.hbMissedMax()), devices, () -> null, timer,
+                System::nanoTime);
+        long deadline = System.nanoTime() + connectWait.toNanos();
+        while (session.state() != SessionState.CONNECTED) {
+            if (System.nanoTime() > deadline) {
+                close();
+                throw new IllegalStateException(name + ": RTRS session not connected: " + session.state()
+                        + " errno " + session.lastError());
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        session.close();
+        server.close();
+        timer.shutdownNow();
+        timer.awaitTermination(5, TimeUnit.SECONDS);
+    }
+}
