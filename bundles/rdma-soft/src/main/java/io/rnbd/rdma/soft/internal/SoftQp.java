@@ -510,9 +510,9 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         if (rnrStalled && !recvQ.isEmpty()) {
             rnrStalled = false;
             processInbound();
-            flushAcks();
             updateInterest();
         }
+        flushAcks();
         pump();
     }
 
@@ -648,7 +648,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             }
             processInbound();
         }
-        flushAcks();
+        if (pendingAcks > 0) {
+            // written by service(), which the reactor runs after this step's callbacks: an
+            // answer they post leaves in the same write as the ACK, and the peer wakes once
+            requestService();
+        }
         updateInterest();
         flushOut();
     }
