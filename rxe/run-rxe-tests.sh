@@ -82,7 +82,10 @@ if [ ! -f "$NATIVE_DIR/libdisni.so" ]; then
   sh "$MODULE/src/main/c/build.sh" "${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac || command -v java)")")")}" "$NATIVE_DIR"
   [ -f "$NATIVE_DIR/libdisni.so" ] || skip "libdisni.so not built (needs gcc, libibverbs-dev, librdmacm-dev)"
 fi
-mkdir -p "$OUT" && rm -rf "$OUT"/rc "$OUT"/reports "$OUT"/*.log
+mkdir -p "$OUT" "$WORK/crashes"
+# a guest JVM crash report outlives the next run (a retry must not wipe the evidence)
+for f in "$OUT"/hs_err_pid*.log; do [ -f "$f" ] && mv "$f" "$WORK/crashes/$(date +%Y%m%d-%H%M%S)-$(basename "$f")"; done
+rm -rf "$OUT"/rc "$OUT"/reports "$OUT"/*.log
 JAVA=$(readlink -f "$(command -v java)")
 BENCH_JAR=$PROJECT/bench/target/benchmarks.jar
 if [ "$MODE" = bench ]; then
@@ -147,6 +150,16 @@ if [ ! -f "$OUT/rc" ]; then
   exit 99
 fi
 RC=$(cat "$OUT/rc")
+for f in "$OUT"/hs_err_pid*.log; do
+  [ -f "$f" ] || continue
+  # the guest JVM crashed: the lines that say where, in the log itself (CI keeps no files)
+  echo "RXE: guest JVM crash report $f (kept in $WORK/crashes by the next run):"
+  grep -m1 -A2 '^# SIG' "$f" | sed 's/^/RXE:   /'
+  grep -m1 -A1 '^# Problematic frame' "$f" | sed 's/^/RXE:   /'
+  grep -m1 '^Current thread' "$f" | sed 's/^/RXE:   /'
+  sed -n '/^Native frames:/,/^$/p' "$f" | head -25 | sed 's/^/RXE:   /'
+  grep -m1 '^siginfo' "$f" | sed 's/^/RXE:   /'
+done
 if [ "$MODE" = bench ]; then
   echo "RXE: RxeLoadMain in the guest (log $OUT/bench.log):"
   sed -n '/^| point/,$p' "$OUT/bench.log"
