@@ -3,6 +3,7 @@ package io.rnbd.rtrs.mp.minlatency.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import io.rnbd.rtrs.api.FakePath;
 import io.rnbd.rtrs.api.MultipathPolicy;
 import java.util.HashMap;
 import java.util.List;
