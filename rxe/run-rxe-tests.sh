@@ -154,7 +154,7 @@ for f in "$OUT"/hs_err_pid*.log; do
   [ -f "$f" ] || continue
   # the guest JVM crashed: the lines that say where, in the log itself (CI keeps no files)
   echo "RXE: guest JVM crash report $f (kept in $WORK/crashes by the next run):"
-  grep -m1 -A2 '^# SIG' "$f" | sed 's/^/RXE:   /'
+  grep -m1 '^# *SIG' "$f" | sed 's/^/RXE:   /'
   grep -m1 -A1 '^# Problematic frame' "$f" | sed 's/^/RXE:   /'
   grep -m1 '^Current thread' "$f" | sed 's/^/RXE:   /'
   sed -n '/^Native frames:/,/^$/p' "$f" | head -25 | sed 's/^/RXE:   /'
