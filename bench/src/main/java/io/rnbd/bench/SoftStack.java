@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class SoftStack implements AutoCloseable {
     static final String SESSION = "bench";
+    /** IO threads per soft device, as the device configuration's io.threads (-Drnbd.bench.io.threads). */
+    static final int IO_THREADS = Integer.getInteger("rnbd.bench.io.threads", 1);
 
     final SoftDevice serverDev;
     final SoftDevice clientDev;
@@ -32,8 +34,8 @@ final class SoftStack implements AutoCloseable {
     final ClientSession session;
 
     SoftStack(ServerConfig cfg, RtrsServerOps ops) throws Exception {
-        serverDev = new SoftDevice("bench-srv", InetAddress.getByName("127.0.0.1"));
-        clientDev = new SoftDevice("bench-clt", InetAddress.getByName("127.0.0.2"));
+        serverDev = new SoftDevice("bench-srv", InetAddress.getByName("127.0.0.1"), IO_THREADS);
+        clientDev = new SoftDevice("bench-clt", InetAddress.getByName("127.0.0.2"), IO_THREADS);
         timer = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "bench-timer");
             t.setDaemon(true);

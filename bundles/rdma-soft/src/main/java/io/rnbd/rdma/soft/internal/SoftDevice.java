@@ -43,6 +43,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class SoftDevice implements RdmaDevice, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SoftDevice.class);
     public static final String PROVIDER = "soft";
+    public static final int MAX_IO_THREADS = 16;
     static final DeviceAttributes ATTRIBUTES = new DeviceAttributes(1L << 30, 16384, 32, 65536, 1 << 20);
     private static final long CONNECT_TIMEOUT_NANOS = 30_000_000_000L;
     private static final long PAGE = 4096;
@@ -50,7 +51,9 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     private final String name;
     private final InetAddress address;
     private final String nodeId;
-    private final SoftReactor reactor;
+    /** IO threads: [0] also runs the listeners; queue pairs are placed round-robin. */
+    private final SoftReactor[] reactors;
+    private final AtomicInteger nextReactor = new AtomicInteger();
     private final ConcurrentHashMap<Integer, SoftMr> rkeys = new ConcurrentHashMap<>();
     private final Set<SoftQp> qps = ConcurrentHashMap.newKeySet();
     private final Set<SoftListener> listeners = ConcurrentHashMap.newKeySet();
@@ -65,17 +68,42 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      * @throws RdmaException EINVAL for a bad name, EADDRNOTAVAIL if the address is not local
      */
     public SoftDevice(String name, InetAddress address) throws RdmaException {
+        this(name, address, 1);
+    }
+
+    /**
+     * Opens the device with {@code ioThreads} IO threads (1-{@value #MAX_IO_THREADS}). Each
+     * queue pair lives on one of them, so the connections of a path run in parallel, like
+     * siw's per-CPU transmit threads; completions of different QPs may then be concurrent.
+     *
+     * @throws RdmaException EINVAL for a bad name or thread count, EADDRNOTAVAIL if the
+     *                       address is not local
+     */
+    public SoftDevice(String name, InetAddress address, int ioThreads) throws RdmaException {
         checkName(name);
+        if (ioThreads < 1 || ioThreads > MAX_IO_THREADS) {
+            throw new RdmaException(Errno.EINVAL, "io threads must be 1-" + MAX_IO_THREADS + ": " + ioThreads);
+        }
         checkAddress(address);
         this.name = name;
         this.address = address;
         this.nodeId = guid(name, address);
+        this.reactors = new SoftReactor[ioThreads];
         try {
-            this.reactor = new SoftReactor(name, this::tick, this::teardown);
+            for (int i = 0; i < ioThreads; i++) {
+                reactors[i] = new SoftReactor(i == 0 ? name : name + "-" + i, this::tick, this::teardown);
+            }
         } catch (IOException e) {
+            for (SoftReactor r : reactors) {
+                if (r != null) {
+                    r.closeUnstarted();
+                }
+            }
             throw new RdmaException(Errno.ENOMEM, "cannot open selector", e);
         }
-        reactor.start();
+        for (SoftReactor r : reactors) {
+            r.start();
+        }
         LOG.info("soft RDMA device {} up on {}", name, address.getHostAddress());
     }
 
@@ -204,7 +232,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         }
         SoftListener listener = new SoftListener(this, server, handler);
         listeners.add(listener);
-        reactor.executeAndWait(listener::register);
+        reactor().executeAndWait(listener::register);
         if (closed) {
             listener.close();
             throw new RdmaException(Errno.ENODEV, "device " + name + " is gone");
@@ -230,16 +258,17 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         try {
             ch = SocketChannel.open();
             ch.configureBlocking(false);
-            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            tune(ch);
             ch.bind(new InetSocketAddress(address, 0));
         } catch (IOException e) {
             closeQuietly(ch);
             throw new RdmaException(Errno.EADDRNOTAVAIL, "cannot bind to " + address.getHostAddress(), e);
         }
-        SoftQp qp = SoftQp.active(this, ch, init, events, destination, System.nanoTime() + CONNECT_TIMEOUT_NANOS);
+        SoftQp qp = SoftQp.active(this, nextReactor(), ch, init, events, destination,
+                System.nanoTime() + CONNECT_TIMEOUT_NANOS);
         qps.add(qp);
         byte[] pdata = privateData == null ? new byte[0] : privateData.clone();
-        reactor.execute(() -> qp.startConnect(destination, pdata));
+        qp.reactor().execute(() -> qp.startConnect(destination, pdata));
         return qp;
     }
 
@@ -265,8 +294,18 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         }
     }
 
+    /** The listeners' IO thread. */
     SoftReactor reactor() {
-        return reactor;
+        return reactors[0];
+    }
+
+    /** The IO thread for a new queue pair. */
+    SoftReactor nextReactor() {
+        return reactors[Math.floorMod(nextReactor.getAndIncrement(), reactors.length)];
+    }
+
+    int ioThreads() {
+        return reactors.length;
     }
 
     void adopt(SoftQp qp) {
@@ -323,20 +362,26 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         return k;
     }
 
-    private void tick() {
+    private void tick(SoftReactor on) {
         long now = System.nanoTime();
         for (SoftQp qp : qps) {
-            qp.checkDeadline(now);
+            if (qp.reactor() == on) {
+                qp.checkDeadline(now);
+            }
         }
     }
 
-    /** On the IO thread as it stops: every listener closes, every connection flushes. */
-    private void teardown() {
-        for (SoftListener l : new ArrayList<>(listeners)) {
-            l.closeNow();
+    /** On each IO thread as it stops: the listeners close (first thread), its connections flush. */
+    private void teardown(SoftReactor on) {
+        if (on == reactors[0]) {
+            for (SoftListener l : new ArrayList<>(listeners)) {
+                l.closeNow();
+            }
         }
         for (SoftQp qp : new ArrayList<>(qps)) {
-            qp.deviceRemoved();
+            if (qp.reactor() == on) {
+                qp.deviceRemoved();
+            }
         }
     }
 
@@ -351,9 +396,23 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
             return;
         }
         closed = true;
-        reactor.stop();
+        // the listeners' thread first: no connection is accepted onto a stopped thread
+        for (SoftReactor r : reactors) {
+            r.stop();
+        }
         rkeys.clear();
         LOG.info("soft RDMA device {} removed", name);
+    }
+
+    private static final int SOCKET_BUFFER = Integer.getInteger("rnbd.soft.socket.buffer", 0);
+
+    /** A connection's socket options: no Nagle; buffers from the kernel's autotuning unless set. */
+    static void tune(SocketChannel ch) throws IOException {
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        if (SOCKET_BUFFER > 0) {
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
+        }
     }
 
     static void closeQuietly(java.io.Closeable c) {

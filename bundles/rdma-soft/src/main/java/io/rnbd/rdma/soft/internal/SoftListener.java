@@ -72,14 +72,25 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
             }
             try {
                 ch.configureBlocking(false);
-                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                SoftQp qp = SoftQp.passive(device, ch, this, System.nanoTime() + HELLO_TIMEOUT_NANOS);
+                SoftDevice.tune(ch);
+                SoftQp qp = SoftQp.passive(device, device.nextReactor(), ch, this,
+                        System.nanoTime() + HELLO_TIMEOUT_NANOS);
                 device.adopt(qp);
-                qp.registerPassive();
+                qp.reactor().execute(() -> registerOnItsThread(qp, ch));
             } catch (IOException e) {
                 LOG.warn("{}: cannot set up accepted connection", local, e);
                 SoftDevice.closeQuietly(ch);
             }
+        }
+    }
+
+    private void registerOnItsThread(SoftQp qp, SocketChannel ch) {
+        try {
+            qp.registerPassive();
+        } catch (IOException e) {
+            LOG.warn("{}: cannot set up accepted connection", local, e);
+            device.forget(qp);
+            SoftDevice.closeQuietly(ch);
         }
     }
 

@@ -122,9 +122,10 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     /** An inline transmit failed: the IO thread turns it into the error (it owns callbacks). */
     private IOException inlineWriteFailed;
 
-    private SoftQp(SoftDevice device, SocketChannel ch, SoftListener listener, InetSocketAddress remote) {
+    private SoftQp(SoftDevice device, SoftReactor reactor, SocketChannel ch, SoftListener listener,
+                   InetSocketAddress remote) {
         this.device = device;
-        this.reactor = device.reactor();
+        this.reactor = reactor;
         this.ch = ch;
         this.listener = listener;
         this.remote = remote;
@@ -135,9 +136,9 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         }
     }
 
-    static SoftQp active(SoftDevice device, SocketChannel ch, QpInit init, CmEventHandler events,
-                         InetSocketAddress destination, long connectDeadline) {
-        SoftQp qp = new SoftQp(device, ch, null, destination);
+    static SoftQp active(SoftDevice device, SoftReactor reactor, SocketChannel ch, QpInit init,
+                         CmEventHandler events, InetSocketAddress destination, long connectDeadline) {
+        SoftQp qp = new SoftQp(device, reactor, ch, null, destination);
         qp.init = init;
         qp.events = events;
         qp.phase = Phase.CONNECTING;
@@ -146,12 +147,17 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         return qp;
     }
 
-    static SoftQp passive(SoftDevice device, SocketChannel ch, SoftListener listener, long helloDeadline)
-            throws IOException {
-        SoftQp qp = new SoftQp(device, ch, listener, (InetSocketAddress) ch.getRemoteAddress());
+    static SoftQp passive(SoftDevice device, SoftReactor reactor, SocketChannel ch, SoftListener listener,
+                          long helloDeadline) throws IOException {
+        SoftQp qp = new SoftQp(device, reactor, ch, listener, (InetSocketAddress) ch.getRemoteAddress());
         qp.phase = Phase.AWAIT_HELLO;
         qp.deadline = helloDeadline;
         return qp;
+    }
+
+    /** The IO thread this QP lives on. */
+    SoftReactor reactor() {
+        return reactor;
     }
 
     // ---------------------------------------------------------------- public verbs

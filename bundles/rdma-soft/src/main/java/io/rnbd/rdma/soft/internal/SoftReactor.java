@@ -15,9 +15,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
- * The device's single IO thread: one selector for every listener and connection, a task
+ * One of the device's IO threads: one selector for its listeners and connections, a task
  * queue for calls from other threads, and a queue of callbacks (completions, CM events)
  * delivered only between IO steps so that a callback may call back into the provider.
  */
@@ -39,12 +40,13 @@ final class SoftReactor implements Runnable {
     private final ConcurrentLinkedQueue<SoftQp> dirty = new ConcurrentLinkedQueue<>();
     private final ArrayDeque<Runnable> callbacks = new ArrayDeque<>();
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
-    private final Runnable onTick;
-    private final Runnable onStop;
+    private final Consumer<SoftReactor> onTick;
+    private final Consumer<SoftReactor> onStop;
     private volatile boolean running = true;
     private boolean cancelledKeys;
 
-    SoftReactor(String name, Runnable onTick, Runnable onStop) throws IOException {
+    /** {@code onTick} and {@code onStop} run on this reactor's thread and get it as argument. */
+    SoftReactor(String name, Consumer<SoftReactor> onTick, Consumer<SoftReactor> onStop) throws IOException {
         this.selector = Selector.open();
         this.onTick = onTick;
         this.onStop = onStop;
@@ -54,6 +56,15 @@ final class SoftReactor implements Runnable {
 
     void start() {
         thread.start();
+    }
+
+    /** Release the selector of a reactor that never started. */
+    void closeUnstarted() {
+        try {
+            selector.close();
+        } catch (IOException e) {
+            LOG.debug("closing selector", e);
+        }
     }
 
     Selector selector() {
@@ -209,7 +220,7 @@ final class SoftReactor implements Runnable {
                 long now = System.nanoTime();
                 if (now - nextTick >= 0) {
                     nextTick = now + TimeUnit.MILLISECONDS.toNanos(TICK_MS);
-                    onTick.run();
+                    onTick.accept(this);
                 }
             }
         } catch (IOException | ClosedSelectorException e) {
@@ -219,7 +230,7 @@ final class SoftReactor implements Runnable {
         } finally {
             running = false;
             try {
-                onStop.run();
+                onStop.accept(this);
                 step();
             } catch (IOException | RuntimeException e) {
                 LOG.warn("{}: teardown failed", thread.getName(), e);

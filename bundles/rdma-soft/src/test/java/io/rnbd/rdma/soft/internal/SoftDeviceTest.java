@@ -129,6 +129,19 @@ class SoftDeviceTest {
     }
 
     @Test
+    void ioThreadsAreValidatedAndAllStopWithTheDevice() throws Exception {
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class, () -> new SoftDevice("t", ip("127.0.0.1"), 0)).errno());
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class,
+                () -> new SoftDevice("t", ip("127.0.0.1"), SoftDevice.MAX_IO_THREADS + 1)).errno());
+        SoftDevice d = new SoftDevice("three", ip("127.0.0.1"), 3);
+        assertTrue(threadAlive("rdma-soft-three") && threadAlive("rdma-soft-three-1") && threadAlive("rdma-soft-three-2"));
+        // queue pairs are placed round-robin over the threads
+        assertEquals(3, List.of(d.reactor(), d.nextReactor(), d.nextReactor(), d.nextReactor()).stream().distinct().count());
+        d.close();
+        assertFalse(threadAlive("rdma-soft-three") || threadAlive("rdma-soft-three-1") || threadAlive("rdma-soft-three-2"));
+    }
+
+    @Test
     void sendQueueOverflowIsRefusedWithEnomem() throws Exception {
         try (SoftDevice d = new SoftDevice("q", ip("127.0.0.1"))) {
             ProtectionDomain pd = d.allocPd();

@@ -39,6 +39,11 @@ public final class SoftDeviceComponent {
         @AttributeDefinition(name = "Address",
                 description = "Local IP address (literal) the device listens and connects from.")
         String address() default "127.0.0.1";
+
+        @AttributeDefinition(name = "IO threads",
+                description = "Threads that move this device's traffic (1-16). Each connection lives on one; "
+                        + "more than one lets the connections of a path (one per CPU) run in parallel.")
+        int io_threads() default 1;
     }
 
     private final String name;
@@ -52,7 +57,7 @@ public final class SoftDeviceComponent {
             throw new IllegalArgumentException("soft RDMA device name already in use: " + name);
         }
         try {
-            this.device = new SoftDevice(name, SoftDevice.parseAddress(config.address()));
+            this.device = new SoftDevice(name, SoftDevice.parseAddress(config.address()), config.io_threads());
         } catch (RdmaException | RuntimeException e) {
             ACTIVE_NAMES.remove(name);
             throw e;
