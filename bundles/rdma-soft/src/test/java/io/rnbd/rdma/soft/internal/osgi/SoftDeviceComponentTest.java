@@ -43,6 +43,10 @@ class SoftDeviceComponentTest {
             });
 
     private static SoftDeviceComponent.Config config(String name, String address) {
+        return config(name, address, 1);
+    }
+
+    private static SoftDeviceComponent.Config config(String name, String address, int ioThreads) {
         return (SoftDeviceComponent.Config) Proxy.newProxyInstance(SoftDeviceComponentTest.class.getClassLoader(),
                 new Class<?>[] {SoftDeviceComponent.Config.class}, (p, m, a) -> {
                     switch (m.getName()) {
@@ -50,6 +54,8 @@ class SoftDeviceComponentTest {
                             return name;
                         case "address":
                             return address;
+                        case "io_threads":
+                            return ioThreads;
                         default:
                             throw new UnsupportedOperationException(m.getName());
                     }
@@ -74,6 +80,8 @@ class SoftDeviceComponentTest {
                 () -> new SoftDeviceComponent(context, config("x", "not-an-ip"))).errno());
         assertEquals(Errno.EADDRNOTAVAIL, assertThrows(RdmaException.class,
                 () -> new SoftDeviceComponent(context, config("x", "192.0.2.9"))).errno());
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class,
+                () -> new SoftDeviceComponent(context, config("x", "127.0.0.1", 0))).errno());
         SoftDeviceComponent first = new SoftDeviceComponent(context, config("dup", "127.0.0.1"));
         try {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
