@@ -30,11 +30,16 @@ class SoftRtrsEndToEndTest extends RnbdEndToEndScenario {
     /** Kernel-default chunk (128 KiB), a small queue depth to keep the test's memory low. */
     private static final ServerConfig SERVER = new ServerConfig(0, 128 * 1024, 64, true, 5000, 5);
 
+    /** IO threads per soft device. */
+    protected int ioThreads() {
+        return 1;
+    }
+
     @Override
     protected Transport transport(RtrsServerOps ops) throws Exception {
         ScheduledExecutorService timer = Executors.newScheduledThreadPool(2);
-        SoftDevice dev1 = new SoftDevice("e2e-soft1", InetAddress.getByName("127.0.0.1"));
-        SoftDevice dev2 = new SoftDevice("e2e-soft2", InetAddress.getByName("127.0.0.2"));
+        SoftDevice dev1 = new SoftDevice("e2e-soft1", InetAddress.getByName("127.0.0.1"), ioThreads());
+        SoftDevice dev2 = new SoftDevice("e2e-soft2", InetAddress.getByName("127.0.0.2"), ioThreads());
         RtrsServer rtrsServer = new RtrsServer(SERVER, () -> ops, () -> null, timer, System::nanoTime);
         RtrsClient rtrsClient = new RtrsClient(timer, System::nanoTime);
         DeviceRegistry registry = new DeviceRegistry();
