@@ -404,15 +404,12 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         LOG.info("soft RDMA device {} removed", name);
     }
 
-    private static final int SOCKET_BUFFER = Integer.getInteger("rnbd.soft.socket.buffer", 0);
-
-    /** A connection's socket options: no Nagle; buffers from the kernel's autotuning unless set. */
+    /**
+     * A connection's socket options: no Nagle. Buffer sizes stay with the kernel's autotuning:
+     * fixed 4 MiB send/receive buffers changed nothing at 128 KiB (docs/perf.md).
+     */
     static void tune(SocketChannel ch) throws IOException {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        if (SOCKET_BUFFER > 0) {
-            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
-        }
     }
 
     static void closeQuietly(java.io.Closeable c) {
