@@ -18,6 +18,8 @@
 # Environment knobs:
 #   CPUS=0-1      CPU list every process runs on (taskset -c); default: all CPUs (= unpinned,
 #                 but recorded). CPUS=0 puts both sides on one CPU, as BENCHMARKING.md discusses.
+#                 CPUS=none runs without taskset at all (on some hosts even an all-CPU taskset
+#                 changed depth-1 wakeup latency; compare the two).
 #   REPS=3        repetitions per point (medians are reported)
 #   SECONDS_PER_POINT=3
 #   FIO_REPS=2    repetitions per fio point
@@ -113,7 +115,7 @@ fi
 OUT=${OUT:-$(mktemp -d /tmp/rnbd-peers.XXXXXX)}
 mkdir -p "$OUT"
 
-pin=(taskset -c "$CPUS")
+if [ "$CPUS" = none ]; then pin=(); else pin=(taskset -c "$CPUS"); fi
 jvm=("${pin[@]}" java -Xms1g -Xmx1g -XX:MaxDirectMemorySize=2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
      -cp "$jar")
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -132,7 +134,7 @@ trap cleanup EXIT
     echo "machine:   nproc=$ncpu, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
     echo "jdk:       $(java -version 2>&1 | head -1)"
     echo "tools:     $(nbdkit --version 2>&1 | head -1), $(fio --version)"
-    echo "placement: every process under 'taskset -c $CPUS' (nproc=$ncpu)"
+    if [ "$CPUS" = none ]; then echo "placement: no taskset (nproc=$ncpu)"; else echo "placement: every process under 'taskset -c $CPUS' (nproc=$ncpu)"; fi
     echo "loadavg:   $(cat /proc/loadavg) (before)"
     echo "points:    $POINTS, ${REPS}x${SECS}s each (fio ${FIO_REPS}x), size $SIZE"
 } | tee "$OUT/machine.txt"
