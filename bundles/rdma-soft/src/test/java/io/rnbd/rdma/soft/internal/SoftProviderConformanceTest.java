@@ -13,9 +13,14 @@ import java.util.stream.Collectors;
 
 /** The soft provider against the conformance suite: device 0 on 127.0.0.1, device 1 on 127.0.0.2. */
 class SoftProviderConformanceTest extends ProviderConformanceSuite {
+    /** IO threads per device. */
+    protected int ioThreads() {
+        return 1;
+    }
+
     @Override
     protected RdmaDevice openDevice(int index) throws Exception {
-        return new SoftDevice("soft" + index, InetAddress.getByName("127.0.0." + (index + 1)));
+        return new SoftDevice("soft" + index, InetAddress.getByName("127.0.0." + (index + 1)), ioThreads());
     }
 
     @Override
