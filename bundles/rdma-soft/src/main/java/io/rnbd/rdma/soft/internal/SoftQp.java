@@ -624,6 +624,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 continue;
             }
             if (payloadLeft >= DIRECT_READ_MIN && !in.hasRemaining() && dst != null) {
+                int wanted = payloadLeft;
                 long n = ch.read(dst, dstIdx, dst.length - dstIdx);
                 if (n < 0) {
                     onEof();
@@ -639,9 +640,13 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 if (payloadLeft == 0) {
                     finishFrame();
                 }
+                if (n < wanted) {
+                    break; // the socket is drained: spare the read that would say so
+                }
                 continue;
             }
             in.compact();
+            int space = in.remaining();
             int n = ch.read(in);
             in.flip();
             if (n < 0) {
@@ -653,6 +658,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 break;
             }
             processInbound();
+            if (n < space) {
+                // drained (a short read); the selector is level-triggered, so whatever
+                // arrives meanwhile is reported at once: spare the read that returns 0
+                break;
+            }
         }
         if (pendingAcks > 0) {
             // written by service(), which the reactor runs after this step's callbacks: an
