@@ -18,7 +18,7 @@ import java.util.Locale;
  * carries $RDMA_TEST_ADDR) and over the soft provider on loopback (127.0.0.1 / 127.0.0.2), in
  * this one JVM, points interleaved (DiSNI, then soft, per point and repetition) so both
  * providers see the same machine; medians and the DiSNI / soft ratio are printed. Made for the
- * rxe guest ({@code rxe/run-rxe-bench.sh}), where the absolute numbers mean little (TCG
+ * rxe guest ({@code rxe/run-rxe-tests.sh --bench}), where the absolute numbers mean little (TCG
  * emulation) and the ratio and the error count are what to read.
  * <pre>
  * java --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Djava.library.path=DIR \
@@ -52,7 +52,7 @@ public final class RxeLoadMain {
         }
         String addr = System.getenv("RDMA_TEST_ADDR");
         if (addr == null || addr.isBlank()) {
-            throw new IllegalStateException("RDMA_TEST_ADDR not set (run it in the rxe guest: rxe/run-rxe-bench.sh)");
+            throw new IllegalStateException("RDMA_TEST_ADDR not set (run it in the rxe guest: rxe/run-rxe-tests.sh --bench)");
         }
         InetAddress a = InetAddress.getByName(addr);
         SysfsDevice info = new SysfsScanner(Path.of("/sys/class/infiniband")).scan().values().stream()
