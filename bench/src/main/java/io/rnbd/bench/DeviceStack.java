@@ -2,6 +2,7 @@ package io.rnbd.bench;
 
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rtrs.api.RtrsServerOps;
+import io.rnbd.rtrs.api.RtrsSessionListener;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.client.ClientConfig;
 import io.rnbd.rtrs.client.ClientSession;
@@ -12,6 +13,7 @@ import io.rnbd.rtrs.server.ServerConfig;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -43,14 +45,22 @@ final class DeviceStack implements AutoCloseable {
         session = new ClientSession(ClientConfig.of(name, List.of(path))
                 .withTimings(500, 0, 0, cfg.hbIntervalMs(), cfg.hbMissedMax()), devices, () -> null, timer,
                 System::nanoTime);
-        long deadline = System.nanoTime() + connectWait.toNanos();
-        while (session.state() != SessionState.CONNECTED) {
-            if (System.nanoTime() > deadline) {
+        CountDownLatch connected = new CountDownLatch(1);
+        RtrsSessionListener onConnected = (s, state, errno) -> {
+            if (state == SessionState.CONNECTED) {
+                connected.countDown();
+            }
+        };
+        session.addListener(onConnected);
+        try {
+            if (session.state() != SessionState.CONNECTED
+                    && !connected.await(connectWait.toNanos(), TimeUnit.NANOSECONDS)) {
                 close();
                 throw new IllegalStateException(name + ": RTRS session not connected: " + session.state()
                         + " errno " + session.lastError());
             }
-            Thread.sleep(10);
+        } finally {
+            session.removeListener(onConnected);
         }
     }
 

@@ -4,6 +4,7 @@ import io.rnbd.rtrs.server.ServerConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Issue #4: raw RTRS over rdma-soft (server and client in this JVM), driven by the rnbd load
@@ -25,17 +26,10 @@ public final class RtrsLoadMain {
     }
 
     public static void main(String[] args) throws Exception {
-        int seconds = 3;
-        int reps = 3;
-        String points = DEFAULT_POINTS;
-        for (int i = 0; i < args.length; i += 2) {
-            switch (args[i]) {
-                case "--seconds" -> seconds = Integer.parseInt(args[i + 1]);
-                case "--reps" -> reps = Integer.parseInt(args[i + 1]);
-                case "--points" -> points = args[i + 1];
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
+        Map<String, String> o = Runner.options(args, 0, "--seconds", "--reps", "--points");
+        int seconds = Integer.parseInt(o.getOrDefault("--seconds", "3"));
+        int reps = Integer.parseInt(o.getOrDefault("--reps", "3"));
+        String points = o.getOrDefault("--points", DEFAULT_POINTS);
         List<Point> list = Point.parseList(points);
         Duration d = Duration.ofSeconds(seconds);
         int disk = 256 << 20;

@@ -77,6 +77,23 @@ final class Runner {
         }
     }
 
+    /**
+     * {@code --name value} pairs from {@code args[from..]}, in order; an option not in
+     * {@code known} is refused, so a typo does not silently run the defaults.
+     */
+    static Map<String, String> options(String[] args, int from, String... known) {
+        List<String> allowed = Arrays.asList(known);
+        Map<String, String> o = new LinkedHashMap<>();
+        for (int i = from; i < args.length; i += 2) {
+            if (!allowed.contains(args[i]) || i + 1 >= args.length) {
+                throw new IllegalArgumentException("unknown option or missing value: " + args[i]
+                        + " (options: " + String.join(" ", known) + ")");
+            }
+            o.put(args[i], args[i + 1]);
+        }
+        return o;
+    }
+
     static double median(double[] v) {
         double[] s = v.clone();
         Arrays.sort(s);

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Issue #9: the same raw RTRS load over real verbs (the DiSNI provider on the rxe device that
@@ -37,19 +38,11 @@ public final class RxeLoadMain {
     }
 
     public static void main(String[] args) throws Exception {
-        int seconds = 5;
-        int reps = 2;
-        int warmup = 20;
-        String points = DEFAULT_POINTS;
-        for (int i = 0; i < args.length; i += 2) {
-            switch (args[i]) {
-                case "--seconds" -> seconds = Integer.parseInt(args[i + 1]);
-                case "--reps" -> reps = Integer.parseInt(args[i + 1]);
-                case "--points" -> points = args[i + 1];
-                case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
+        Map<String, String> o = Runner.options(args, 0, "--seconds", "--reps", "--points", "--warmup");
+        int seconds = Integer.parseInt(o.getOrDefault("--seconds", "5"));
+        int reps = Integer.parseInt(o.getOrDefault("--reps", "2"));
+        int warmup = Integer.parseInt(o.getOrDefault("--warmup", "20"));
+        String points = o.getOrDefault("--points", DEFAULT_POINTS);
         String addr = System.getenv("RDMA_TEST_ADDR");
         if (addr == null || addr.isBlank()) {
             throw new IllegalStateException("RDMA_TEST_ADDR not set (run it in the rxe guest: rxe/run-rxe-tests.sh --bench)");
