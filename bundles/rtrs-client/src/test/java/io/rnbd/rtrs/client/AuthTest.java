@@ -73,7 +73,9 @@ class AuthTest {
             Await.until("first attempt refused", () -> s.pathInfo().get(0).lastError() == Errno.EAGAIN);
             assertEquals(SessionState.CONNECTING, s.state(), "EAGAIN is not terminal");
             f.serverAuth.set(secret); // the bundle arrives
-            fake.advance(Duration.ofMinutes(1)); // the reconnect timer fires
+            // the reconnect timer (50 ms) fires, and not the new attempt's 30 s connect timeout
+            // as well: on fake time that would start a second attempt on top of the first
+            fake.advance(Duration.ofSeconds(1));
             Await.until("connected after the method appeared", () -> s.state() == SessionState.CONNECTED);
             assertEquals(1, secret.responds.get(), "authenticated by the real method");
         }
