@@ -21,6 +21,13 @@ public final class Rtrs {
     public static final int DEFAULT_PORT = 1234;
     public static final int HB_INTERVAL_MS = 5000;
     public static final int HB_MISSED_MAX = 5;
+    /**
+     * IO requests, responses and heartbeats are posted unsignaled but for one in this many
+     * per connection (the kernel's signal_interval): nothing waits for their send
+     * completion, and the signaled one retires the send-queue slots of those before it.
+     * Far below every send queue's depth (at least 2 x queue depth + 64).
+     */
+    public static final int SIGNAL_INTERVAL = 16;
 
     private Rtrs() {
     }

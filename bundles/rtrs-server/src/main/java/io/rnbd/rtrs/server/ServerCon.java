@@ -13,9 +13,11 @@ import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.api.WorkCompletion;
+import io.rnbd.rdma.api.WrOpcode;
 import io.rnbd.rtrs.proto.ConReq;
 import io.rnbd.rtrs.proto.ConRsp;
 import io.rnbd.rtrs.proto.ProtoException;
+import io.rnbd.rtrs.proto.Rtrs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,6 +25,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -38,6 +41,7 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
     final DeviceContext dev;
     private final RecvPool hello;
     private final AtomicLong sendSeq = new AtomicLong();
+    private final AtomicInteger wrCnt = new AtomicInteger();
     private final Map<Long, Runnable> sendDone = new ConcurrentHashMap<>();
     private volatile QueuePair qp;
     private volatile RecvPool recvs;
@@ -159,7 +163,12 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
     /** SEND_WITH_IMM, optionally carrying {@code len} bytes of {@code mr} at {@code off}. */
     void sendImm(int imm, MemoryRegion mr, int off, int len) throws RdmaException {
         List<Sge> sgl = mr == null ? List.of() : List.of(new Sge(mr, off, len));
-        qp.postSend(SendWr.sendWithImm(sendSeq.incrementAndGet(), sgl, imm));
+        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, sgl, imm, 0, 0, signalNext()));
+    }
+
+    /** Whether the next IO-path post is the one in {@link Rtrs#SIGNAL_INTERVAL} that is signaled. */
+    boolean signalNext() {
+        return wrCnt.incrementAndGet() % Rtrs.SIGNAL_INTERVAL == 0;
     }
 
     void post(SendWr wr) throws RdmaException {

@@ -341,7 +341,7 @@ final class ServerPath {
                 if (!r.write && errno == 0 && r.dataLength() > 0) {
                     SgDesc d = r.readDst;
                     r.con.post(new SendWr(r.con.nextWrId(), WrOpcode.RDMA_WRITE,
-                            List.of(new Sge(chunkMrs[r.bufId], 0, r.dataLength())), 0, d.addr(), d.key(), true));
+                            List.of(new Sge(chunkMrs[r.bufId], 0, r.dataLength())), 0, d.addr(), d.key(), r.con.signalNext()));
                 }
                 respond(r.con, r.bufId, errno);
             } catch (RdmaException e) {

@@ -110,7 +110,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     private ByteBuffer[] dst = NO_BUFFERS;
     private int dstIdx;
     private boolean rnrStalled;
+    private boolean curAckReq;
+    /** The peer's requests received and not yet acknowledged; the next frame out carries them. */
     private int pendingAcks;
+    /** One of them asked for an acknowledgement at once (it was posted signaled). */
+    private boolean ackOwed;
 
     private ByteBuffer arena;
     private ByteBuffer[] out = new ByteBuffer[64];
@@ -518,7 +522,9 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             processInbound();
             updateInterest();
         }
-        flushAcks();
+        if (ackOwed && sendQ.isEmpty()) {
+            flushAcks(); // no answer to carry it
+        }
         pump();
     }
 
@@ -664,9 +670,9 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 break;
             }
         }
-        if (pendingAcks > 0) {
+        if (ackOwed) {
             // written by service(), which the reactor runs after this step's callbacks: an
-            // answer they post leaves in the same write as the ACK, and the peer wakes once
+            // answer they post carries the acknowledgement, and the peer wakes once
             requestService();
         }
         updateInterest();
@@ -734,6 +740,21 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         if (!allowedNow(type)) {
             return protocolError("unexpected frame type " + type + " in phase " + phase);
         }
+        if ((Wire.flags(in, p) & ~Wire.ACK_REQ) != 0) {
+            return protocolError("unknown flags " + Wire.flags(in, p));
+        }
+        int acked = Wire.acked(in, p);
+        if (acked != 0) {
+            if (phase != Phase.RTS || !acknowledged(acked)) {
+                return protocolError("acknowledgement of " + acked + " requests, " + inflight.size() + " outstanding");
+            }
+            // taken once: a frame that waits for a RECV has its header parsed again
+            Wire.clearAcked(in, p);
+            completeLocalErrors();
+            if (phase != Phase.RTS) {
+                return false;
+            }
+        }
         switch (type) {
             case Wire.SEND:
             case Wire.SEND_IMM:
@@ -750,7 +771,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 return onReadResponse(Wire.status(in, p), len);
             case Wire.ACK:
                 in.position(p + Wire.HDR);
-                return onAck(Wire.status(in, p), Wire.aux(in, p));
+                return onAckFrame(Wire.status(in, p));
             case Wire.DISCONNECT:
                 in.position(p + Wire.HDR);
                 toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
@@ -814,6 +835,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
             return true;
         }
+        curAckReq = (Wire.flags(in, p) & Wire.ACK_REQ) != 0;
         startFrame(type, len, Wire.imm(in, p), r, slices(r.sgl(), len));
         return true;
     }
@@ -836,6 +858,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             r = recvQ.poll();
         }
         in.position(p + Wire.HDR);
+        curAckReq = (Wire.flags(in, p) & Wire.ACK_REQ) != 0;
         startFrame(type, len, Wire.imm(in, p), r, new ByteBuffer[] {mr.slice((int) (addr - mr.address()), len)});
         return true;
     }
@@ -854,7 +877,6 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
 
     private void onReadRequest(long addr, int rkey, int len) {
         SoftMr mr = device.lookup(rkey);
-        flushAcks();
         if (mr == null || len < 0 || mr.pd() != init.pd() || !mr.allows(rkey, Access.REMOTE_READ, addr, len)) {
             control(Wire.READ_RESP, Wire.ST_REM_ACCESS, 0);
             toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
@@ -884,14 +906,21 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         return true;
     }
 
-    private boolean onAck(byte status, int count) {
+    /** The peer placed the next {@code count} of our SENDs and WRITEs: complete them, in order. */
+    private boolean acknowledged(int count) {
         for (int i = 0; i < count; i++) {
-            Sent head = inflight.poll();
+            Sent head = inflight.peek();
             if (head == null || head.localError() != null || head.wr().opcode() == WrOpcode.RDMA_READ) {
-                return protocolError("acknowledgement without a request");
+                return false;
             }
+            inflight.poll();
             completeSend(head, WcStatus.SUCCESS);
         }
+        return true;
+    }
+
+    /** An ACK frame: its acknowledgements are taken; a status fails the request after them. */
+    private boolean onAckFrame(byte status) {
         if (status != Wire.ST_OK) {
             Sent head = inflight.poll();
             if (head == null || head.localError() != null) {
@@ -899,9 +928,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             }
             completeSend(head, status == Wire.ST_REM_ACCESS ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_OP_ERR);
             toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
-            return true;
         }
-        completeLocalErrors();
         return true;
     }
 
@@ -975,20 +1002,22 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     }
 
     private void ack() {
+        ackOwed |= curAckReq;
         if (++pendingAcks >= ACK_BATCH) {
             flushAcks();
         }
     }
 
+    /** An ACK frame for what is pending (any frame out would carry it as well). */
     private void flushAcks() {
         if (pendingAcks > 0 && phase == Phase.RTS) {
-            control(Wire.ACK, Wire.ST_OK, pendingAcks);
+            control(Wire.ACK, Wire.ST_OK, 0);
         }
         pendingAcks = 0;
+        ackOwed = false;
     }
 
     private void nak(byte status) {
-        flushAcks();
         control(Wire.ACK, status, 0);
     }
 
@@ -1031,21 +1060,23 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
 
     private void encode(SendWr wr) {
         int len = (int) wr.totalLength();
+        // a signaled request completes on its ACK: ask for it now; an unsignaled one's ACK may wait
+        byte f = wr.signaled() ? Wire.ACK_REQ : 0;
         switch (wr.opcode()) {
             case SEND:
-                control(Wire.SEND, Wire.ST_OK, len, 0, 0, 0, 0);
+                control(Wire.SEND, Wire.ST_OK, f, len, 0, 0, 0, 0);
                 break;
             case SEND_WITH_IMM:
-                control(Wire.SEND_IMM, Wire.ST_OK, len, 0, 0, wr.imm(), 0);
+                control(Wire.SEND_IMM, Wire.ST_OK, f, len, 0, 0, wr.imm(), 0);
                 break;
             case RDMA_WRITE:
-                control(Wire.WRITE, Wire.ST_OK, len, wr.remoteAddr(), wr.rkey(), 0, 0);
+                control(Wire.WRITE, Wire.ST_OK, f, len, wr.remoteAddr(), wr.rkey(), 0, 0);
                 break;
             case RDMA_WRITE_WITH_IMM:
-                control(Wire.WRITE_IMM, Wire.ST_OK, len, wr.remoteAddr(), wr.rkey(), wr.imm(), 0);
+                control(Wire.WRITE_IMM, Wire.ST_OK, f, len, wr.remoteAddr(), wr.rkey(), wr.imm(), 0);
                 break;
             case RDMA_READ:
-                control(Wire.READ_REQ, Wire.ST_OK, 0, wr.remoteAddr(), wr.rkey(), 0, len);
+                control(Wire.READ_REQ, Wire.ST_OK, (byte) 0, 0, wr.remoteAddr(), wr.rkey(), 0, len);
                 return;
             default:
                 throw new IllegalStateException("opcode " + wr.opcode());
@@ -1069,22 +1100,26 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     }
 
     private void control(byte type, byte status, int aux) {
-        control(type, status, 0, 0, 0, 0, aux);
+        control(type, status, (byte) 0, 0, 0, 0, 0, aux);
     }
 
     private void control(byte type, byte status, int len, long addr, int aux) {
-        control(type, status, len, addr, 0, 0, aux);
+        control(type, status, (byte) 0, len, addr, 0, 0, aux);
     }
 
-    private void control(byte type, byte status, int len, long addr, int rkey, int imm, int aux) {
+    /** Queue a header; it carries every acknowledgement pending so far. */
+    private void control(byte type, byte status, byte flags, int len, long addr, int rkey, int imm, int aux) {
+        int acked = pendingAcks;
+        pendingAcks = 0;
+        ackOwed = false;
         if (arena.remaining() >= Wire.HDR) {
             openRun();
-            Wire.put(arena, type, status, len, addr, rkey, imm, aux);
+            Wire.put(arena, type, status, flags, len, addr, rkey, imm, aux, acked);
             extendRun();
         } else {
             // arena exhausted by a burst of responses: a one-off header keeps order without blocking
             ByteBuffer b = ByteBuffer.allocate(Wire.HDR).order(ByteOrder.LITTLE_ENDIAN);
-            Wire.put(b, type, status, len, addr, rkey, imm, aux);
+            Wire.put(b, type, status, flags, len, addr, rkey, imm, aux, acked);
             gather(b.flip());
         }
     }

@@ -7,11 +7,20 @@ import java.nio.ByteBuffer;
  *
  * <pre>
  *  0 u8  type        4 u32 payload length    8 u64 remote address (HELLO: magic)
- * 16 u32 rkey       20 u32 immediate        24 u32 aux (READ length, ACK count, reason)
- *  1 u8  status      2 u16 reserved (0)     28 u32 reserved (0)
+ *  1 u8  status     16 u32 rkey             20 u32 immediate
+ *  2 u8  flags      24 u32 aux (READ length, REJECT reason)
+ *  3 u8  reserved (0)                       28 u32 acked
  * </pre>
  *
  * Only the payload of HELLO, SEND*, WRITE* and READ_RESP follows a header.
+ *
+ * <p>Acknowledgements ride on every frame, as in TCP: {@code acked} counts the peer's
+ * SEND and WRITE requests that arrived since the previous frame in this direction. An ACK
+ * frame is a header with nothing else to say (or, with a status, a NAK for the request
+ * after the acknowledged ones). A request flagged {@link #ACK_REQ} (as IB's BTH AckReq
+ * bit: the initiator posted it signaled) must be acknowledged at once, by an ACK frame
+ * if no answer leaves in the same write; the others are acknowledged by whatever frame
+ * goes next, so an unsignaled request costs the target no write of its own.
  */
 final class Wire {
     static final int HDR = 32;
@@ -32,24 +41,33 @@ final class Wire {
     static final byte ST_REM_ACCESS = 1;
     static final byte ST_REM_OP = 2;
 
-    /** "SOFTRDMA" version 1, carried in HELLO's address field. */
-    static final long MAGIC = 0x534F_4654_0000_0001L;
+    /** Flag: acknowledge this request at once (it completes signaled at the initiator). */
+    static final byte ACK_REQ = 1;
+
+    /** "SOFT" and version 2 (acks on every frame), carried in HELLO's address field. */
+    static final long MAGIC = 0x534F_4654_0000_0002L;
     static final int MAX_PRIVATE_DATA = 56;
 
     private Wire() {
     }
 
     static void put(ByteBuffer b, byte type, byte status, int len, long addr, int rkey, int imm, int aux) {
+        put(b, type, status, (byte) 0, len, addr, rkey, imm, aux, 0);
+    }
+
+    static void put(ByteBuffer b, byte type, byte status, byte flags, int len, long addr, int rkey, int imm, int aux,
+                    int acked) {
         int p = b.position();
         b.put(p, type);
         b.put(p + 1, status);
-        b.putShort(p + 2, (short) 0);
+        b.put(p + 2, flags);
+        b.put(p + 3, (byte) 0);
         b.putInt(p + 4, len);
         b.putLong(p + 8, addr);
         b.putInt(p + 16, rkey);
         b.putInt(p + 20, imm);
         b.putInt(p + 24, aux);
-        b.putInt(p + 28, 0);
+        b.putInt(p + 28, acked);
         b.position(p + HDR);
     }
 
@@ -59,6 +77,10 @@ final class Wire {
 
     static byte status(ByteBuffer b, int p) {
         return b.get(p + 1);
+    }
+
+    static byte flags(ByteBuffer b, int p) {
+        return b.get(p + 2);
     }
 
     static int len(ByteBuffer b, int p) {
@@ -79,6 +101,15 @@ final class Wire {
 
     static int aux(ByteBuffer b, int p) {
         return b.getInt(p + 24);
+    }
+
+    static int acked(ByteBuffer b, int p) {
+        return b.getInt(p + 28);
+    }
+
+    /** Mark the acknowledgements of a received header as taken (it may be parsed again after a stall). */
+    static void clearAcked(ByteBuffer b, int p) {
+        b.putInt(p + 28, 0);
     }
 
     static boolean hasPayload(byte type) {

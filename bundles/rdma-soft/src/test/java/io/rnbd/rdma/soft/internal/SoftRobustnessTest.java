@@ -160,7 +160,10 @@ class SoftRobustnessTest {
                     int len = rnd.nextInt(8) == 0 ? rnd.nextInt(1 << 20) : rnd.nextInt(300);
                     int k = rnd.nextInt(keys.length);
                     long addr = bases[k] + rnd.nextInt(8192) - 2048;
-                    Wire.put(frames, type, (byte) rnd.nextInt(3), len, addr, keys[k], rnd.nextInt(), rnd.nextInt(9000));
+                    byte flags = (byte) (rnd.nextInt(4) == 0 ? rnd.nextInt(256) : rnd.nextInt(2));
+                    int acked = rnd.nextInt(4) == 0 ? rnd.nextInt(4) : 0;
+                    Wire.put(frames, type, (byte) rnd.nextInt(3), flags, len, addr, keys[k], rnd.nextInt(),
+                            rnd.nextInt(9000), acked);
                     int body = Math.min(len, 512);
                     for (int i = 0; i < body && Wire.hasPayload(type); i++) {
                         frames.put((byte) 0x11);
