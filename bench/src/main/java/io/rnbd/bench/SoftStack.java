@@ -15,6 +15,9 @@ final class SoftStack implements AutoCloseable {
     static final String SESSION = "bench";
     /** IO threads per soft device, as the device configuration's io.threads (-Drnbd.bench.io.threads). */
     static final int IO_THREADS = Integer.getInteger("rnbd.bench.io.threads", 1);
+    /** The devices' poll.usec: client side (-Drnbd.bench.poll.usec), server side (-Drnbd.bench.server.poll.usec). */
+    static final int POLL_USEC = Integer.getInteger("rnbd.bench.poll.usec", 0);
+    static final int SERVER_POLL_USEC = Integer.getInteger("rnbd.bench.server.poll.usec", 0);
 
     final SoftDevice serverDev;
     final SoftDevice clientDev;
@@ -22,8 +25,8 @@ final class SoftStack implements AutoCloseable {
     final ClientSession session;
 
     SoftStack(ServerConfig cfg, RtrsServerOps ops) throws Exception {
-        serverDev = new SoftDevice("bench-srv", InetAddress.getByName("127.0.0.1"), IO_THREADS);
-        clientDev = new SoftDevice("bench-clt", InetAddress.getByName("127.0.0.2"), IO_THREADS);
+        serverDev = new SoftDevice("bench-srv", InetAddress.getByName("127.0.0.1"), IO_THREADS, SERVER_POLL_USEC);
+        clientDev = new SoftDevice("bench-clt", InetAddress.getByName("127.0.0.2"), IO_THREADS, POLL_USEC);
         try {
             stack = new DeviceStack(SESSION, cfg, ops, serverDev, clientDev, Duration.ofSeconds(20));
         } catch (Exception | Error e) {

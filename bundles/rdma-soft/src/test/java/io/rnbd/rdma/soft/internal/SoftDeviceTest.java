@@ -142,6 +142,19 @@ class SoftDeviceTest {
     }
 
     @Test
+    void busyPollTimeIsValidatedAndPollingThreadsStopWithTheDevice() throws Exception {
+        for (int bad : new int[] {-1, SoftDevice.MAX_POLL_USEC + 1}) {
+            assertEquals(Errno.EINVAL, assertThrows(RdmaException.class,
+                    () -> new SoftDevice("p", ip("127.0.0.1"), 1, bad)).errno(), "poll.usec " + bad);
+        }
+        assertFalse(threadAlive("rdma-soft-p"), "a refused configuration leaves no thread behind");
+        SoftDevice d = new SoftDevice("polling", ip("127.0.0.1"), 2, SoftDevice.MAX_POLL_USEC);
+        assertTrue(threadAlive("rdma-soft-polling") && threadAlive("rdma-soft-polling-1"));
+        d.close();
+        assertFalse(threadAlive("rdma-soft-polling") || threadAlive("rdma-soft-polling-1"));
+    }
+
+    @Test
     void sendQueueOverflowIsRefusedWithEnomem() throws Exception {
         try (SoftDevice d = new SoftDevice("q", ip("127.0.0.1"))) {
             ProtectionDomain pd = d.allocPd();

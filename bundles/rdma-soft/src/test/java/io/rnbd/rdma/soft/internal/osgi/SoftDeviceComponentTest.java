@@ -47,6 +47,10 @@ class SoftDeviceComponentTest {
     }
 
     private static SoftDeviceComponent.Config config(String name, String address, int ioThreads) {
+        return config(name, address, ioThreads, 0);
+    }
+
+    private static SoftDeviceComponent.Config config(String name, String address, int ioThreads, int pollUsec) {
         return (SoftDeviceComponent.Config) Proxy.newProxyInstance(SoftDeviceComponentTest.class.getClassLoader(),
                 new Class<?>[] {SoftDeviceComponent.Config.class}, (p, m, a) -> {
                     switch (m.getName()) {
@@ -56,6 +60,8 @@ class SoftDeviceComponentTest {
                             return address;
                         case "io_threads":
                             return ioThreads;
+                        case "poll_usec":
+                            return pollUsec;
                         default:
                             throw new UnsupportedOperationException(m.getName());
                     }
@@ -82,6 +88,8 @@ class SoftDeviceComponentTest {
                 () -> new SoftDeviceComponent(context, config("x", "192.0.2.9"))).errno());
         assertEquals(Errno.EINVAL, assertThrows(RdmaException.class,
                 () -> new SoftDeviceComponent(context, config("x", "127.0.0.1", 0))).errno());
+        assertEquals(Errno.EINVAL, assertThrows(RdmaException.class,
+                () -> new SoftDeviceComponent(context, config("x", "127.0.0.1", 1, -5))).errno());
         SoftDeviceComponent first = new SoftDeviceComponent(context, config("dup", "127.0.0.1"));
         try {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
