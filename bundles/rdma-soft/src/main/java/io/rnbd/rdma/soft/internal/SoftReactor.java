@@ -260,14 +260,14 @@ final class SoftReactor implements Runnable {
     /**
      * Busy polling (the device's {@code poll.usec}, like {@code net.core.busy_poll}): before
      * sleeping in the selector, look for ready sockets and queued work for up to
-     * {@code pollNanos}. Work that arrives meanwhile is picked up
-     * without the wakeup of a sleeping thread, which on a VM costs an exit and most of the
-     * depth-1 latency. It yields between looks, so a thread woken on this CPU (typically
-     * the one our completion woke) runs at once; and like the kernel's busy loop, which
-     * stops on {@code need_resched()}, it ends when a yield kept it off the CPU, since
-     * another thread needs it. Measured on two vCPUs, a backoff after that (polling off for
-     * milliseconds) lost the whole depth-1 gain, so there is none. True when something is
-     * ready.
+     * {@code pollNanos}. Work that arrives meanwhile is picked up without the wakeup of a
+     * sleeping thread, which on a VM costs an exit and most of the depth-1 latency; posters
+     * skip the selector wakeup meanwhile ({@link #wakeupPending} stays set). It yields
+     * between looks, so a thread woken on this CPU (typically the one our completion woke)
+     * runs at once; and like the kernel's busy loop, which stops on {@code need_resched()},
+     * it ends when a yield kept it off the CPU, since another thread needs it. Measured on
+     * two vCPUs, a backoff after that (polling off for milliseconds) lost the whole depth-1
+     * gain, so there is none. True when something is ready.
      */
     private boolean busyPoll() throws IOException {
         if (pollNanos <= 0) {
