@@ -101,7 +101,10 @@ class DisniRxeTest {
         assertNotEquals(0, listener.localAddress().getPort(), "port 0 resolves to the bound port");
         QpInit cInit = new QpInit(clientPd, 16, 16, 2, (qp, wc) -> clientWc.add(wc));
         client = device.connect(listener.localAddress(), cInit, new byte[] {1, 2, 3}, (q, ev) -> clientEv.add(ev));
-        assertEquals(QpState.INIT, client.state());
+        // connect() is asynchronous: by the time it returns the CM may already have finished
+        // (seen once under TCG, where this thread was descheduled), so only ERROR is wrong here
+        QpState early = client.state();
+        assertTrue(early == QpState.INIT || early == QpState.RTS, "state right after connect: " + early);
         assertEquals(CmEvent.Type.ESTABLISHED, next(clientEv).type());
         server = accepted.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         assertEquals(CmEvent.Type.ESTABLISHED, next(serverEv).type());
