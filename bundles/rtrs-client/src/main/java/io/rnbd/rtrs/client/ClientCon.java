@@ -10,19 +10,18 @@ import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QueuePair;
 import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.SendSignaler;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rdma.api.WrOpcode;
-
 import io.rnbd.rtrs.proto.Rtrs;
 
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -35,7 +34,8 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
     final ProtectionDomain pd;
     final RecvPool hello;
     private final AtomicLong sendSeq = new AtomicLong();
-    private final AtomicInteger wrCnt = new AtomicInteger();
+    /** IO-path posts: all but one in {@link Rtrs#SIGNAL_INTERVAL} unsignaled. */
+    private final SendSignaler signaler = new SendSignaler(Rtrs.SIGNAL_INTERVAL);
     private final Map<Long, MemoryRegion> sendBufs = new ConcurrentHashMap<>();
     volatile QueuePair qp;
     volatile RecvPool recvs;
@@ -101,17 +101,13 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
     }
 
     void sendImm(int imm) throws RdmaException {
-        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, List.of(), imm, 0, 0, signalNext()));
+        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, List.of(), imm, 0, 0,
+                signaler.next()));
     }
 
     void writeImm(Sge sge, long remoteAddr, int rkey, int imm) throws RdmaException {
         qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, List.of(sge), imm, remoteAddr,
-                rkey, signalNext()));
-    }
-
-    /** Whether the next IO-path post is the one in {@link Rtrs#SIGNAL_INTERVAL} that is signaled. */
-    private boolean signalNext() {
-        return wrCnt.incrementAndGet() % Rtrs.SIGNAL_INTERVAL == 0;
+                rkey, signaler.next()));
     }
 
     void close() {

@@ -9,6 +9,7 @@ import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.QueuePair;
 import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.SendSignaler;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
@@ -25,7 +26,6 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -41,7 +41,8 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
     final DeviceContext dev;
     private final RecvPool hello;
     private final AtomicLong sendSeq = new AtomicLong();
-    private final AtomicInteger wrCnt = new AtomicInteger();
+    /** IO-path posts (responses, read data, heartbeats): unsignaled but one in {@link Rtrs#SIGNAL_INTERVAL}. */
+    private final SendSignaler signaler = new SendSignaler(Rtrs.SIGNAL_INTERVAL);
     private final Map<Long, Runnable> sendDone = new ConcurrentHashMap<>();
     private volatile QueuePair qp;
     private volatile RecvPool recvs;
@@ -163,20 +164,13 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
     /** SEND_WITH_IMM, optionally carrying {@code len} bytes of {@code mr} at {@code off}. */
     void sendImm(int imm, MemoryRegion mr, int off, int len) throws RdmaException {
         List<Sge> sgl = mr == null ? List.of() : List.of(new Sge(mr, off, len));
-        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, sgl, imm, 0, 0, signalNext()));
+        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, sgl, imm, 0, 0, signaler.next()));
     }
 
-    /** Whether the next IO-path post is the one in {@link Rtrs#SIGNAL_INTERVAL} that is signaled. */
-    boolean signalNext() {
-        return wrCnt.incrementAndGet() % Rtrs.SIGNAL_INTERVAL == 0;
-    }
-
-    void post(SendWr wr) throws RdmaException {
-        qp.postSend(wr);
-    }
-
-    long nextWrId() {
-        return sendSeq.incrementAndGet();
+    /** RDMA_WRITE of read data: an IO-path post like the responses (see {@link #signaler}). */
+    void writeData(Sge src, long remoteAddr, int rkey) throws RdmaException {
+        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE, List.of(src), 0, remoteAddr, rkey,
+                signaler.next()));
     }
 
     void disconnect() {

@@ -5,10 +5,8 @@ import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.RdmaException;
-import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WorkCompletion;
-import io.rnbd.rdma.api.WrOpcode;
 import io.rnbd.rtrs.api.AuthException;
 import io.rnbd.rtrs.api.AuthExchange;
 import io.rnbd.rtrs.api.Authenticator;
@@ -340,8 +338,7 @@ final class ServerPath {
             try {
                 if (!r.write && errno == 0 && r.dataLength() > 0) {
                     SgDesc d = r.readDst;
-                    r.con.post(new SendWr(r.con.nextWrId(), WrOpcode.RDMA_WRITE,
-                            List.of(new Sge(chunkMrs[r.bufId], 0, r.dataLength())), 0, d.addr(), d.key(), r.con.signalNext()));
+                    r.con.writeData(new Sge(chunkMrs[r.bufId], 0, r.dataLength()), d.addr(), d.key());
                 }
                 respond(r.con, r.bufId, errno);
             } catch (RdmaException e) {
