@@ -32,6 +32,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * A software RDMA device over TCP (like siw): one IO thread, listeners and connections
@@ -87,13 +88,20 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
 
     /**
      * Opens the device with {@code ioThreads} IO threads that each poll for up to
-     * {@code pollUsec} microseconds (0-{@value #MAX_POLL_USEC}; 0: never) before they sleep:
-     * lower latency at queue depth 1 for CPU time (see {@code SoftReactor.busyPoll}).
+     * {@code pollUsec} microseconds (0-{@value #MAX_POLL_USEC}; 0: never) before they sleep,
+     * when a CPU is spare: lower latency at queue depth 1 for CPU time nobody else wanted
+     * (see {@code SoftReactor.busyPoll}).
      *
      * @throws RdmaException EINVAL for a bad name, thread count or poll time, EADDRNOTAVAIL
      *                       if the address is not local
      */
     public SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec) throws RdmaException {
+        this(name, address, ioThreads, pollUsec, SpareCpu::system);
+    }
+
+    /** As above, with the spare-CPU probe of each polling IO thread from {@code spareCpu}. */
+    SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, Supplier<SpareCpu> spareCpu)
+            throws RdmaException {
         checkName(name);
         if (ioThreads < 1 || ioThreads > MAX_IO_THREADS) {
             throw new RdmaException(Errno.EINVAL, "io threads must be 1-" + MAX_IO_THREADS + ": " + ioThreads);
@@ -109,7 +117,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         try {
             for (int i = 0; i < ioThreads; i++) {
                 reactors[i] = new SoftReactor(i == 0 ? name : name + "-" + i,
-                        TimeUnit.MICROSECONDS.toNanos(pollUsec), this::tick, this::teardown);
+                        TimeUnit.MICROSECONDS.toNanos(pollUsec), pollUsec > 0 ? spareCpu.get() : null,
+                        this::tick, this::teardown);
             }
         } catch (IOException e) {
             for (SoftReactor r : reactors) {
@@ -324,6 +333,16 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
 
     int ioThreads() {
         return reactors.length;
+    }
+
+    /** Busy polls begun by the IO threads, and not begun because no CPU was spare. */
+    long[] pollCounts() {
+        long[] c = new long[2];
+        for (SoftReactor r : reactors) {
+            c[0] += r.polls();
+            c[1] += r.pollsSkipped();
+        }
+        return c;
     }
 
     void adopt(SoftQp qp) {

@@ -23,12 +23,16 @@ import io.rnbd.rdma.testkit.Endpoint;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -152,6 +156,38 @@ class SoftDeviceTest {
         assertTrue(threadAlive("rdma-soft-polling") && threadAlive("rdma-soft-polling-1"));
         d.close();
         assertFalse(threadAlive("rdma-soft-polling") || threadAlive("rdma-soft-polling-1"));
+    }
+
+    @Test
+    void busyPollBeginsOnlyWhenACpuIsSpareAndTheProbeClosesWithTheDevice(@TempDir Path dir) throws Exception {
+        Path busy = Files.writeString(dir.resolve("busy"), "1.90 1.80 1.70 3/90 1\n");
+        Path idle = Files.writeString(dir.resolve("idle"), "0.10 0.10 0.10 1/90 1\n");
+        List<SpareCpu> probes = new ArrayList<>();
+        for (Path loadavg : List.of(busy, idle)) {
+            SoftDevice d = new SoftDevice("gate", ip("127.0.0.1"), 1, SoftDevice.MAX_POLL_USEC, () -> {
+                SpareCpu p = new SpareCpu(loadavg, 2);
+                probes.add(p);
+                return p;
+            });
+            for (int i = 0; i < 5; i++) {
+                d.reactor().executeAndWait(() -> { }); // each task is one turn of the IO loop, ending in a poll decision
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (d.pollCounts()[0] + d.pollCounts()[1] < 5 && System.nanoTime() - deadline < 0) {
+                Thread.onSpinWait();
+            }
+            long[] c = d.pollCounts();
+            if (loadavg == busy) {
+                assertEquals(0, c[0], "3 runnable tasks on 2 CPUs: no poll may begin");
+                assertTrue(c[1] >= 5, "every turn asked and was refused: " + c[1]);
+            } else {
+                assertTrue(c[0] >= 5, "a spare CPU: every turn polls: " + c[0]);
+                assertEquals(0, c[1]);
+            }
+            d.close();
+        }
+        assertEquals(2, probes.size(), "one probe per polling IO thread");
+        assertTrue(probes.stream().noneMatch(SpareCpu::isOpen), "the device's close releases the probe's descriptor");
     }
 
     @Test

@@ -3,15 +3,19 @@ package io.rnbd.rdma.soft.internal;
 import io.rnbd.rdma.api.RdmaDevice;
 
 import java.net.InetAddress;
+import java.nio.file.Path;
 
 /**
  * The conformance suite again with busy polling (poll.usec 200) on two IO threads per
  * device: work posted while a thread polls, instead of sleeping in its selector, must be
- * picked up without a wakeup and every contract must still hold.
+ * picked up without a wakeup and every contract must still hold. The spare-CPU probe reads
+ * a file that does not exist, so it always says yes and the threads poll whatever else the
+ * machine runs.
  */
 class SoftProviderBusyPollConformanceTest extends SoftProviderConformanceTest {
     @Override
     protected RdmaDevice openDevice(int index) throws Exception {
-        return new SoftDevice("soft" + index, InetAddress.getByName("127.0.0." + (index + 1)), 2, 200);
+        return new SoftDevice("soft" + index, InetAddress.getByName("127.0.0." + (index + 1)), 2, 200,
+                () -> new SpareCpu(Path.of("/nonexistent/loadavg"), 1));
     }
 }

@@ -1,0 +1,104 @@
+package io.rnbd.rdma.soft.internal;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Whether a CPU is spare right now: fewer runnable tasks in the system than CPUs, counting
+ * the caller. A busy-polling IO thread asks before it starts a poll, as the kernel's
+ * busy loops (KVM halt polling, {@code single_task_running()}) ask whether anyone else wants
+ * the CPU; userspace cannot see its own run queue, so the system-wide count of runnable
+ * tasks ({@code /proc/loadavg}'s fourth field, read without reopening) stands in for it.
+ *
+ * <p>Without that file (not Linux, or unreadable) the answer is always yes, so polling
+ * behaves as configured. In a container /proc/loadavg counts the whole host while the CPU
+ * count is the container's: then the answer is more often no, and polling, which is only
+ * ever an optimisation, happens less. One instance per IO thread; not thread-safe.
+ */
+final class SpareCpu implements AutoCloseable {
+    static final Path LOADAVG = Path.of("/proc/loadavg");
+
+    private final FileChannel loadavg;
+    private final int cpus;
+    private final ByteBuffer buf = ByteBuffer.allocateDirect(128);
+
+    /** The system's: /proc/loadavg against the CPUs this JVM may use. */
+    static SpareCpu system() {
+        return new SpareCpu(LOADAVG, Runtime.getRuntime().availableProcessors());
+    }
+
+    SpareCpu(Path loadavg, int cpus) {
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(loadavg, StandardOpenOption.READ);
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            ch = null;
+        }
+        this.loadavg = ch;
+        this.cpus = cpus;
+    }
+
+    /** Whether the probe can see the run queue at all (else {@link #available} is always true). */
+    boolean probing() {
+        return loadavg != null;
+    }
+
+    /** False once closed (or if the file never opened). */
+    boolean isOpen() {
+        return loadavg != null && loadavg.isOpen();
+    }
+
+    /** True unless more tasks are runnable than there are CPUs, the caller included. */
+    boolean available() {
+        if (loadavg == null) {
+            return true;
+        }
+        int running;
+        try {
+            buf.clear();
+            running = runnable(buf, loadavg.read(buf, 0));
+        } catch (IOException e) {
+            return true;
+        }
+        return running < 0 || running <= cpus;
+    }
+
+    /**
+     * The runnable count from "0.52 0.58 0.59 3/467 12345": the number before the slash in
+     * the fourth field; -1 if the text has no such number.
+     */
+    static int runnable(ByteBuffer text, int length) {
+        int field = 0;
+        int value = -1;
+        for (int i = 0; i < length; i++) {
+            byte b = text.get(i);
+            if (field < 3) {
+                if (b == ' ') {
+                    field++;
+                }
+            } else if (b >= '0' && b <= '9') {
+                value = (value < 0 ? 0 : value * 10) + (b - '0');
+                if (value > 1_000_000) {
+                    return -1;
+                }
+            } else {
+                return b == '/' ? value : -1;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public void close() {
+        if (loadavg != null) {
+            try {
+                loadavg.close();
+            } catch (IOException e) {
+                // a read-only descriptor: nothing is lost
+            }
+        }
+    }
+}

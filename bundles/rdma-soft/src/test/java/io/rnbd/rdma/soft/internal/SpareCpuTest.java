@@ -1,0 +1,84 @@
+package io.rnbd.rdma.soft.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+class SpareCpuTest {
+    @TempDir
+    Path dir;
+
+    private static int runnable(String text) {
+        byte[] b = text.getBytes(StandardCharsets.US_ASCII);
+        return SpareCpu.runnable(ByteBuffer.wrap(b), b.length);
+    }
+
+    @Test
+    void readsTheRunnableCountFromLoadavg() {
+        assertEquals(3, runnable("0.52 0.58 0.59 3/467 12345\n"));
+        assertEquals(12, runnable("10.00 9.50 8.25 12/1024 99\n"));
+        assertEquals(1, runnable("0.00 0.00 0.00 1/80 7"));
+    }
+
+    @Test
+    void malformedTextGivesNoCount() {
+        for (String bad : new String[] {"", "0.5 0.5 0.5", "0.5 0.5 0.5 ", "0.5 0.5 0.5 /80 1",
+                "0.5 0.5 0.5 x/80 1", "0.5 0.5 0.5 3", "0.5 0.5 0.5 99999999999/1 1", "garbage"}) {
+            assertEquals(-1, runnable(bad), bad);
+        }
+    }
+
+    @Test
+    void spareWhileNoMoreTasksRunThanCpus() throws Exception {
+        assertTrue(probe("0.10 0.10 0.10 2/90 1\n", 2).available(), "2 runnable on 2 CPUs, the caller among them");
+        assertFalse(probe("1.90 1.80 1.70 3/90 1\n", 2).available(), "3 runnable on 2 CPUs: one waits");
+        assertTrue(probe("0.10 0.10 0.10 1/90 1\n", 1).available());
+    }
+
+    @Test
+    void rereadsTheFileEachTime() throws Exception {
+        Path f = dir.resolve("loadavg");
+        Files.writeString(f, "0 0 0 1/90 1\n");
+        try (SpareCpu p = new SpareCpu(f, 1)) {
+            assertTrue(p.available());
+            Files.writeString(f, "0 0 0 4/90 1\n");
+            assertFalse(p.available());
+        }
+    }
+
+    @Test
+    void withoutTheFileACpuCountsAsSpare() {
+        try (SpareCpu p = new SpareCpu(dir.resolve("missing"), 1)) {
+            assertFalse(p.probing());
+            assertTrue(p.available(), "polling then behaves as configured");
+        }
+    }
+
+    @Test
+    void unreadableTextCountsAsSpare() throws Exception {
+        assertTrue(probe("not a loadavg line", 1).available());
+    }
+
+    @Test
+    void closeReleasesTheDescriptor() throws Exception {
+        SpareCpu p = probe("0 0 0 1/90 1\n", 1);
+        assertTrue(p.isOpen());
+        p.close();
+        assertFalse(p.isOpen());
+        assertTrue(p.available(), "a closed probe must not throw");
+    }
+
+    private SpareCpu probe(String text, int cpus) throws Exception {
+        Path f = Files.createTempFile(dir, "loadavg", "");
+        Files.writeString(f, text);
+        return new SpareCpu(f, cpus);
+    }
+}
