@@ -105,7 +105,9 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
                 signaler.next()));
     }
 
+    /** An IO post: never under the session lock, which completions of other IO need meanwhile. */
     void writeImm(Sge sge, long remoteAddr, int rkey, int imm) throws RdmaException {
+        assert !Thread.holdsLock(path.session) : "IO posted under the session lock";
         qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, List.of(sge), imm, remoteAddr,
                 rkey, signaler.next()));
     }

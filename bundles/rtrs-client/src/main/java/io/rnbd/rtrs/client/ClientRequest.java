@@ -7,7 +7,11 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 
-/** One request of a session, from submission to its single completion. Guarded by the session lock. */
+/**
+ * One request of a session, from submission to its single completion. Guarded by the session
+ * lock, except the copy of a write's data, which the request's own monitor guards
+ * ({@link #copyData}, {@link #closeCopy}).
+ */
 final class ClientRequest {
     final boolean write;
     final ByteBuffer usrHdr;
@@ -21,6 +25,8 @@ final class ClientRequest {
     long sentNanos;
     boolean finished;
     ScheduledFuture<?> expiry;
+    /** A write's data is in its permit's buffer, or must no longer go there. Guarded by this. */
+    private boolean copied;
 
     ClientRequest(boolean write, ByteBuffer usrHdr, ByteBuffer data, IoDone done) {
         this.write = write;
@@ -29,5 +35,25 @@ final class ClientRequest {
         this.done = done;
         this.dataLen = data.remaining();
         this.usrLen = usrHdr.remaining();
+    }
+
+    /**
+     * Not under the session lock: copy a write's data to {@code slot} (its permit's buffer),
+     * once. A failover may post the request again from another thread before its first post
+     * ran; whichever post comes first copies, the other waits for it and copies nothing.
+     */
+    synchronized void copyData(ByteBuffer slot) {
+        if (!copied) {
+            slot.put(data.duplicate());
+            copied = true;
+        }
+    }
+
+    /**
+     * The permit's buffer goes to the next request: a post of this one that has not run yet
+     * must not copy into it any more.
+     */
+    synchronized void closeCopy() {
+        copied = true;
     }
 }

@@ -76,6 +76,8 @@ public final class ClientSession implements RtrsClientSession {
     private final Map<Integer, FenceGroup> fencesSent = new HashMap<>();
     private final Deque<Runnable> deferred = new ArrayDeque<>();
     private final Deque<Runnable> closers = new ArrayDeque<>();
+    /** IO posts prepared under the lock, to be rung after it ({@link #ringAfterUnlock}). Guarded by this. */
+    private final Deque<Runnable> doorbells = new ArrayDeque<>();
     private final Consumer<RdmaDevice> onDeviceRemoved = this::deviceRemoved;
     private int fenceSeq;
     private long sequence;
@@ -138,6 +140,11 @@ public final class ClientSession implements RtrsClientSession {
         closers.add(closer);
     }
 
+    /** Under the lock: run {@code post} on this thread once the lock is released. */
+    void ringAfterUnlock(Runnable post) {
+        doorbells.add(post);
+    }
+
     /**
      * Run {@code r} under the session lock, then the user callbacks it produced. Queue-pair
      * teardown it produced goes to the timer thread: closing waits for the provider's
@@ -176,6 +183,16 @@ public final class ClientSession implements RtrsClientSession {
                         c.run();
                     }
                 }
+            }
+            while (true) {
+                Runnable b;
+                synchronized (this) {
+                    b = doorbells.poll();
+                }
+                if (b == null) {
+                    break;
+                }
+                b.run();
             }
             while (true) {
                 Runnable d;
@@ -310,7 +327,10 @@ public final class ClientSession implements RtrsClientSession {
                 && (long) r.dataLen + r.usrLen + trailer <= maxIoSize + Rtrs.CHUNK_RESERVE;
     }
 
-    /** Copy the request into its permit's buffer and send it. */
+    /**
+     * Give the request its permit's buffer, put its header there and send it. A write's data
+     * is copied in by the post itself ({@link #copyIn}), after the lock is released.
+     */
     private void start(ClientRequest r, int permit) {
         if (!fits(r)) {
             freePermits.push(permit);
@@ -320,12 +340,7 @@ public final class ClientSession implements RtrsClientSession {
         r.permit = permit;
         int base = permit * slotSize;
         ByteBuffer m = memory.duplicate().clear();
-        m.position(base);
-        if (r.write) {
-            m.put(r.data.duplicate());
-        } else {
-            m.position(base + r.dataLen);
-        }
+        m.position(base + r.dataLen);
         m.put(r.usrHdr.duplicate());
         if (r.write) {
             new RdmaWriteMsg(r.usrLen).encode(m);
@@ -389,6 +404,11 @@ public final class ClientSession implements RtrsClientSession {
         }
     }
 
+    /** Not under the lock: a write's data into its permit's buffer, once ({@link ClientRequest#copyData}). */
+    void copyIn(ClientRequest r, int permit) {
+        r.copyData(memory.duplicate().clear().position(permit * slotSize));
+    }
+
     /** A response arrived for {@code r}. */
     void finish(ClientRequest r, int errno) {
         if (!r.write && errno == 0 && !r.finished) {
@@ -401,6 +421,9 @@ public final class ClientSession implements RtrsClientSession {
 
     private void complete(ClientRequest r, int errno, boolean releasePermit) {
         if (releasePermit && r.permit >= 0) {
+            if (r.write) {
+                r.closeCopy();
+            }
             releasePermit(r.permit);
             r.permit = -1;
         }
