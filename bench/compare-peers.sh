@@ -25,8 +25,10 @@
 #   FIO_REPS=2    repetitions per fio point
 #   SIZE=256m     device size (both targets; written once before measuring)
 #   PROFILE=1     0 skips the JFR profile
-#   POLL_USEC=0   poll.usec of the RNBD client's soft device (busy polling before sleeping;
-#                 SERVER_POLL_USEC for the server's); both 0 = the devices' default
+#   SERVER_POLL_USEC=50  poll.usec of the RNBD server's soft device: it busy-polls up to 50 us
+#                 before sleeping, while a CPU is spare, as storage targets poll (rdma-soft
+#                 README); 0 = the device default (off)
+#   POLL_USEC=0   the same for the RNBD client's soft device (off: at depth it costs IOPS)
 #   OUT=dir       where logs, raw results and the JFR file go (default: a new /tmp/rnbd-peers.*)
 set -euo pipefail
 
@@ -119,7 +121,7 @@ mkdir -p "$OUT"
 
 if [ "$CPUS" = none ]; then pin=(); else pin=(taskset -c "$CPUS"); fi
 jvm=("${pin[@]}" java -Xms1g -Xmx1g -XX:MaxDirectMemorySize=2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
-     -Drnbd.bench.poll.usec="${POLL_USEC:-0}" -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-0}" -cp "$jar")
+     -Drnbd.bench.poll.usec="${POLL_USEC:-0}" -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-50}" -cp "$jar")
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 pids_to_kill=()
@@ -137,7 +139,7 @@ trap cleanup EXIT
     echo "jdk:       $(java -version 2>&1 | head -1)"
     echo "tools:     $(nbdkit --version 2>&1 | head -1), $(fio --version)"
     if [ "$CPUS" = none ]; then echo "placement: no taskset (nproc=$ncpu)"; else echo "placement: every process under 'taskset -c $CPUS' (nproc=$ncpu)"; fi
-    echo "soft devices: poll.usec client ${POLL_USEC:-0}, server ${SERVER_POLL_USEC:-0}"
+    echo "soft devices: poll.usec client ${POLL_USEC:-0}, server ${SERVER_POLL_USEC:-50}"
     echo "loadavg:   $(cat /proc/loadavg) (before)"
     echo "points:    $POINTS, ${REPS}x${SECS}s each (fio ${FIO_REPS}x), size $SIZE"
 } | tee "$OUT/machine.txt"

@@ -48,8 +48,9 @@ public final class SoftDeviceComponent {
         @AttributeDefinition(name = "Busy poll (us)",
                 description = "How long each IO thread keeps polling its connections before it sleeps (0-1000 "
                         + "microseconds, 0 = never), like net.core.busy_poll: lower latency at queue depth 1 for "
-                        + "CPU time. It gives way when another thread needs the CPU, but on a machine with few "
-                        + "cores it still costs throughput at high queue depth.")
+                        + "CPU time. A poll begins only while a CPU is spare and gives way when another thread "
+                        + "needs the CPU. Recommended on a server's device (50); on a device that carries clients "
+                        + "it costs throughput at high queue depth.")
         int poll_usec() default 0;
     }
 
