@@ -78,6 +78,8 @@ public final class ClientSession implements RtrsClientSession {
     private final Deque<Runnable> closers = new ArrayDeque<>();
     /** IO posts prepared under the lock, to be rung after it ({@link #ringAfterUnlock}). Guarded by this. */
     private final Deque<Runnable> doorbells = new ArrayDeque<>();
+    /** Nesting of {@link #lockedThen} on the thread that holds the lock. Guarded by this. */
+    private int depth;
     private final Consumer<RdmaDevice> onDeviceRemoved = this::deviceRemoved;
     private int fenceSeq;
     private long sequence;
@@ -161,51 +163,71 @@ public final class ClientSession implements RtrsClientSession {
     }
 
     private void lockedThen(Runnable r, boolean releaseHere) {
+        AfterUnlock after;
         synchronized (this) {
-            r.run();
-            updateState();
+            depth++;
+            try {
+                r.run();
+                updateState();
+            } finally {
+                depth--;
+            }
+            if (depth > 0) {
+                return; // the outermost call runs what this one queued
+            }
+            after = AfterUnlock.take(this);
         }
-        if (!Thread.holdsLock(this)) {
-            while (true) {
-                Runnable c;
-                synchronized (this) {
-                    c = closers.poll();
-                }
-                if (c == null) {
-                    break;
-                }
+        // One monitor section per batch, not per item: the submitting thread and the
+        // completing thread both come through here once per IO.
+        while (after != null) {
+            after.run(this, releaseHere);
+            synchronized (this) {
+                after = AfterUnlock.take(this);
+            }
+        }
+    }
+
+    /** What the lock queued for after its release, taken in one go: teardown, IO posts, callbacks. */
+    private record AfterUnlock(Runnable[] closers, Runnable[] doorbells, Runnable[] callbacks) {
+        private static final Runnable[] NONE = {};
+
+        /** Under the lock; null when nothing is queued. */
+        static AfterUnlock take(ClientSession s) {
+            if (s.closers.isEmpty() && s.doorbells.isEmpty() && s.deferred.isEmpty()) {
+                return null;
+            }
+            return new AfterUnlock(drain(s.closers), drain(s.doorbells), drain(s.deferred));
+        }
+
+        private static Runnable[] drain(Deque<Runnable> q) {
+            if (q.isEmpty()) {
+                return NONE;
+            }
+            Runnable[] a = q.toArray(NONE);
+            q.clear();
+            return a;
+        }
+
+        void run(ClientSession s, boolean releaseHere) {
+            for (Runnable c : closers) {
                 if (releaseHere) {
                     c.run();
                 } else {
                     try {
-                        timer.execute(c);
+                        s.timer.execute(c);
                     } catch (RejectedExecutionException stopped) {
                         c.run();
                     }
                 }
             }
-            while (true) {
-                Runnable b;
-                synchronized (this) {
-                    b = doorbells.poll();
-                }
-                if (b == null) {
-                    break;
-                }
+            for (Runnable b : doorbells) {
                 b.run();
             }
-            while (true) {
-                Runnable d;
-                synchronized (this) {
-                    d = deferred.poll();
-                }
-                if (d == null) {
-                    return;
-                }
+            for (Runnable d : callbacks) {
                 try {
                     d.run();
                 } catch (RuntimeException e) {
-                    LOG.warn("session {} callback failed", cfg.sessionName(), e);
+                    LOG.warn("session {} callback failed", s.cfg.sessionName(), e);
                 }
             }
         }
