@@ -2,14 +2,15 @@ package io.rnbd.rnbd.server;
 
 import io.rnbd.rtrs.api.RtrsServerSession;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** What the RNBD server holds for one RTRS session: its protocol version and open devices. */
 final class ServerSession {
     final RtrsServerSession rtrs;
-    private final Map<Integer, Opening> devices = new HashMap<>();
+    /** Written under this object's lock; read without it on every IO ({@link #device}). */
+    private final Map<Integer, Opening> devices = new ConcurrentHashMap<>();
     private int version;
     private boolean closed;
 
@@ -29,7 +30,11 @@ final class ServerSession {
         return version;
     }
 
-    synchronized Opening device(int id) {
+    /**
+     * The open device for an IO, without the lock: this runs on every IO on the server's
+     * IO thread, where the monitor's atomic instruction showed as 2 % of the samples.
+     */
+    Opening device(int id) {
         return devices.get(id);
     }
 
