@@ -391,22 +391,28 @@ final class ClientPath implements PathView {
             remote = rbufs[id].addr() + r.dataLen;
         }
         int rkey = rkeys[id];
-        stats.io(r.write, r.dataLen);
         session.ringAfterUnlock(() -> {
+            int errno;
             try {
                 if (r.write) {
                     session.copyIn(r, id);
                 }
                 c.writeImm(sge, remote, rkey, imm);
+                stats.io(r.write, r.dataLen);
+                return;
             } catch (RdmaException e) {
-                session.locked(() -> {
-                    if (c.gen == gen && inflight.get(id) == r) {
-                        // still in flight on this connection: the failover takes it along
-                        fail(e.errno(), "cannot post IO");
-                    }
-                    // else the path already failed (or moved on) and took the request with it
-                });
+                errno = e.errno();
+            } catch (RuntimeException e) {
+                LOG.error("path {} of session {}: provider failed a post", name(), session.name(), e);
+                errno = Errno.EIO;
             }
+            session.locked(() -> {
+                if (c.gen == gen && inflight.get(id) == r) {
+                    // still in flight on this connection: the failover takes it along
+                    fail(errno, "cannot post IO");
+                }
+                // else the path already failed (or moved on) and took the request with it
+            });
         });
     }
 

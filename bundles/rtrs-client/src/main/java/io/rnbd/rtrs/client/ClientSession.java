@@ -208,27 +208,34 @@ public final class ClientSession implements RtrsClientSession {
             return a;
         }
 
+        /** Every item runs, whatever another threw: they are out of the session's queues now. */
         void run(ClientSession s, boolean releaseHere) {
             for (Runnable c : closers) {
-                if (releaseHere) {
-                    c.run();
-                } else {
-                    try {
-                        s.timer.execute(c);
-                    } catch (RejectedExecutionException stopped) {
+                safely(s, "teardown", () -> {
+                    if (releaseHere) {
                         c.run();
+                    } else {
+                        try {
+                            s.timer.execute(c);
+                        } catch (RejectedExecutionException stopped) {
+                            c.run();
+                        }
                     }
-                }
+                });
             }
             for (Runnable b : doorbells) {
-                b.run();
+                safely(s, "post", b);
             }
             for (Runnable d : callbacks) {
-                try {
-                    d.run();
-                } catch (RuntimeException e) {
-                    LOG.warn("session {} callback failed", s.cfg.sessionName(), e);
-                }
+                safely(s, "callback", d);
+            }
+        }
+
+        private static void safely(ClientSession s, String what, Runnable r) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.warn("session {}: {} failed", s.cfg.sessionName(), what, e);
             }
         }
     }
