@@ -244,7 +244,20 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         return dst;
     }
 
+    /**
+     * Under the session's lock, as the kernel's rnbd_srv holds srv_sess->lock over an open: a
+     * client may have two OPENs of one device out at once (attach racing the handshake), and
+     * with more than one IO thread they arrive together. Checked and added apart, both found
+     * no device and the second met the export's one writer (EBUSY). Lock order: session, then
+     * export; nothing takes them the other way round.
+     */
     private Opening open(ServerSession s, Open open) throws BlockIoException {
+        synchronized (s) {
+            return openLocked(s, open);
+        }
+    }
+
+    private Opening openLocked(ServerSession s, Open open) throws BlockIoException {
         Opening existing = s.byExport(open.deviceName());
         if (existing != null) {
             // Re-OPEN (remap, resize) answers the open device; another mode is another mapping.

@@ -360,6 +360,29 @@ class RnbdServerTest {
         assertEquals(0, scheduler.pending(), "timer cancelled");
     }
 
+    /**
+     * A client may have two OPENs of one device out at once (attach racing the handshake),
+     * and with more than one server IO thread they are handled at the same time: the second
+     * must answer the device the first opened, never EBUSY from the export's one writer.
+     */
+    @Test
+    void concurrentReopensOfOneDeviceAnswerTheSameDevice() throws Exception {
+        for (int round = 0; round < 300; round++) {
+            FakeRtrs.Client c = rtrs.connect("racer" + round);
+            ByteBuffer a = ByteBuffer.allocate(OpenRsp.SIZE);
+            ByteBuffer b = ByteBuffer.allocate(OpenRsp.SIZE);
+            CompletableFuture<Integer> first = Wire.read(c, new Open(AccessMode.RW, "disk").toBuffer(), a);
+            CompletableFuture<Integer> second = Wire.read(c, new Open(AccessMode.RW, "disk").toBuffer(), b);
+            int round0 = round;
+            assertEquals(0, get(first), () -> "round " + round0);
+            assertEquals(0, get(second), () -> "round " + round0 + ": the second OPEN");
+            int id = OpenRsp.decode(a).deviceId();
+            assertEquals(id, OpenRsp.decode(b).deviceId(), "one device, answered twice");
+            assertEquals(0, writeNow(c, new Close(id), empty()));
+            c.close();
+        }
+    }
+
     @Test
     void forceCloseAndSessionClose() throws Exception {
         FakeRtrs.Client c = rtrs.connect("s1");
