@@ -13,8 +13,12 @@ import java.time.Duration;
  */
 final class SoftStack implements AutoCloseable {
     static final String SESSION = "bench";
-    /** IO threads per soft device, as the device configuration's io.threads (-Drnbd.bench.io.threads). */
+    /**
+     * IO threads per soft device, as the device configuration's io.threads: client side
+     * (-Drnbd.bench.io.threads), server side (-Drnbd.bench.server.io.threads, default the same).
+     */
     static final int IO_THREADS = Integer.getInteger("rnbd.bench.io.threads", 1);
+    static final int SERVER_IO_THREADS = Integer.getInteger("rnbd.bench.server.io.threads", IO_THREADS);
     /** The devices' poll.usec: client side (-Drnbd.bench.poll.usec), server side (-Drnbd.bench.server.poll.usec). */
     static final int POLL_USEC = Integer.getInteger("rnbd.bench.poll.usec", 0);
     static final int SERVER_POLL_USEC = Integer.getInteger("rnbd.bench.server.poll.usec", 0);
@@ -25,7 +29,7 @@ final class SoftStack implements AutoCloseable {
     final ClientSession session;
 
     SoftStack(ServerConfig cfg, RtrsServerOps ops) throws Exception {
-        serverDev = new SoftDevice("bench-srv", InetAddress.getByName("127.0.0.1"), IO_THREADS, SERVER_POLL_USEC);
+        serverDev = new SoftDevice("bench-srv", InetAddress.getByName("127.0.0.1"), SERVER_IO_THREADS, SERVER_POLL_USEC);
         clientDev = new SoftDevice("bench-clt", InetAddress.getByName("127.0.0.2"), IO_THREADS, POLL_USEC);
         try {
             stack = new DeviceStack(SESSION, cfg, ops, serverDev, clientDev, Duration.ofSeconds(20));
