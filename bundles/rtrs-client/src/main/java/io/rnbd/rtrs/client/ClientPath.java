@@ -395,7 +395,7 @@ final class ClientPath implements PathView {
             int errno;
             try {
                 if (r.write) {
-                    session.copyIn(r, id);
+                    r.copyData(session.memory().position(base));
                 }
                 c.writeImm(sge, remote, rkey, imm);
                 stats.io(r.write, r.dataLen);

@@ -358,7 +358,7 @@ public final class ClientSession implements RtrsClientSession {
 
     /**
      * Give the request its permit's buffer, put its header there and send it. A write's data
-     * is copied in by the post itself ({@link #copyIn}), after the lock is released.
+     * is copied in by the post itself ({@link ClientRequest#copyData}), after the lock is released.
      */
     private void start(ClientRequest r, int permit) {
         if (!fits(r)) {
@@ -431,11 +431,6 @@ public final class ClientSession implements RtrsClientSession {
                 return;
             }
         }
-    }
-
-    /** Not under the lock: a write's data into its permit's buffer, once ({@link ClientRequest#copyData}). */
-    void copyIn(ClientRequest r, int permit) {
-        r.copyData(memory.duplicate().clear().position(permit * slotSize));
     }
 
     /** A response arrived for {@code r}. */
