@@ -424,6 +424,37 @@ public abstract class ProviderConformanceSuite {
         }
     }
 
+    @Test
+    void aChainExecutesInListOrderAsIfPostedOneByOne() throws Exception {
+        int n = 48;
+        int size = 4096;
+        Pair p = connect();
+        MemoryRegion remote = serverRegion(p, n * size);
+        MemoryRegion rbuf = track(mr(p.serverPd, n * 64));
+        postRecvs(p.server, rbuf, n, 64);
+        MemoryRegion local = track(mr(p.clientPd, n * size));
+        List<SendWr> chain = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            fill(local, i * size, pattern(size, i));
+            // RTRS's IO shape: data written with immediate, most unsignaled
+            SendWr wr = SendWr.writeWithImm(i, List.of(new Sge(local, i * size, size)), remote.address() + (long) i * size,
+                    remote.rkey(), 0x1000 + i);
+            chain.add(i % 16 == 15 ? wr : wr.unsignaled());
+            if (chain.size() == 12) {
+                p.client.qp().postSend(List.copyOf(chain));
+                chain.clear();
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+            assertEquals(0x1000 + i, rc.imm(), "immediates arrive in chain order");
+            assertArrayEquals(pattern(size, i), bytes(remote, i * size, size));
+        }
+        for (int i = 15; i < n; i += 16) {
+            assertEquals(i, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        }
+    }
+
     // ------------------------------------------------------------------ remote keys
 
     /**

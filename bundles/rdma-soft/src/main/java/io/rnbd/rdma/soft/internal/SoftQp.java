@@ -194,22 +194,35 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
 
     @Override
     public void postSend(SendWr wr) throws RdmaException {
+        postSend(List.of(wr));
+    }
+
+    /**
+     * All or nothing: the chain is checked and its send queue slots taken before any of it
+     * is posted. Then it goes out in one socket write, from this thread when the send side
+     * is idle ({@link #transmitInline}).
+     */
+    @Override
+    public void postSend(List<SendWr> chain) throws RdmaException {
         QpState s = state;
         if (s == QpState.ERROR || s == QpState.CLOSED) {
             throw new RdmaException(Errno.ENOTCONN, "queue pair is " + s);
         }
         QpInit i = init;
-        if (wr.sgl().size() > i.maxSge()) {
-            throw new RdmaException(Errno.EINVAL, "more than " + i.maxSge() + " SGEs");
+        for (SendWr wr : chain) {
+            if (wr.sgl().size() > i.maxSge()) {
+                throw new RdmaException(Errno.EINVAL, "more than " + i.maxSge() + " SGEs");
+            }
+            if (wr.totalLength() > SoftDevice.ATTRIBUTES.maxMrSize()) {
+                throw new RdmaException(Errno.EINVAL, "message larger than " + SoftDevice.ATTRIBUTES.maxMrSize());
+            }
         }
-        if (wr.totalLength() > SoftDevice.ATTRIBUTES.maxMrSize()) {
-            throw new RdmaException(Errno.EINVAL, "message larger than " + SoftDevice.ATTRIBUTES.maxMrSize());
-        }
-        if (sendCount.incrementAndGet() > i.maxSendWr()) {
-            sendCount.decrementAndGet();
+        int n = chain.size();
+        if (sendCount.addAndGet(n) > i.maxSendWr()) {
+            sendCount.addAndGet(-n);
             throw new RdmaException(Errno.ENOMEM, "send queue full (" + i.maxSendWr() + ")");
         }
-        postedSends.add(wr);
+        postedSends.addAll(chain);
         if (!reactor.inLoop() && transmitInline()) {
             return;
         }
