@@ -35,6 +35,16 @@ public interface RtrsClientSession extends AutoCloseable {
     int maxHdrSize();
 
     /**
+     * Hold back the requests this thread submits until the returned plug is closed, then
+     * send them together ({@link RtrsPlug}). A thread that already holds a plug on this
+     * session gets {@link RtrsPlug#NONE}: the outer plug sends everything, as nested
+     * {@code blk_start_plug} calls do.
+     */
+    default RtrsPlug plug() {
+        return RtrsPlug.NONE;
+    }
+
+    /**
      * Send {@code usrHdr} and {@code data} (both position..limit) to the server, which
      * hands them to its upper layer as a write.
      */

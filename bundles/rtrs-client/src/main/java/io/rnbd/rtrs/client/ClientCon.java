@@ -105,11 +105,16 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
                 signaler.next()));
     }
 
-    /** An IO post: never under the session lock, which completions of other IO need meanwhile. */
-    void writeImm(Sge sge, long remoteAddr, int rkey, int imm) throws RdmaException {
+    /** An IO request: the request's message written into the server's chunk, with immediate data. */
+    SendWr ioWr(Sge sge, long remoteAddr, int rkey, int imm) {
+        return new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, List.of(sge), imm, remoteAddr, rkey,
+                signaler.next());
+    }
+
+    /** IO posts, one doorbell: never under the session lock, which completions of other IO need meanwhile. */
+    void postIo(List<SendWr> chain) throws RdmaException {
         assert !Thread.holdsLock(path.session) : "IO posted under the session lock";
-        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, List.of(sge), imm, remoteAddr,
-                rkey, signaler.next()));
+        qp.postSend(chain);
     }
 
     void close() {

@@ -9,6 +9,7 @@ import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rtrs.api.AuthException;
@@ -390,30 +391,55 @@ final class ClientPath implements PathView {
             sge = new Sge(memMr, base + r.dataLen, r.usrLen + m.size());
             remote = rbufs[id].addr() + r.dataLen;
         }
-        int rkey = rkeys[id];
-        session.ringAfterUnlock(() -> {
-            int errno;
-            try {
-                if (r.write) {
-                    r.copyData(session.memory().position(base));
-                }
-                c.writeImm(sge, remote, rkey, imm);
-                stats.io(r.write, r.dataLen);
-                return;
-            } catch (RdmaException e) {
-                errno = e.errno();
-            } catch (RuntimeException e) {
-                LOG.error("path {} of session {}: provider failed a post", name(), session.name(), e);
-                errno = Errno.EIO;
+        session.ringAfterUnlock(new Post(c, r, id, base, sge, remote, rkeys[id], imm));
+    }
+
+    /**
+     * One IO post, prepared under the session lock and rung after it ({@link ClientSession#ring}),
+     * with the other posts to its connection that are ready then.
+     */
+    final class Post {
+        final ClientCon con;
+        private final ClientRequest r;
+        private final int id;
+        private final int base;
+        private final Sge sge;
+        private final long remote;
+        private final int rkey;
+        private final int imm;
+
+        Post(ClientCon con, ClientRequest r, int id, int base, Sge sge, long remote, int rkey, int imm) {
+            this.con = con;
+            this.r = r;
+            this.id = id;
+            this.base = base;
+            this.sge = sge;
+            this.remote = remote;
+            this.rkey = rkey;
+            this.imm = imm;
+        }
+
+        /** Outside the lock: a write's data goes into its permit's buffer here. */
+        SendWr prepare() {
+            if (r.write) {
+                r.copyData(session.memory().position(base));
             }
+            return con.ioWr(sge, remote, rkey, imm);
+        }
+
+        void posted() {
+            stats.io(r.write, r.dataLen);
+        }
+
+        void failed(int errno) {
             session.locked(() -> {
-                if (c.gen == gen && inflight.get(id) == r) {
+                if (con.gen == gen && inflight.get(id) == r) {
                     // still in flight on this connection: the failover takes it along
                     fail(errno, "cannot post IO");
                 }
                 // else the path already failed (or moved on) and took the request with it
             });
-        });
+        }
     }
 
     /** The read descriptor the server writes into: this path's registration of the permit's buffer. */

@@ -2,6 +2,8 @@ package io.rnbd.rtrs.client;
 
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.api.IoDone;
 import io.rnbd.rtrs.api.MultipathPolicy;
@@ -10,6 +12,7 @@ import io.rnbd.rtrs.api.PathView;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.api.RtrsClientSession;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
+import io.rnbd.rtrs.api.RtrsPlug;
 import io.rnbd.rtrs.api.RtrsSessionListener;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.proto.ConRsp;
@@ -23,8 +26,10 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -77,7 +82,9 @@ public final class ClientSession implements RtrsClientSession {
     private final Deque<Runnable> deferred = new ArrayDeque<>();
     private final Deque<Runnable> closers = new ArrayDeque<>();
     /** IO posts prepared under the lock, to be rung after it ({@link #ringAfterUnlock}). Guarded by this. */
-    private final Deque<Runnable> doorbells = new ArrayDeque<>();
+    private final Deque<ClientPath.Post> doorbells = new ArrayDeque<>();
+    /** The plug each thread holds on this session, if any: thread-confined. */
+    private final ThreadLocal<SessionPlug> plugs = new ThreadLocal<>();
     /** Nesting of {@link #lockedThen} on the thread that holds the lock. Guarded by this. */
     private int depth;
     private final Consumer<RdmaDevice> onDeviceRemoved = this::deviceRemoved;
@@ -142,9 +149,89 @@ public final class ClientSession implements RtrsClientSession {
         closers.add(closer);
     }
 
-    /** Under the lock: run {@code post} on this thread once the lock is released. */
-    void ringAfterUnlock(Runnable post) {
+    /** Under the lock: ring {@code post} on this thread once the lock is released, or when its plug closes. */
+    void ringAfterUnlock(ClientPath.Post post) {
         doorbells.add(post);
+    }
+
+    /**
+     * Outside the lock: post each connection's share of {@code posts} as one chain, in order.
+     * On the soft provider a chain is one socket write, where each post alone was one.
+     */
+    void ring(ClientPath.Post[] posts) {
+        if (posts.length == 1) {
+            ring(posts[0].con, List.of(posts[0]));
+            return;
+        }
+        Map<ClientCon, List<ClientPath.Post>> byCon = new LinkedHashMap<>();
+        for (ClientPath.Post p : posts) {
+            byCon.computeIfAbsent(p.con, c -> new ArrayList<>()).add(p);
+        }
+        byCon.forEach(this::ring);
+    }
+
+    private void ring(ClientCon con, List<ClientPath.Post> posts) {
+        List<SendWr> chain = new ArrayList<>(posts.size());
+        List<ClientPath.Post> prepared = new ArrayList<>(posts.size());
+        for (ClientPath.Post p : posts) {
+            try {
+                chain.add(p.prepare());
+                prepared.add(p);
+            } catch (RuntimeException e) {
+                LOG.error("session {}: preparing a post failed", cfg.sessionName(), e);
+                p.failed(Errno.EIO);
+            }
+        }
+        if (chain.isEmpty()) {
+            return;
+        }
+        int errno;
+        try {
+            con.postIo(chain);
+            prepared.forEach(ClientPath.Post::posted);
+            return;
+        } catch (RdmaException e) {
+            errno = e.errno();
+        } catch (RuntimeException e) {
+            LOG.error("session {}: provider failed a post", cfg.sessionName(), e);
+            errno = Errno.EIO;
+        }
+        // some of the chain may be out: failing the path fails over all of it, posted or not
+        for (ClientPath.Post p : prepared) {
+            p.failed(errno);
+        }
+    }
+
+    @Override
+    public RtrsPlug plug() {
+        if (plugs.get() != null) {
+            return RtrsPlug.NONE;
+        }
+        SessionPlug p = new SessionPlug();
+        plugs.set(p);
+        return p;
+    }
+
+    /** What one thread's plug holds back: its posts, rung together when it closes. */
+    private final class SessionPlug implements RtrsPlug {
+        private final Thread owner = Thread.currentThread();
+        private final List<ClientPath.Post> held = new ArrayList<>();
+        private boolean closed;
+
+        @Override
+        public void close() {
+            if (Thread.currentThread() != owner) {
+                throw new IllegalStateException("a plug is closed by the thread that took it");
+            }
+            if (closed) {
+                return;
+            }
+            closed = true;
+            plugs.remove();
+            if (!held.isEmpty()) {
+                ring(held.toArray(new ClientPath.Post[0]));
+            }
+        }
     }
 
     /**
@@ -188,15 +275,18 @@ public final class ClientSession implements RtrsClientSession {
     }
 
     /** What the lock queued for after its release, taken in one go: teardown, IO posts, callbacks. */
-    private record AfterUnlock(Runnable[] closers, Runnable[] doorbells, Runnable[] callbacks) {
+    private record AfterUnlock(Runnable[] closers, ClientPath.Post[] doorbells, Runnable[] callbacks) {
         private static final Runnable[] NONE = {};
+        private static final ClientPath.Post[] NO_POSTS = {};
 
         /** Under the lock; null when nothing is queued. */
         static AfterUnlock take(ClientSession s) {
             if (s.closers.isEmpty() && s.doorbells.isEmpty() && s.deferred.isEmpty()) {
                 return null;
             }
-            return new AfterUnlock(drain(s.closers), drain(s.doorbells), drain(s.deferred));
+            ClientPath.Post[] posts = s.doorbells.isEmpty() ? NO_POSTS : s.doorbells.toArray(NO_POSTS);
+            s.doorbells.clear();
+            return new AfterUnlock(drain(s.closers), posts, drain(s.deferred));
         }
 
         private static Runnable[] drain(Deque<Runnable> q) {
@@ -223,8 +313,13 @@ public final class ClientSession implements RtrsClientSession {
                     }
                 });
             }
-            for (Runnable b : doorbells) {
-                safely(s, "post", b);
+            if (doorbells.length > 0) {
+                SessionPlug plug = s.plugs.get();
+                if (plug != null) {
+                    plug.held.addAll(Arrays.asList(doorbells));
+                } else {
+                    safely(s, "post", () -> s.ring(doorbells));
+                }
             }
             for (Runnable d : callbacks) {
                 safely(s, "callback", d);

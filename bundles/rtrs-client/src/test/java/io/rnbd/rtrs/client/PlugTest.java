@@ -1,0 +1,134 @@
+package io.rnbd.rtrs.client;
+
+import io.rnbd.rtrs.api.RtrsPlug;
+import io.rnbd.rtrs.api.SessionState;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The submission plug: what a thread submits while it holds one goes out when it closes, all of it. */
+class PlugTest {
+    private static final int LEN = 4096;
+
+    private static List<CompletableFuture<Integer>> writes(ClientSession s, int n, byte stamp) {
+        List<CompletableFuture<Integer>> done = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            byte[] data = new byte[LEN];
+            Arrays.fill(data, (byte) (stamp + i));
+            CompletableFuture<Integer> w = new CompletableFuture<>();
+            s.write(MemoryOps.hdr((long) i * LEN), ByteBuffer.wrap(data), w::complete);
+            done.add(w);
+        }
+        return done;
+    }
+
+    private static void assertAllLanded(SoftFixture f, List<CompletableFuture<Integer>> done, byte stamp)
+            throws Exception {
+        for (CompletableFuture<Integer> w : done) {
+            assertEquals(0, w.get(10, TimeUnit.SECONDS));
+        }
+        for (int i = 0; i < done.size(); i++) {
+            byte[] expected = new byte[LEN];
+            Arrays.fill(expected, (byte) (stamp + i));
+            assertArrayEquals(expected, Arrays.copyOfRange(f.ops.disk, i * LEN, (i + 1) * LEN), "block " + i);
+        }
+    }
+
+    @Test
+    void writesUnderAPlugLeaveWhenItClosesOverBothConnections() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(true))) {
+            ClientSession s = f.open(f.config("plug", f.path(f.dev1)));
+            Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+            List<CompletableFuture<Integer>> done;
+            try (RtrsPlug plug = s.plug()) {
+                done = writes(s, 9, (byte) 10); // permits alternate between the path's two IO connections
+                Thread.sleep(300);
+                assertTrue(done.stream().noneMatch(CompletableFuture::isDone), "nothing left while plugged");
+                synchronized (f.ops) {
+                    assertEquals(0, f.ops.landed.size(), "the server saw nothing");
+                }
+            }
+            assertAllLanded(f, done, (byte) 10);
+            assertEquals(9, s.pathInfo().get(0).stats().io().writes(), "each post counted once it was made");
+        }
+    }
+
+    @Test
+    void aNestedPlugIsNoneAndTheOuterOneSendsEverything() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(false))) {
+            ClientSession s = f.open(f.config("nested", f.path(f.dev1)));
+            Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+            RtrsPlug outer = s.plug();
+            RtrsPlug inner = s.plug();
+            assertSame(RtrsPlug.NONE, inner);
+            List<CompletableFuture<Integer>> done = writes(s, 3, (byte) 40);
+            inner.close();
+            Thread.sleep(200);
+            assertTrue(done.stream().noneMatch(CompletableFuture::isDone), "the inner plug's close sent nothing");
+            outer.close();
+            outer.close(); // idempotent
+            assertAllLanded(f, done, (byte) 40);
+            // the thread holds no plug any more: the next write leaves at once
+            CompletableFuture<Integer> w = new CompletableFuture<>();
+            s.write(MemoryOps.hdr(0), ByteBuffer.wrap(new byte[LEN]), w::complete);
+            assertEquals(0, w.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void onlyTheThreadThatTookAPlugClosesIt() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(false))) {
+            ClientSession s = f.open(f.config("owner", f.path(f.dev1)));
+            Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+            RtrsPlug plug = s.plug();
+            List<CompletableFuture<Integer>> done = writes(s, 2, (byte) 70);
+            CompletableFuture<Throwable> other = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    plug.close();
+                    other.complete(null);
+                } catch (Throwable e) {
+                    other.complete(e);
+                }
+            });
+            t.start();
+            assertTrue(other.get(10, TimeUnit.SECONDS) instanceof IllegalStateException);
+            // another thread's submissions are not plugged by this one
+            CompletableFuture<Integer> free = new CompletableFuture<>();
+            Thread u = new Thread(() -> s.write(MemoryOps.hdr(8 * LEN), ByteBuffer.wrap(new byte[LEN]), free::complete));
+            u.start();
+            assertEquals(0, free.get(10, TimeUnit.SECONDS));
+            assertFalse(done.get(0).isDone());
+            plug.close();
+            assertAllLanded(f, done, (byte) 70);
+        }
+    }
+
+    @Test
+    void postsHeldWhileTheirPathDiesFailOverWhenThePlugCloses() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(true))) {
+            ClientSession s = f.open(f.config("plugfail", f.path(f.dev1), f.path(f.dev2)));
+            FailoverTest.bothConnected(s);
+            List<CompletableFuture<Integer>> done;
+            try (RtrsPlug plug = s.plug()) {
+                done = writes(s, 16, (byte) 100); // round robin: half of them on each path
+                f.server.remove(f.dev2);
+                Await.until("path 2 seen failed", () -> s.pathInfo().stream()
+                        .anyMatch(p -> p.state() != io.rnbd.rtrs.api.PathState.CONNECTED));
+            }
+            assertAllLanded(f, done, (byte) 100);
+        }
+    }
+}
