@@ -43,6 +43,15 @@ public interface BlockDevice extends AutoCloseable {
     /** Zero the range (as efficiently as the device can). */
     CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua);
 
+    /**
+     * Hold back what this thread submits until the returned plug is closed, then send it
+     * together ({@link BlockPlug}). A device that gains nothing from batches, and a thread
+     * that already holds a plug on this device, get {@link BlockPlug#NONE}.
+     */
+    default BlockPlug plug() {
+        return BlockPlug.NONE;
+    }
+
     @Override
     void close();
 }

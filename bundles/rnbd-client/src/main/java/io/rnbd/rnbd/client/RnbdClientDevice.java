@@ -3,6 +3,7 @@ package io.rnbd.rnbd.client;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockPlug;
 import io.rnbd.rnbd.api.BlockStats;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.DeviceClaim;
@@ -15,6 +16,7 @@ import io.rnbd.rnbd.proto.Open;
 import io.rnbd.rnbd.proto.OpenRsp;
 import io.rnbd.rnbd.proto.ProtoException;
 import io.rnbd.rtrs.api.RtrsClientSession;
+import io.rnbd.rtrs.api.RtrsPlug;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -426,21 +428,37 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             return r.future;
         }
         long done = 0;
-        while (done < length) {
-            int len = (int) Math.min(step, length - done);
-            ByteBuffer data = NO_DATA;
-            if (buf != null) {
-                if (buf.remaining() == length) {
-                    int from = buf.position() + (int) done;
-                    data = buf.duplicate().limit(from + len).position(from).slice();
-                } else {
-                    data = buf.duplicate().limit(buf.position() + len).slice();
+        try (BlockPlug plug = n > 1 ? plug() : BlockPlug.NONE) {
+            while (done < length) {
+                int len = (int) Math.min(step, length - done);
+                ByteBuffer data = NO_DATA;
+                if (buf != null) {
+                    if (buf.remaining() == length) {
+                        int from = buf.position() + (int) done;
+                        data = buf.duplicate().limit(from + len).position(from).slice();
+                    } else {
+                        data = buf.duplicate().limit(buf.position() + len).slice();
+                    }
                 }
+                submit(new Piece(r, op, flags, offset + done, len, data));
+                done += len;
             }
-            submit(new Piece(r, op, flags, offset + done, len, data));
-            done += len;
         }
         return r.future;
+    }
+
+    /** The RTRS session's plug: what this thread submits then goes out as one post per connection. */
+    @Override
+    public BlockPlug plug() {
+        RtrsClientSession rtrs;
+        synchronized (this) {
+            rtrs = state == DeviceState.MAPPED && session != null ? session.rtrs() : null;
+        }
+        if (rtrs == null) {
+            return BlockPlug.NONE;
+        }
+        RtrsPlug p = rtrs.plug();
+        return p == RtrsPlug.NONE ? BlockPlug.NONE : p::close;
     }
 
     /**

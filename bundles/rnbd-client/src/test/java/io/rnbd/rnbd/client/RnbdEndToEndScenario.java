@@ -226,6 +226,41 @@ public abstract class RnbdEndToEndScenario {
         assertEquals(Errno.EINVAL, errnoOf(d.write(100, ByteBuffer.allocate(512), false)), "misaligned");
     }
 
+    /** Whether the transport's session holds plugged IO back (the real RTRS client does). */
+    protected boolean plugHolds() {
+        return false;
+    }
+
+    @Test
+    void ioSubmittedUnderAPlugLandsWhenItCloses() throws Exception {
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        Random rnd = new Random(7);
+        byte[] small = new byte[8 * 4096];
+        byte[] large = new byte[2 * d.maxIoSize() + 4096]; // three pieces
+        rnd.nextBytes(small);
+        rnd.nextBytes(large);
+        List<CompletableFuture<Void>> writes = new ArrayList<>();
+        try (io.rnbd.rnbd.api.BlockPlug plug = d.plug()) {
+            for (int i = 0; i < 8; i++) {
+                writes.add(d.write(i * 8192L, ByteBuffer.wrap(small, i * 4096, 4096), false));
+            }
+            writes.add(d.write(1 << 20, ByteBuffer.wrap(large), false));
+            if (plugHolds()) {
+                Thread.sleep(200);
+                assertTrue(writes.stream().noneMatch(CompletableFuture::isDone), "nothing completes while plugged");
+                assertEquals(0, server.exports().get(0).stats().writes(), "the server saw nothing");
+            }
+        }
+        for (CompletableFuture<Void> w : writes) {
+            await(w);
+        }
+        for (int i = 0; i < 8; i++) {
+            assertArrayEquals(java.util.Arrays.copyOfRange(small, i * 4096, (i + 1) * 4096), readAll(d, i * 8192L, 4096));
+        }
+        assertArrayEquals(large, readAll(d, 1 << 20, large.length));
+        assertEquals(11, server.exports().get(0).stats().writes(), "8 writes and 3 pieces");
+    }
+
     @Test
     void requestsLargerThanMaxIoAreSplit() throws Exception {
         RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
