@@ -27,9 +27,16 @@ record Point(String workload, int blockSize, int queueDepth) {
         return l;
     }
 
+    /** The load generator's submission batch for every point and target; the generator's default unless set. */
+    static final Integer BATCH = Integer.getInteger("rnbd.bench.batch");
+
     LoadSpec spec(Duration d, long seed) {
-        return LoadSpec.builder().workload(workload).blockSize(blockSize).queueDepth(queueDepth).duration(d)
-                .seed(seed).build();
+        LoadSpec.Builder b = LoadSpec.builder().workload(workload).blockSize(blockSize).queueDepth(queueDepth)
+                .duration(d).seed(seed);
+        if (BATCH != null) {
+            b.batch(BATCH);
+        }
+        return b.build();
     }
 
     @Override

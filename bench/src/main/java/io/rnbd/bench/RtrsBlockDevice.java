@@ -2,9 +2,11 @@ package io.rnbd.bench;
 
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockPlug;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rtrs.api.RtrsClientSession;
+import io.rnbd.rtrs.api.RtrsPlug;
 import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.api.RtrsServerRequest;
 import java.nio.ByteBuffer;
@@ -25,6 +27,12 @@ final class RtrsBlockDevice implements BlockDevice {
         this.session = session;
         this.size = size;
         this.maxIo = Math.min(session.maxIoSize(), 128 * 1024);
+    }
+
+    @Override
+    public BlockPlug plug() {
+        RtrsPlug p = session.plug();
+        return p == RtrsPlug.NONE ? BlockPlug.NONE : p::close;
     }
 
     private static ByteBuffer header(long offset) {

@@ -56,6 +56,10 @@ public class BenchCommand implements Action {
     @Option(name = "--qd", aliases = "--iodepth", description = "Queue depth: IOs kept in flight")
     int queueDepth = 32;
 
+    @Option(name = "--batch", aliases = "--iodepth-batch",
+            description = "At most this many ready IOs submitted together under one plug (1: each alone); default 4")
+    int batch = 4;
+
     @Option(name = "--runtime", aliases = "-t", description = "How long (500ms, 10s, 2m); default 10s, or none with --ios")
     String runtime;
 
@@ -111,7 +115,7 @@ public class BenchCommand implements Action {
                 : ios > 0 ? Duration.ZERO : Duration.ofSeconds(10);
         return LoadSpec.builder().workload(rw).mixRead(rwMixRead)
                 .blockSize(Math.toIntExact(Units.parseSize("block size", blockSize)))
-                .queueDepth(queueDepth).duration(d).ioCount(ios).verify(verify)
+                .queueDepth(queueDepth).batch(batch).duration(d).ioCount(ios).verify(verify)
                 .range(Units.parseSize("offset", offset), Units.parseSize("length", length))
                 .seed(seed).maxErrors(maxErrors).build();
     }

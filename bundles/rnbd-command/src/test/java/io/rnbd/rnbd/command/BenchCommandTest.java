@@ -78,7 +78,7 @@ class BenchCommandTest {
         c.ios = 5000;
         c.execute();
         String out = output();
-        assertTrue(out.startsWith("rnbd0: randrw 50% reads, bs 4k, qd 32, 5000 IOs, verify\n"), out);
+        assertTrue(out.startsWith("rnbd0: randrw 50% reads, bs 4k, qd 32, batch 4, 5000 IOs, verify\n"), out);
         assertTrue(out.contains("\nop "), out);
         assertTrue(out.contains("\nread "), out);
         assertTrue(out.contains("\nwrite "), out);
@@ -106,7 +106,7 @@ class BenchCommandTest {
         assertEquals(1, out.split("\n").length);
 
         Map<String, Object> result = MiniJson.object(out);
-        assertEquals(List.of("device", "workload", "read_percent", "block_size", "queue_depth", "verify", "seconds",
+        assertEquals(List.of("device", "workload", "read_percent", "block_size", "queue_depth", "batch", "verify", "seconds",
                 "ended_by", "read", "write", "total", "errors", "verified_reads", "mismatches", "problems"),
                 List.copyOf(result.keySet()));
         @SuppressWarnings("unchecked")

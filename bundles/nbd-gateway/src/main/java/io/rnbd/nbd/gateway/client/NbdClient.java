@@ -11,6 +11,7 @@ import io.rnbd.nbd.gateway.proto.SimpleReply;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockPlug;
 import io.rnbd.rnbd.api.Capabilities;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -31,8 +32,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A block device on an NBD server. Requests are pipelined: any thread may submit, the request
- * is written at once (under a lock) and its future completes on the client's reader thread
- * when the reply arrives, so callbacks should be short. Simple replies only (no structured
+ * is written at once (under a lock), or when the submitting thread's {@link #plug} closes,
+ * and its future completes on the client's reader thread when the reply arrives, so
+ * callbacks should be short. Simple replies only (no structured
  * replies are negotiated), NBD_OPT_GO with a block size request, NBD_OPT_EXPORT_NAME as a
  * fallback for old servers.
  */
@@ -53,6 +55,8 @@ public final class NbdClient implements BlockDevice {
     private final Map<Long, Pending> inflight = new ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
     private final ReentrantLock sendLock = new ReentrantLock();
+    /** The plug each submitting thread holds, if any: thread-confined. */
+    private final ThreadLocal<ClientPlug> plugs = new ThreadLocal<>();
     private final ByteBuffer header = ByteBuffer.allocateDirect(Request.SIZE);
     private final ByteBuffer[] gather = new ByteBuffer[2];
     private final Thread reader;
@@ -293,6 +297,11 @@ public final class NbdClient implements BlockDevice {
         }
         long handle = handles.incrementAndGet();
         inflight.put(handle, new Pending(type, type == CMD_READ ? data : null, f));
+        ClientPlug plug = plugs.get();
+        if (plug != null) {
+            plug.add(new Request(flags, type, handle, offset, length), type == CMD_WRITE ? data : null);
+            return f;
+        }
         sendLock.lock();
         try {
             if (broken != null) {
@@ -315,6 +324,58 @@ public final class NbdClient implements BlockDevice {
             sendLock.unlock();
         }
         return f;
+    }
+
+    @Override
+    public BlockPlug plug() {
+        if (plugs.get() != null) {
+            return BlockPlug.NONE;
+        }
+        ClientPlug p = new ClientPlug();
+        plugs.set(p);
+        return p;
+    }
+
+    /** One thread's held requests, written in one gathering write when it closes (as TCP_CORK would). */
+    private final class ClientPlug implements BlockPlug {
+        private final Thread owner = Thread.currentThread();
+        private final java.util.List<ByteBuffer> out = new java.util.ArrayList<>();
+        private boolean closed;
+
+        void add(Request r, ByteBuffer data) {
+            ByteBuffer h = ByteBuffer.allocate(Request.SIZE);
+            r.encode(h);
+            out.add(h.flip());
+            if (data != null && data.hasRemaining()) {
+                out.add(data);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (Thread.currentThread() != owner) {
+                throw new IllegalStateException("a plug is closed by the thread that took it");
+            }
+            if (closed) {
+                return;
+            }
+            closed = true;
+            plugs.remove();
+            if (out.isEmpty()) {
+                return;
+            }
+            sendLock.lock();
+            try {
+                if (broken != null) {
+                    throw new IOException("connection broken");
+                }
+                ChannelOutput.writeFully(ch, out.toArray(new ByteBuffer[0]), out.size());
+            } catch (IOException e) {
+                fail(e);
+            } finally {
+                sendLock.unlock();
+            }
+        }
     }
 
     private void readReplies() {

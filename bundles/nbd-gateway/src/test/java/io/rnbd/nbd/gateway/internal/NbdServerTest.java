@@ -144,6 +144,39 @@ class NbdServerTest {
     }
 
     @Test
+    void requestsUnderAPlugGoOutWhenItCloses() throws Exception {
+        try (NbdClient c = NbdClient.connect(addr(), "sync")) {
+            byte[] b = new byte[6 * 4096];
+            new Random(3).nextBytes(b);
+            List<CompletableFuture<Void>> writes = new ArrayList<>();
+            io.rnbd.rnbd.api.BlockPlug plug = c.plug();
+            assertSame(io.rnbd.rnbd.api.BlockPlug.NONE, c.plug(), "nested: the outer plug sends everything");
+            for (int i = 0; i < 6; i++) {
+                writes.add(c.write(1 << 20 | i * 4096L, ByteBuffer.wrap(b, i * 4096, 4096), false));
+            }
+            Thread.sleep(200);
+            assertTrue(writes.stream().noneMatch(CompletableFuture::isDone), "nothing sent while plugged");
+            assertArrayEquals(new byte[b.length], syncDev.snapshot(1 << 20, b.length));
+            CompletableFuture<Throwable> other = new CompletableFuture<>();
+            new Thread(() -> {
+                try {
+                    plug.close();
+                    other.complete(null);
+                } catch (Throwable e) {
+                    other.complete(e);
+                }
+            }).start();
+            assertTrue(other.get(10, TimeUnit.SECONDS) instanceof IllegalStateException, "only the owner closes it");
+            plug.close();
+            plug.close();
+            CompletableFuture.allOf(writes.toArray(new CompletableFuture[0])).get(10, TimeUnit.SECONDS);
+            assertArrayEquals(b, syncDev.snapshot(1 << 20, b.length));
+            // unplugged again: a request goes out at once
+            c.write(0, ByteBuffer.wrap(new byte[4096]), false).get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void connectsByUri() throws Exception {
         try (NbdClient c = NbdClient.connect("nbd://127.0.0.1:" + addr().getPort() + "/ro")) {
             assertEquals("ro", c.exportName());

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LoadGenMain {
     private static final String USAGE = "usage: LoadGenMain [--backend memory|file] [--size 1g] [-o key=value]...\n"
-            + "  [--rw randread|randwrite|randrw|read|write|rw] [--rwmixread 50] [--bs 4k] [--qd 32]\n"
+            + "  [--rw randread|randwrite|randrw|read|write|rw] [--rwmixread 50] [--bs 4k] [--qd 32] [--batch 4]\n"
             + "  [--runtime 10s] [--ios N] [--verify] [--offset 0] [--length 0] [--seed 1] [--max-errors 100]\n"
             + "  [--json] [--quiet]";
 
@@ -70,6 +70,7 @@ public final class LoadGenMain {
                     case "--rwmixread": b.mixRead(Integer.parseInt(v)); break;
                     case "--bs": b.blockSize(Math.toIntExact(Units.parseSize("block size", v))); break;
                     case "--qd": b.queueDepth(Integer.parseInt(v)); break;
+                    case "--batch": b.batch(Integer.parseInt(v)); break;
                     case "--runtime": b.duration(Units.parseDuration("runtime", v)); break;
                     case "--ios": b.ioCount(Long.parseLong(v)); break;
                     case "--offset": offset = Units.parseSize("offset", v); break;

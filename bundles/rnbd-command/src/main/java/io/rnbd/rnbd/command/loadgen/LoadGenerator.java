@@ -2,6 +2,7 @@ package io.rnbd.rnbd.command.loadgen;
 
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockPlug;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +29,9 @@ import java.util.function.LongSupplier;
  * slot per queue-depth unit, each with its own buffer, resubmitted as soon as its IO completes.
  * One thread of the run submits every IO (see {@link #submitLoop}), so {@link #start} returns
  * at once and a device that completes inline neither recurses nor starves slots; the thread
- * ends with the run (it stays parked only if the device never completes an IO). With
+ * ends with the run (it stays parked only if the device never completes an IO). Slots that
+ * are ready together, up to the spec's batch, are submitted under one
+ * {@link BlockDevice#plug plug}. With
  * verification no two IOs touch one
  * block at the same time, and every read of a block written in this run must return exactly
  * the last completed write (see {@link BlockPattern}). Plain Java: no OSGi, no logging.
@@ -154,15 +157,27 @@ public final class LoadGenerator {
      * thread, and one that completes inline takes its turn behind the other slots.
      */
     private void submitLoop() {
+        int batch = Math.min(spec.batch(), spec.queueDepth());
+        List<Slot> burst = new ArrayList<>(batch);
         while (activeSlots.get() > 0) {
-            Slot s;
             try {
-                s = ready.take();
+                burst.add(ready.take());
             } catch (InterruptedException e) {
                 stop();
                 continue;
             }
-            issue(s);
+            ready.drainTo(burst, batch - 1);
+            if (burst.size() == 1) {
+                issue(burst.get(0));
+            } else {
+                // what is ready goes out together: one post per connection for an RNBD device
+                try (BlockPlug plug = dev.plug()) {
+                    for (Slot s : burst) {
+                        issue(s);
+                    }
+                }
+            }
+            burst.clear();
         }
     }
 

@@ -12,7 +12,8 @@ public final class LoadReport {
         if (spec.readPercent() > 0 && spec.readPercent() < 100) {
             sb.append(' ').append(spec.readPercent()).append("% reads");
         }
-        sb.append(", bs ").append(Units.size(spec.blockSize())).append(", qd ").append(spec.queueDepth());
+        sb.append(", bs ").append(Units.size(spec.blockSize())).append(", qd ").append(spec.queueDepth())
+                .append(", batch ").append(spec.batch());
         if (!spec.duration().isZero()) {
             sb.append(", ").append(fmt(spec.duration().toMillis() / 1000.0)).append(" s");
         }
@@ -71,6 +72,7 @@ public final class LoadReport {
         field(sb, "read_percent", s.readPercent()).append(',');
         field(sb, "block_size", s.blockSize()).append(',');
         field(sb, "queue_depth", s.queueDepth()).append(',');
+        field(sb, "batch", s.batch()).append(',');
         field(sb, "verify", s.verify()).append(',');
         field(sb, "seconds", fmt(r.seconds())).append(',');
         field(sb, "ended_by", quote(r.stoppedBy())).append(',');

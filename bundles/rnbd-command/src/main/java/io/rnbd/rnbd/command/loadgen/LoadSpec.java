@@ -6,14 +6,17 @@ import java.util.Locale;
 
 /**
  * What to run: the mix (percentage of reads), random or sequential offsets, block size, queue
- * depth, how long (a duration, an IO count or both: whichever ends first), an optional
+ * depth, the submission batch, how long (a duration, an IO count or both: whichever ends first), an optional
  * verification of every read of a block written in this run, and the device range to use.
  *
  * @param length    bytes from {@code offset} to use; 0 means to the end of the device
  * @param maxErrors stop after this many failed IOs; 0 means never stop for errors
+ * @param batch     at most this many IOs that are ready at once are submitted under one
+ *                  {@link io.rnbd.rnbd.api.BlockDevice#plug plug} (fio's {@code iodepth_batch_submit});
+ *                  1 submits each alone
  */
 public record LoadSpec(int readPercent, boolean random, int blockSize, int queueDepth, Duration duration,
-                       long ioCount, boolean verify, long offset, long length, long seed, long maxErrors) {
+                       long ioCount, boolean verify, long offset, long length, long seed, long maxErrors, int batch) {
 
     public LoadSpec {
         if (readPercent < 0 || readPercent > 100) {
@@ -24,6 +27,9 @@ public record LoadSpec(int readPercent, boolean random, int blockSize, int queue
         }
         if (queueDepth < 1 || queueDepth > 1024) {
             throw new IllegalArgumentException("queue depth " + queueDepth + " must be 1-1024");
+        }
+        if (batch < 1 || batch > 1024) {
+            throw new IllegalArgumentException("batch " + batch + " must be 1-1024");
         }
         if (duration == null) {
             duration = Duration.ZERO;
@@ -84,7 +90,12 @@ public record LoadSpec(int readPercent, boolean random, int blockSize, int queue
         return new Builder();
     }
 
-    /** Defaults: randread, 4k, queue depth 32, 10 s, no verification, whole device, stop after 100 errors. */
+    /**
+     * Defaults: randread, 4k, queue depth 32, batch 4, 10 s, no verification, whole device, stop
+     * after 100 errors. A batch never waits for IO to complete: it takes only what is ready. Four
+     * is where batching paid most on two vCPUs ({@code docs/perf.md}); larger batches there
+     * turned the threads into a convoy that takes turns instead of running side by side.
+     */
     public static final class Builder {
         private int readPercent = 100;
         private boolean random = true;
@@ -99,6 +110,7 @@ public record LoadSpec(int readPercent, boolean random, int blockSize, int queue
         private long length;
         private long seed = 1;
         private long maxErrors = 100;
+        private int batch = 4;
 
         /** One of randread, randwrite, randrw, read, write, rw (as fio's {@code --rw}). */
         public Builder workload(String rw) {
@@ -164,9 +176,15 @@ public record LoadSpec(int readPercent, boolean random, int blockSize, int queue
             return this;
         }
 
+        /** At most this many ready IOs per plug; 1: each alone. */
+        public Builder batch(int n) {
+            this.batch = n;
+            return this;
+        }
+
         public LoadSpec build() {
             return new LoadSpec(mixed ? mixRead : readPercent, random, blockSize, queueDepth, duration, ioCount,
-                    verify, offset, length, seed, maxErrors);
+                    verify, offset, length, seed, maxErrors, batch);
         }
     }
 }

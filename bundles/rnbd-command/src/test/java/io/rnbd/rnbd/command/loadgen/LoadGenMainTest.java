@@ -22,7 +22,7 @@ class LoadGenMainTest {
         assertEquals(0, run("--size", "16m", "--rw", "randrw", "--rwmixread", "70", "--bs", "8k", "--qd", "16",
                 "--ios", "20000", "--runtime", "0", "--verify", "--quiet"));
         String table = out.toString(StandardCharsets.UTF_8);
-        assertTrue(table.startsWith("memory{size=16m}: randrw 70% reads, bs 8k, qd 16, 20000 IOs, verify\n"), table);
+        assertTrue(table.startsWith("memory{size=16m}: randrw 70% reads, bs 8k, qd 16, batch 4, 20000 IOs, verify\n"), table);
         assertTrue(table.matches("(?s).*\ntotal +20000 .*"), table);
         assertTrue(table.contains("mismatches 0"), table);
         assertEquals("", err.toString(StandardCharsets.UTF_8));
