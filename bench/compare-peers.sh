@@ -29,6 +29,9 @@
 #                 before sleeping, while a CPU is spare, as storage targets poll (rdma-soft
 #                 README); 0 = the device default (off)
 #   POLL_USEC=0   the same for the RNBD client's soft device (off: at depth it costs IOPS)
+#   BATCH=4       the load generator's submission batch for both targets (LoadSpec.batch, fio's
+#                 iodepth_batch_submit): ready IOs, up to this many, go out under one plug;
+#                 1 = each alone (the generator before session 5)
 #   OUT=dir       where logs, raw results and the JFR file go (default: a new /tmp/rnbd-peers.*)
 set -euo pipefail
 
@@ -121,7 +124,8 @@ mkdir -p "$OUT"
 
 if [ "$CPUS" = none ]; then pin=(); else pin=(taskset -c "$CPUS"); fi
 jvm=("${pin[@]}" java -Xms1g -Xmx1g -XX:MaxDirectMemorySize=2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
-     -Drnbd.bench.poll.usec="${POLL_USEC:-0}" -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-50}" -cp "$jar")
+     -Drnbd.bench.poll.usec="${POLL_USEC:-0}" -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-50}"
+     -Drnbd.bench.batch="${BATCH:-4}" -cp "$jar")
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 pids_to_kill=()
@@ -139,7 +143,7 @@ trap cleanup EXIT
     echo "jdk:       $(java -version 2>&1 | head -1)"
     echo "tools:     $(nbdkit --version 2>&1 | head -1), $(fio --version)"
     if [ "$CPUS" = none ]; then echo "placement: no taskset (nproc=$ncpu)"; else echo "placement: every process under 'taskset -c $CPUS' (nproc=$ncpu)"; fi
-    echo "soft devices: poll.usec client ${POLL_USEC:-0}, server ${SERVER_POLL_USEC:-50}"
+    echo "soft devices: poll.usec client ${POLL_USEC:-0}, server ${SERVER_POLL_USEC:-50}; load generator batch ${BATCH:-4}"
     echo "loadavg:   $(cat /proc/loadavg) (before)"
     echo "points:    $POINTS, ${REPS}x${SECS}s each (fio ${FIO_REPS}x), size $SIZE"
 } | tee "$OUT/machine.txt"

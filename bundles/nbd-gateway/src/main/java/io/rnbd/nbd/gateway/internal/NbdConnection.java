@@ -9,6 +9,7 @@ import io.rnbd.nbd.gateway.proto.NbdProtoException;
 import io.rnbd.nbd.gateway.proto.Request;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockPlug;
 import io.rnbd.rnbd.api.Capabilities;
 import java.io.EOFException;
 import java.io.IOException;
@@ -54,6 +55,8 @@ final class NbdConnection implements Runnable {
     private int flags;
     private boolean structured;
     private Capabilities caps;
+    /** Held while the requests read in together are handed to the device; reader thread only. */
+    private BlockPlug plug = BlockPlug.NONE;
 
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
                   NbdServerConfig config, ScheduledExecutorService timer, NbdServerStats stats,
@@ -156,8 +159,35 @@ final class NbdConnection implements Runnable {
         }
     }
 
+    /**
+     * Requests that arrived together go to the device together: while the next request is
+     * already in the staging buffer, the device is plugged ({@link BlockDevice#plug}; an RNBD
+     * device then sends them as one RTRS post per connection). The plug is let go before
+     * anything that can wait (the socket, the in-flight budget), so plugged IO never waits for
+     * what it holds up.
+     */
     private void transmit(ChannelInput in) throws IOException, NbdProtoException, InterruptedException {
-        while (!closing && in.await(Request.SIZE)) {
+        try {
+            transmitPlugged(in);
+        } finally {
+            unplug();
+        }
+    }
+
+    private void unplug() {
+        BlockPlug p = plug;
+        plug = BlockPlug.NONE;
+        p.close();
+    }
+
+    private void transmitPlugged(ChannelInput in) throws IOException, NbdProtoException, InterruptedException {
+        while (!closing) {
+            if (in.buffered() < Request.SIZE) {
+                unplug();
+            }
+            if (!in.await(Request.SIZE)) {
+                return;
+            }
             Request req = Request.decode(in.need(Request.SIZE));
             stats.requests.increment();
             if (req.type() == CMD_DISC) {
@@ -168,6 +198,9 @@ final class NbdConnection implements Runnable {
             if (req.type() == CMD_WRITE) {
                 if (err != 0) {
                     // Still in sync: drop the payload, answer the error, carry on.
+                    if (in.buffered() < len) {
+                        unplug();
+                    }
                     in.skip(len);
                     answerNow(Reply.failed(req.handle(), false, err, why(req, err), 0));
                     continue;
@@ -175,6 +208,9 @@ final class NbdConnection implements Runnable {
                 acquire(len);
                 ByteBuffer buf = len == 0 ? null : pool.acquire((int) len);
                 if (buf != null) {
+                    if (in.buffered() < len) {
+                        unplug();
+                    }
                     try {
                         in.readFully(buf);
                     } catch (IOException e) {
@@ -184,14 +220,22 @@ final class NbdConnection implements Runnable {
                     buf.flip();
                     stats.bytesWritten.add(len);
                 }
+                plugIfMoreWaiting(in);
                 execute(req, buf);
             } else if (err != 0) {
                 answerNow(Reply.failed(req.handle(), req.type() == CMD_READ, err, why(req, err), 0));
             } else {
                 long held = req.type() == CMD_READ ? len : 0;
                 acquire(held);
+                plugIfMoreWaiting(in);
                 execute(req, req.type() == CMD_READ && len > 0 ? pool.acquire((int) len) : null);
             }
+        }
+    }
+
+    private void plugIfMoreWaiting(ChannelInput in) {
+        if (plug == BlockPlug.NONE && in.buffered() >= Request.SIZE) {
+            plug = device.plug();
         }
     }
 
@@ -202,12 +246,19 @@ final class NbdConnection implements Runnable {
     }
 
     private void acquire(long payload) throws InterruptedException, EOFException {
+        int permits = bytePermits(payload);
+        if (slots.tryAcquire()) {
+            if (permits == 0 || bytes.tryAcquire(permits)) {
+                return;
+            }
+            slots.release();
+        }
+        unplug(); // waiting for completions: the plugged requests must be out first
         while (!slots.tryAcquire(100, TimeUnit.MILLISECONDS)) {
             if (closing) {
                 throw new EOFException("connection closing");
             }
         }
-        int permits = bytePermits(payload);
         if (permits > 0) {
             while (!bytes.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
                 if (closing) {

@@ -260,6 +260,32 @@ class NbdServerTest {
     }
 
     @Test
+    void requestsThatArriveTogetherReachTheDeviceUnderOnePlug() throws Exception {
+        try (RawNbd raw = new RawNbd(addr()).go("sync", false)) {
+            raw.request(0, CMD_WRITE, 1, 0, 512, ByteBuffer.allocate(512));
+            assertEquals(0, simpleReply(raw, 1).error());
+            assertEquals(List.of(), syncDev.plugged, "a request alone is not plugged");
+            // five writes and a read in one TCP write: the gateway reads them in together
+            ByteBuffer burst = ByteBuffer.allocate(5 * (28 + 4096) + 28);
+            for (int i = 0; i < 5; i++) {
+                new io.rnbd.nbd.gateway.proto.Request(0, CMD_WRITE, 10 + i, 8192L * i, 4096).encode(burst);
+                burst.put(new byte[4096]);
+            }
+            new io.rnbd.nbd.gateway.proto.Request(0, CMD_READ, 15, 0, 4096).encode(burst);
+            raw.send(burst.flip());
+            for (int i = 0; i < 5; i++) {
+                assertEquals(0, simpleReply(raw, 10 + i).error());
+            }
+            assertEquals(0, simpleReply(raw, 15).error());
+            raw.in.skip(4096);
+            // the reader lets go of the plug before it waits for more, so once this one is answered
+            raw.request(0, CMD_FLUSH, 16, 0, 0, null);
+            assertEquals(0, simpleReply(raw, 16).error());
+            assertEquals(List.of(6), syncDev.plugged, "all six went to the device under one plug");
+        }
+    }
+
+    @Test
     void badRequestsGetErrorsAndTheConnectionStaysUsable() throws Exception {
         try (RawNbd raw = new RawNbd(addr()).go("sync", false)) {
             // Read beyond the end, write beyond the end (payload must be skipped), misaligned, unknown command,

@@ -26,6 +26,9 @@ public final class MemoryBlockDevice implements BlockDevice {
     public final AtomicLong ops = new AtomicLong();
     public final AtomicInteger largestIo = new AtomicInteger();
     public volatile boolean closed;
+    /** How many operations each plug held, in the order the plugs closed. */
+    public final java.util.List<Integer> plugged = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    private final ThreadLocal<int[]> plugCount = new ThreadLocal<>();
     /** When set, every operation fails with this errno. */
     public volatile int failWith;
 
@@ -114,8 +117,27 @@ public final class MemoryBlockDevice implements BlockDevice {
         }
     }
 
+    @Override
+    public io.rnbd.rnbd.api.BlockPlug plug() {
+        if (plugCount.get() != null) {
+            return io.rnbd.rnbd.api.BlockPlug.NONE;
+        }
+        int[] n = {0};
+        plugCount.set(n);
+        return () -> {
+            if (plugCount.get() == n) {
+                plugCount.remove();
+                plugged.add(n[0]);
+            }
+        };
+    }
+
     private CompletableFuture<Void> run(long offset, long length, boolean writes, Runnable op) {
         ops.incrementAndGet();
+        int[] held = plugCount.get();
+        if (held != null) {
+            held[0]++;
+        }
         largestIo.accumulateAndGet((int) Math.min(Integer.MAX_VALUE, length), Math::max);
         Runnable checked = () -> {
             if (closed) {

@@ -32,6 +32,11 @@ public final class ChannelInput {
         return buf;
     }
 
+    /** Bytes already read from the channel and not yet consumed: what can be taken without waiting. */
+    public int buffered() {
+        return buf.remaining();
+    }
+
     /** Waits for {@code n} bytes; false on a clean end of stream before the first of them. */
     public boolean await(int n) throws IOException {
         if (n > buf.capacity()) {
