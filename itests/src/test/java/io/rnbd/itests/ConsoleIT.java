@@ -43,6 +43,11 @@ public class ConsoleIT extends KarafTestSupport {
         String json = run("rdma:devices --json");
         assertContains(json, "\"name\":\"soft0\",\"provider\":\"soft\"");
         assertContains(json, "\"addresses\":[\"127.0.0.2\"]");
+        String stats = run("rdma:statistic soft0");
+        assertRow(stats, "soft0", "polls");
+        assertRow(stats, "soft0", "polls_skipped");
+        assertContains(run("rdma:statistic --json soft1"), "\"name\":\"soft1\",\"provider\":\"soft\",\"counters\":{\"polls\":");
+        assertError(run("rdma:statistic mlx5_0"), "ENODEV");
 
         assertEquals("Added soft link itest9 on 127.0.0.3", run("rdma:link-add itest9 127.0.0.3"));
         awaitCondition("itest9 listed", () -> run("rdma:devices").contains("itest9"), TIMEOUT_MS, null);

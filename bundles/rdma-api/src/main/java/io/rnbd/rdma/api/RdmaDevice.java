@@ -3,6 +3,7 @@ package io.rnbd.rdma.api;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Map;
 
 /**
  * An RDMA adapter (or a software one), registered as an OSGi service by its provider with
@@ -33,6 +34,15 @@ public interface RdmaDevice {
 
     /** The IP addresses this device is reachable at (its GIDs' addresses). */
     List<InetAddress> addresses();
+
+    /**
+     * The provider's counters, as {@code rdma statistic show} lists a device's: name to value,
+     * in a stable order; empty when the provider keeps none. Cheap and never blocking: a
+     * console reads it.
+     */
+    default Map<String, Long> counters() {
+        return Map.of();
+    }
 
     /** Allocate a protection domain; memory regions and queue pairs live inside one. */
     ProtectionDomain allocPd() throws RdmaException;

@@ -28,7 +28,7 @@ class RdmaCommandsTest {
 
     private static final List<RdmaDeviceInfo> DEVICES = List.of(
             new RdmaDeviceInfo("soft0", "soft", "0a0b:0c0d:0e0f:1011", LinkState.ACTIVE, List.of("127.0.0.1"),
-                    List.of("rtrs-server", "rtrs-client")),
+                    List.of("rtrs-server", "rtrs-client"), java.util.Map.of("polls", 1234L)),
             new RdmaDeviceInfo("odd\"name", "soft", "n", LinkState.DOWN, List.of(), List.of()));
 
     /** Links kept in a map, with the admin's documented errors. */
@@ -61,6 +61,34 @@ class RdmaCommandsTest {
         public List<String> links() {
             return new ArrayList<>(links.keySet());
         }
+    }
+
+    @Test
+    void statisticListsEachDevicesCountersOrADash() {
+        StatisticCommand c = new StatisticCommand();
+        c.setAdmin(() -> DEVICES);
+        c.setOut(out);
+        c.execute();
+        String[] lines = output().split("\n");
+        assertEquals(3, lines.length, output());
+        assertTrue(lines[0].startsWith("DEVICE    COUNTER  VALUE"), lines[0]);
+        assertTrue(lines[1].matches("soft0 +polls +1234 *"), lines[1]);
+        assertTrue(lines[2].matches("odd\"name +- +- *"), lines[2]);
+    }
+
+    @Test
+    void statisticOfOneDeviceAsJsonAndOfAnUnknownOne() {
+        StatisticCommand c = new StatisticCommand();
+        c.setAdmin(() -> DEVICES);
+        c.setOut(out);
+        c.device = "soft0";
+        c.json = true;
+        c.execute();
+        assertEquals("[{\"name\":\"soft0\",\"provider\":\"soft\",\"counters\":{\"polls\":1234}}]\n", output());
+        bytes.reset();
+        c.device = "mlx5_0";
+        c.execute();
+        assertEquals("Error: ENODEV: no RDMA device named mlx5_0\n", output());
     }
 
     @Test

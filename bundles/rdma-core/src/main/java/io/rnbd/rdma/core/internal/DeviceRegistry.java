@@ -213,7 +213,8 @@ public final class DeviceRegistry implements RdmaAdmin {
             for (InetAddress a : d.addresses()) {
                 addresses.add(a.getHostAddress());
             }
-            out.add(new RdmaDeviceInfo(d.name(), d.provider(), d.nodeId(), d.linkState(), addresses, e.getValue()));
+            out.add(new RdmaDeviceInfo(d.name(), d.provider(), d.nodeId(), d.linkState(), addresses, e.getValue(),
+                    d.counters()));
         }
         out.sort(Comparator.comparing(RdmaDeviceInfo::name));
         return out;

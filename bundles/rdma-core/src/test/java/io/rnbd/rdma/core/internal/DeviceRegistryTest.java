@@ -200,6 +200,8 @@ class DeviceRegistryTest {
         assertEquals(LinkState.ACTIVE, soft.linkState());
         assertEquals(List.of("127.0.0.1"), soft.addresses());
         assertEquals(List.of("rtrs-server"), soft.clients());
+        assertEquals(List.of("z_first", "a_second"), List.copyOf(soft.counters().keySet()), "the provider's order");
+        assertEquals(5L, soft.counters().get("a_second"));
     }
 
     @Test

@@ -55,6 +55,14 @@ final class Recorder {
         }
 
         @Override
+        public java.util.Map<String, Long> counters() {
+            java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+            m.put("z_first", 7L);
+            m.put("a_second", (long) name.length());
+            return m;
+        }
+
+        @Override
         public DeviceAttributes attributes() {
             return new DeviceAttributes(1, 1, 1, 1, 1);
         }

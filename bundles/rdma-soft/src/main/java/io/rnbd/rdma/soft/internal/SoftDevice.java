@@ -25,7 +25,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -333,6 +335,19 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
 
     int ioThreads() {
         return reactors.length;
+    }
+
+    /**
+     * {@code polls}: busy polls the IO threads began; {@code polls_skipped}: polls not begun
+     * because no CPU was spare (both 0 with {@code poll.usec} 0).
+     */
+    @Override
+    public Map<String, Long> counters() {
+        long[] c = pollCounts();
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("polls", c[0]);
+        m.put("polls_skipped", c[1]);
+        return m;
     }
 
     /** Busy polls begun by the IO threads, and not begun because no CPU was spare. */

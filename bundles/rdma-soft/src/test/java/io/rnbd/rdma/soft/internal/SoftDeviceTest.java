@@ -177,6 +177,9 @@ class SoftDeviceTest {
                 Thread.onSpinWait();
             }
             long[] c = d.pollCounts();
+            // what rdma:statistic shows: the same counts, in this order
+            assertEquals(List.of("polls", "polls_skipped"), List.copyOf(d.counters().keySet()));
+            assertTrue(d.counters().get("polls") >= c[0] && d.counters().get("polls_skipped") >= c[1]);
             if (loadavg == busy) {
                 assertEquals(0, c[0], "3 runnable tasks on 2 CPUs: no poll may begin");
                 assertTrue(c[1] >= 5, "every turn asked and was refused: " + c[1]);
