@@ -30,15 +30,8 @@ public class DevicesCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream o) {
-        if (admin == null) {
-            o.println("Error: the RDMA device registry (rdma-core) is not running");
-            return;
-        }
-        List<RdmaDeviceInfo> devices;
-        try {
-            devices = admin.devices();
-        } catch (RuntimeException e) {
-            o.println("Error: " + e.getMessage());
+        List<RdmaDeviceInfo> devices = devices(admin, o);
+        if (devices == null) {
             return;
         }
         if (json) {
@@ -51,6 +44,20 @@ public class DevicesCommand extends ConsoleCommand {
                     d.clients().isEmpty() ? "-" : String.join(",", d.clients()));
         }
         table.print(o);
+    }
+
+    /** The registry's devices, or null after printing why there are none to show. */
+    static List<RdmaDeviceInfo> devices(RdmaAdmin admin, PrintStream o) {
+        if (admin == null) {
+            o.println("Error: the RDMA device registry (rdma-core) is not running");
+            return null;
+        }
+        try {
+            return admin.devices();
+        } catch (RuntimeException e) {
+            o.println("Error: " + e.getMessage());
+            return null;
+        }
     }
 
     static String toJson(List<RdmaDeviceInfo> devices) {

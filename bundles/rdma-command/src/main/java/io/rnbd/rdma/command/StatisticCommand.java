@@ -35,15 +35,8 @@ public class StatisticCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream o) {
-        if (admin == null) {
-            o.println("Error: the RDMA device registry (rdma-core) is not running");
-            return;
-        }
-        List<RdmaDeviceInfo> devices;
-        try {
-            devices = admin.devices();
-        } catch (RuntimeException e) {
-            o.println("Error: " + e.getMessage());
+        List<RdmaDeviceInfo> devices = DevicesCommand.devices(admin, o);
+        if (devices == null) {
             return;
         }
         if (device != null) {
