@@ -3,6 +3,7 @@ package io.rnbd.rnbd.client;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.rdma.api.Errno;
@@ -36,6 +37,19 @@ class RnbdClientDeviceTest {
         final ByteBuffer openRsp;
         final int maxIo;
         ToIntFunction<Io> ioAnswer = io -> 0;
+        boolean plugged;
+        int plugsTaken;
+        int underPlug;
+
+        @Override
+        public io.rnbd.rtrs.api.RtrsPlug plug() {
+            if (plugged) {
+                return io.rnbd.rtrs.api.RtrsPlug.NONE;
+            }
+            plugged = true;
+            plugsTaken++;
+            return () -> plugged = false;
+        }
 
         ScriptedSession(ByteBuffer openRsp, int maxIo) {
             this.openRsp = openRsp;
@@ -83,6 +97,9 @@ class RnbdClientDeviceTest {
                     done.done(0);
                 } else if (m instanceof Io io) {
                     ios.add(io);
+                    if (plugged) {
+                        underPlug++;
+                    }
                     byte[] b = new byte[payload == null ? 0 : payload.remaining()];
                     if (payload != null) {
                         payload.duplicate().get(b);
@@ -153,6 +170,27 @@ class RnbdClientDeviceTest {
         assertEquals(List.of("1F@1024+4096#42", "1F@5120+1024#42"), wire(s));
         assertArrayEquals(java.util.Arrays.copyOfRange(buf, 0, 4096), s.data.get(0));
         assertArrayEquals(java.util.Arrays.copyOfRange(buf, 4096, 5120), s.data.get(1));
+    }
+
+    @Test
+    void thePlugIsTheSessionsAndTheDevicePlugsTheSplitOfARequest() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRsp(16, 0, 8), 4096);
+        RemoteBlockDevice d = map(clientOver(s));
+        try (io.rnbd.rnbd.api.BlockPlug plug = d.plug()) {
+            assertTrue(s.plugged);
+            assertSame(io.rnbd.rnbd.api.BlockPlug.NONE, d.plug(), "nested: the session's NONE");
+            d.write(0, ByteBuffer.wrap(new byte[4096]), false).get();
+            d.write(8192, ByteBuffer.wrap(new byte[10 * 512]), false).get(); // two pieces, inside our plug
+        }
+        assertFalse(s.plugged);
+        assertEquals(1, s.plugsTaken);
+        assertEquals(3, s.underPlug);
+        d.write(0, ByteBuffer.wrap(new byte[10 * 512]), false).get(); // two pieces: the device plugs them
+        assertEquals(2, s.plugsTaken);
+        assertEquals(5, s.underPlug);
+        d.write(0, ByteBuffer.wrap(new byte[512]), false).get(); // one piece: no plug
+        assertEquals(2, s.plugsTaken);
+        assertEquals(5, s.underPlug);
     }
 
     @Test

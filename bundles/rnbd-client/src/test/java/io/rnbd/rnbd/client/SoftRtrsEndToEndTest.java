@@ -30,11 +30,6 @@ class SoftRtrsEndToEndTest extends RnbdEndToEndScenario {
     /** Kernel-default chunk (128 KiB), a small queue depth to keep the test's memory low. */
     private static final ServerConfig SERVER = new ServerConfig(0, 128 * 1024, 64, true, 5000, 5);
 
-    @Override
-    protected boolean plugHolds() {
-        return true;
-    }
-
     /** IO threads per soft device. */
     protected int ioThreads() {
         return 1;

@@ -154,7 +154,10 @@ class NbdServerTest {
             for (int i = 0; i < 6; i++) {
                 writes.add(c.write(1 << 20 | i * 4096L, ByteBuffer.wrap(b, i * 4096, 4096), false));
             }
-            Thread.sleep(200);
+            // a flush from another thread on the same connection: the sync device runs requests
+            // in arrival order, so once it is answered the writes would have landed, had they been sent
+            CompletableFuture<Void> flush = CompletableFuture.supplyAsync(c::flush).thenCompose(f -> f);
+            flush.get(10, TimeUnit.SECONDS);
             assertTrue(writes.stream().noneMatch(CompletableFuture::isDone), "nothing sent while plugged");
             assertArrayEquals(new byte[b.length], syncDev.snapshot(1 << 20, b.length));
             CompletableFuture<Throwable> other = new CompletableFuture<>();
