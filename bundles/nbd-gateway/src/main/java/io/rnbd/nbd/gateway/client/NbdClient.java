@@ -22,6 +22,8 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -143,12 +145,12 @@ public final class NbdClient implements BlockDevice {
     }
 
     /** The exports a server lists (NBD_OPT_LIST), by name. */
-    public static java.util.List<String> list(SocketAddress address) throws IOException {
+    public static List<String> list(SocketAddress address) throws IOException {
         SocketChannel ch = address instanceof UnixDomainSocketAddress
                 ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
         try (ch) {
             ch.connect(address);
-            java.util.List<String> names = new java.util.ArrayList<>();
+            List<String> names = new ArrayList<>();
             for (var e : new ClientHandshake(ch, new ChannelInput(ch, 64 * 1024)).list()) {
                 names.add(e.name());
             }
@@ -339,7 +341,7 @@ public final class NbdClient implements BlockDevice {
     /** One thread's held requests, written in one gathering write when it closes (as TCP_CORK would). */
     private final class ClientPlug implements BlockPlug {
         private final Thread owner = Thread.currentThread();
-        private final java.util.List<ByteBuffer> out = new java.util.ArrayList<>();
+        private final List<ByteBuffer> out = new ArrayList<>();
         private boolean closed;
 
         void add(Request r, ByteBuffer data) {
