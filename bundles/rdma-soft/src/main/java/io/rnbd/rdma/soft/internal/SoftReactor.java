@@ -241,6 +241,11 @@ final class SoftReactor implements Runnable {
                         channel.failed(e);
                     }
                     drainCallbacks();
+                    // the answers this channel's requests posted leave now, not after every
+                    // other ready channel was served too (a selectNow here, as step() may
+                    // do, would change the selected-key set under this iterator)
+                    serviceDirty();
+                    drainCallbacks();
                 }
                 flushCancelledNow();
                 long now = System.nanoTime();
@@ -340,10 +345,7 @@ final class SoftReactor implements Runnable {
             while ((t = tasks.poll()) != null) {
                 safeRun(t);
             }
-            SoftQp qp;
-            while ((qp = dirty.poll()) != null) {
-                qp.service();
-            }
+            serviceDirty();
             if (selector.isOpen()) {
                 flushCancelledNow();
             }
@@ -351,6 +353,13 @@ final class SoftReactor implements Runnable {
             if (tasks.isEmpty() && dirty.isEmpty()) {
                 return;
             }
+        }
+    }
+
+    private void serviceDirty() {
+        SoftQp qp;
+        while ((qp = dirty.poll()) != null) {
+            qp.service();
         }
     }
 
