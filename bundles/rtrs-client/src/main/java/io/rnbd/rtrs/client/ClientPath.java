@@ -373,7 +373,7 @@ final class ClientPath implements PathView {
         int id = r.permit;
         int base = id * session.slotSize();
         int msgOff = r.dataLen + r.usrLen;
-        ClientCon c = cons[1 + id % (cons.length - 1)];
+        ClientCon c = cons[1 + Math.floorMod(r.submitter, cons.length - 1)];
         int imm = Imm.ioReq(id, msgOff, Imm.offsetBits(session.queueDepth()));
         r.path = this;
         r.tried.add(this);

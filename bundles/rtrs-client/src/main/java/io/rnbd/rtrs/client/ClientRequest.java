@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One request of a session, from submission to its single completion. Guarded by the session
@@ -13,12 +14,22 @@ import java.util.concurrent.ScheduledFuture;
  * ({@link #copyData}, {@link #closeCopy}).
  */
 final class ClientRequest {
+    private static final AtomicInteger SUBMITTERS = new AtomicInteger();
+    /** Each submitting thread's number, handed out in order of first submission. */
+    private static final ThreadLocal<Integer> SUBMITTER = ThreadLocal.withInitial(SUBMITTERS::getAndIncrement);
+
     final boolean write;
     final ByteBuffer usrHdr;
     final ByteBuffer data;
     final IoDone done;
     final int dataLen;
     final int usrLen;
+    /**
+     * The submitting thread, where the kernel records the submitting CPU in the permit
+     * ({@code permit->cpu_id}): it picks the IO connection, so one thread's IO shares one
+     * connection and a burst of it leaves in one post, as one CPU's IO does in the kernel.
+     */
+    final int submitter = SUBMITTER.get();
     int permit = -1;
     ClientPath path;
     final Set<ClientPath> tried = new HashSet<>();

@@ -213,9 +213,10 @@ public final class ClientSession implements RtrsClientSession {
     }
 
     /** What one thread's plug holds back: its posts, rung together when it closes. */
-    private final class SessionPlug implements RtrsPlug {
+    final class SessionPlug implements RtrsPlug {
         private final Thread owner = Thread.currentThread();
-        private final List<ClientPath.Post> held = new ArrayList<>();
+        /** Owner thread only; package-visible for tests, which look at where posts go. */
+        final List<ClientPath.Post> held = new ArrayList<>();
         private boolean closed;
 
         @Override

@@ -7,12 +7,16 @@ import org.junit.jupiter.api.Test;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -206,6 +210,52 @@ class PlugTest {
                         .anyMatch(p -> p.state() != io.rnbd.rtrs.api.PathState.CONNECTED));
             }
             assertAllLanded(f, done, (byte) 100);
+        }
+    }
+
+    /**
+     * The IO connection is the submitting thread's, as it is the submitting CPU's in the
+     * kernel: a thread's burst leaves in one post on one connection, and the next thread to
+     * submit gets the other connection of two. Picked by permit, as before, a burst of eight
+     * spread over both and went out as two socket writes.
+     */
+    @Test
+    void aThreadsBurstGoesToOneConnectionAndTheNextThreadsToTheOther() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(true))) {
+            ClientSession s = f.open(f.config("plug", f.path(f.dev1)).withCons(2));
+            Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+            List<CompletableFuture<Integer>> done = new ArrayList<>();
+            // fresh threads, one after the other: each is numbered at its first submission
+            Set<Integer> first = onNewThread(() -> heldCids(s, done, 8, (byte) 1));
+            Set<Integer> second = onNewThread(() -> heldCids(s, done, 8, (byte) 9));
+            assertEquals(1, first.size(), "one thread's burst on one connection: " + first);
+            assertEquals(1, second.size(), "one thread's burst on one connection: " + second);
+            assertNotEquals(first, second, "two submitting threads on two connections");
+            for (CompletableFuture<Integer> w : done) {
+                assertEquals(0, w.get(10, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    private static <T> T onNewThread(Supplier<T> work) throws Exception {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Thread t = new Thread(() -> result.complete(work.get()));
+        t.start();
+        return result.get(10, TimeUnit.SECONDS);
+    }
+
+    /** Plugged writes of {@code n} blocks from this thread; the connections their held posts are for. */
+    private static Set<Integer> heldCids(ClientSession s, List<CompletableFuture<Integer>> done, int n, byte stamp) {
+        try (RtrsPlug plug = s.plug()) {
+            List<CompletableFuture<Integer>> w = writes(s, n, stamp);
+            synchronized (done) {
+                done.addAll(w);
+            }
+            Set<Integer> cids = new HashSet<>();
+            for (ClientPath.Post p : ((ClientSession.SessionPlug) plug).held) {
+                cids.add(p.con.cid);
+            }
+            return cids;
         }
     }
 }
