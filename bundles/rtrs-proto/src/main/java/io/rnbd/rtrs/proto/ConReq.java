@@ -75,6 +75,10 @@ public record ConReq(int version, int cid, int cidNum, int reconCnt, UUID pathUu
      * magic, major version and the connection ids, and ignores the bytes Linux reserves.
      */
     public static ConReq decode(ByteBuffer src) throws ProtoException {
+        if (src.remaining() < SIZE) {
+            // rtrs_rdma_connect: "Invalid RTRS connection request"
+            throw new ProtoException(Errno.ECONNRESET, "CON_REQ: " + src.remaining() + " bytes of private data, need " + SIZE);
+        }
         ByteBuffer b = Wire.take(src, SIZE, "CON_REQ");
         if (Wire.u16(b, 2) != Rtrs.MAGIC) {
             throw new ProtoException(Errno.ECONNRESET, "CON_REQ: bad magic");

@@ -77,6 +77,10 @@ public record ConRsp(int version, int errno, int queueDepth, int maxIoSize, int 
      * version; the limits are checked only on an accept, where they matter.
      */
     public static ConRsp decode(ByteBuffer src) throws ProtoException {
+        if (src.remaining() < SIZE) {
+            // rtrs_rdma_conn_established: "Invalid RTRS connection response"
+            throw new ProtoException(Errno.ECONNRESET, "CON_RSP: " + src.remaining() + " bytes of private data, need " + SIZE);
+        }
         ByteBuffer b = Wire.take(src, SIZE, "CON_RSP");
         if (Wire.u16(b, 0) != Rtrs.MAGIC) {
             throw new ProtoException(Errno.ECONNRESET, "CON_RSP: bad magic");

@@ -55,8 +55,12 @@ final class RawClient implements AutoCloseable {
                     sends.add(wc);
                 }
             }), privateData, (q, e) -> events.add(e));
-            for (int i = 0; i < SLOTS; i++) {
-                qp.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
+            try {
+                for (int i = 0; i < SLOTS; i++) {
+                    qp.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
+                }
+            } catch (RdmaException refusedAlready) {
+                // the server may reject before we get here: the event says so
             }
         }
 
