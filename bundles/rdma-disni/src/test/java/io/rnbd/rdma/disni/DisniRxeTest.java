@@ -88,7 +88,8 @@ class DisniRxeTest {
         QpInit sInit = new QpInit(serverPd, 16, 16, 2, (qp, wc) -> serverWc.add(wc));
         listener = device.listen(new InetSocketAddress(RdmaTestEnv.address(), 0), (ConnectRequest req) -> {
             try {
-                assertEquals(0, req.privateData().length);
+                // the IB CM delivers the REQ's whole field: what the initiator sent, zero-filled
+                assertTrue(startsWith(req.privateData(), new byte[] {1, 2, 3}) && zeroFrom(req.privateData(), 3));
                 QueuePair qp = req.accept(sInit, (q, ev) -> serverEv.add(ev));
                 for (RecvWr r : serverRecvs) {
                     qp.postRecv(r);
@@ -121,6 +122,74 @@ class DisniRxeTest {
 
     private static MemoryRegion region(ProtectionDomain pd, int size) throws RdmaException {
         return pd.register(ByteBuffer.allocateDirect(size), Access.all());
+    }
+
+    /**
+     * What the IB CM delivers (rxe is RoCE): every private data field whole, zero-filled
+     * past what was sent (REQ 56 bytes after rdma_cm's header, REP 196, REJ 148), and a
+     * consumer reject as ECONNREFUSED. The lead's RTRS reads CON_RSP out of these.
+     */
+    @Test
+    void theIbCmDeliversWholePrivateDataFields() throws Exception {
+        byte[] conReq = "CON_REQ".getBytes(StandardCharsets.US_ASCII);
+        byte[] conRsp = "CON_RSP".getBytes(StandardCharsets.US_ASCII);
+        byte[] refusal = "REFUSED".getBytes(StandardCharsets.US_ASCII);
+        BlockingQueue<byte[]> seen = new LinkedBlockingQueue<>();
+        BlockingQueue<Boolean> acceptNext = new LinkedBlockingQueue<>(List.of(true, false));
+        listener = device.listen(new InetSocketAddress(RdmaTestEnv.address(), 0), req -> {
+            seen.add(req.privateData());
+            try {
+                if (acceptNext.take()) {
+                    accepted.complete(req.accept(new QpInit(serverPd, 8, 8, 1, (q, wc) -> serverWc.add(wc)),
+                            (q, ev) -> serverEv.add(ev), conRsp, qp -> { }));
+                } else {
+                    req.reject(Errno.EPERM, refusal);
+                }
+            } catch (Exception e) {
+                accepted.completeExceptionally(e);
+            }
+        });
+        client = device.connect(listener.localAddress(), new QpInit(clientPd, 8, 8, 1, (q, wc) -> clientWc.add(wc)),
+                conReq, (q, ev) -> clientEv.add(ev));
+        CmEvent up = clientEv.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertNotNull(up, "no ESTABLISHED");
+        assertEquals(CmEvent.Type.ESTABLISHED, up.type(), up.toString());
+        server = accepted.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        byte[] req = seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        System.out.println("IB CM private data: connect request " + req.length + " bytes, initiator's ESTABLISHED "
+                + up.privateData().length + " bytes");
+        assertEquals(56, req.length);
+        assertEquals(196, up.privateData().length);
+        assertTrue(startsWith(req, conReq) && zeroFrom(req, conReq.length), "connect request private data");
+        assertTrue(startsWith(up.privateData(), conRsp) && zeroFrom(up.privateData(), conRsp.length));
+
+        BlockingQueue<CmEvent> ev2 = new LinkedBlockingQueue<>();
+        QueuePair refused = device.connect(listener.localAddress(), new QpInit(clientPd, 8, 8, 1, (q, wc) -> { }),
+                null, (q, ev) -> ev2.add(ev));
+        try {
+            CmEvent no = ev2.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            assertNotNull(no, "no REJECTED");
+            System.out.println("IB CM reject: " + no + ", " + no.privateData().length + " bytes");
+            assertEquals(CmEvent.Type.REJECTED, no.type(), no.toString());
+            assertEquals(Errno.ECONNREFUSED, no.status());
+            assertEquals(148, no.privateData().length);
+            assertTrue(startsWith(no.privateData(), refusal) && zeroFrom(no.privateData(), refusal.length));
+        } finally {
+            refused.close();
+        }
+    }
+
+    private static boolean startsWith(byte[] data, byte[] prefix) {
+        return data.length >= prefix.length && java.util.Arrays.equals(prefix, java.util.Arrays.copyOf(data, prefix.length));
+    }
+
+    private static boolean zeroFrom(byte[] data, int from) {
+        for (int i = from; i < data.length; i++) {
+            if (data[i] != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Test
