@@ -17,7 +17,7 @@
 # too, since CI installs what it needs (rxe/README.md).
 #
 # Env: RXE_WORK     work dir (kernel, initramfs, logs)   default ${TMPDIR:-/tmp}/rnbd-rxe
-#      RXE_TIMEOUT  seconds for the whole guest run       default 570
+#      RXE_TIMEOUT  seconds for the whole guest run       default 1200
 #      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
 #      RXE_KERNEL   stable: linux-image-amd64 of the host's release (default);
@@ -160,16 +160,19 @@ else
 # The guest runs two modules' tests in one JVM: rdma-disni's real-verbs tests and
 # rxe/interop's interop tests (Linux's modules and NBD client as peers).
 TEST_MODULES=("$MODULE" "$PROJECT/rxe/interop")
-cp=""
-: > "$WORK/mvn.log"
 for m in "${TEST_MODULES[@]}"; do
-  rel=${m#"$PROJECT"/}
-  [ -d "$m/target/test-classes" ] || { echo "FAILED: build $rel first (mvn install -DskipTests -pl bundles/rdma-disni,rxe/interop -am, from the project root)"; exit 1; }
-  MVN=(mvn -B -q -f "$PROJECT/pom.xml" -pl "$rel")
-  "${MVN[@]}" -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >>"$WORK/mvn.log" 2>&1 \
-    || "${MVN[@]}" dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >>"$WORK/mvn.log" 2>&1 \
-    || { echo "FAILED: cannot resolve the test classpath of $rel (see $WORK/mvn.log)"; exit 1; }
-  cp="$cp:$m/target/test-classes:$m/target/classes:$(cat "$OUT/deps.cp")"
+  [ -d "$m/target/test-classes" ] || { echo "FAILED: build ${m#"$PROJECT"/} first (mvn install -DskipTests -pl bundles/rdma-disni,rxe/interop -am, from the project root)"; exit 1; }
+  rm -f "$m/target/rxe-guest.cp"
+done
+# one Maven start for both (each costs 10-30 s here); each module writes its own file
+MVN=(mvn -B -q -f "$PROJECT/pom.xml" -pl "$(printf '%s\n' "${TEST_MODULES[@]#"$PROJECT"/}" | paste -sd,)" \
+     dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/rxe-guest.cp)
+"${MVN[@]}" -o >"$WORK/mvn.log" 2>&1 || "${MVN[@]}" >>"$WORK/mvn.log" 2>&1 \
+  || { echo "FAILED: cannot resolve the test classpath (see $WORK/mvn.log)"; exit 1; }
+cp=""
+for m in "${TEST_MODULES[@]}"; do
+  [ -f "$m/target/rxe-guest.cp" ] || { echo "FAILED: no test classpath for ${m#"$PROJECT"/} (see $WORK/mvn.log)"; exit 1; }
+  cp="$cp:$m/target/test-classes:$m/target/classes:$(cat "$m/target/rxe-guest.cp")"
 done
 echo "${cp#:}" > "$OUT/classpath"
 # copied out of whichever local repository Maven uses (.mvn/maven.config may move it off ~/.m2)
@@ -187,7 +190,7 @@ for t in $TESTS; do
   [ -n "$found" ] && CLASSES="$CLASSES $t" || { echo "FAILED: no test class $t (not built?)"; PREP_FAILED="test class $t missing"; }
 done
 [ -n "$CLASSES" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
-TIMEOUT=${RXE_TIMEOUT:-570}
+TIMEOUT=${RXE_TIMEOUT:-1200}
 fi
 cat > "$OUT/guest.env" <<ENV
 MODE=$MODE

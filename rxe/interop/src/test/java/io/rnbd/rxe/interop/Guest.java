@@ -36,7 +36,14 @@ public final class Guest {
     /** A single command's default limit on the host; stretched by {@link #timeout}. */
     public static final Duration COMMAND = Duration.ofSeconds(15);
 
+    private static final long T0 = System.nanoTime();
+
     private Guest() {
+    }
+
+    /** A step of a test on stdout (junit.log), with seconds since the guest JVM loaded this class: where the time goes. */
+    public static void step(String what) {
+        System.out.printf("[interop +%.1fs] %s%n", (System.nanoTime() - T0) / 1e9, what);
     }
 
     /** In the guest ({@code -Drnbd.rdma.require=true}) a missing prerequisite fails; elsewhere it skips. */

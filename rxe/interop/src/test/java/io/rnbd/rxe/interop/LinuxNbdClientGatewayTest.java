@@ -69,6 +69,7 @@ class LinuxNbdClientGatewayTest {
     @Test
     void ext4MadeWrittenAndCheckedThroughLinuxNbdClientOnTheGateway() throws Exception {
         try (Appliance a = Appliance.onDisni(List.of(Guest.addr(), Guest.addr2()), 0)) {
+            Guest.step("nbd: appliance up on rxe0+rxe1; export, connect two paths, map");
             a.exportMemory("disk", SIZE);
             ClientSession s = a.connect("interop-nbd", List.of(a.listening(Guest.addr()), a.listening(Guest.addr2())));
             assertEquals(2, s.pathInfo().size());
@@ -83,11 +84,15 @@ class LinuxNbdClientGatewayTest {
                 if (!Guest.loaded("nbd")) {
                     Guest.modprobe("nbd", "nbds_max=2");
                 }
+                Guest.step("nbd-client attach to 127.0.0.1:" + port);
                 attach(port, disk.name());
+                Guest.step("mkfs.ext4");
                 Guest.check(Guest.timeout(Duration.ofSeconds(60)), "mkfs.ext4", "-q", "-F", NBD_DEV.toString());
                 mountPoint = Files.createDirectories(tmp.resolve("mnt"));
                 mount();
+                Guest.step("mounted; write files");
                 Map<String, String> written = writeFiles(mountPoint.resolve("data"));
+                Guest.step("sync, umount, detach");
                 Guest.check(Guest.timeout(Duration.ofSeconds(60)), "sync");
                 Guest.check(Guest.timeout(Duration.ofSeconds(60)), "umount", mountPoint.toString());
                 detach();
@@ -97,12 +102,15 @@ class LinuxNbdClientGatewayTest {
                 assertEquals(0xEF53, sb.getShort(1024 + 0x38) & 0xffff, "ext4 magic in the server's memory disk");
 
                 // attached again: nothing can come from the client's page cache now
+                Guest.step("attach again; e2fsck -fn");
                 attach(port, disk.name());
                 Guest.check(Guest.timeout(Duration.ofSeconds(120)), "e2fsck", "-f", "-n", NBD_DEV.toString());
+                Guest.step("mount; compare checksums");
                 mount();
                 assertEquals(written, checksums(mountPoint.resolve("data")), "files after detach, fsck and re-mount");
                 Guest.check(Guest.timeout(Duration.ofSeconds(60)), "umount", mountPoint.toString());
                 detach();
+                Guest.step("nbd: done, closing the appliance");
             }
         }
     }

@@ -64,11 +64,13 @@ class LinuxRnbdTwoPathTest {
     void twoPathsCarryVerifiedIoAndAPathIsRemovedAndReAddedDuringIo() throws Exception {
         LinuxRnbd.unloadAll();
         Guest.unload("brd");
+        Guest.step("kernel<->kernel: load brd, rtrs-server, rnbd-server, rnbd-client");
         Guest.modprobe("brd", "rd_nr=1", "rd_size=" + DISK_MIB * 1024);
         LinuxRnbd.loadServer(LinuxRnbd.DEFAULT_PORT, "/dev", true);
         LinuxRnbd.loadClient();
 
         MapSpec spec = MapSpec.of(SESS, "ram0", path(Guest.addr()), path(Guest.addr2())).destPort(LinuxRnbd.DEFAULT_PORT);
+        Guest.step("map_device: " + spec.line());
         mapped = LinuxRnbd.map(spec);
         assertEquals((long) DISK_MIB << 20, mapped.size(), "size of " + mapped.dev());
         assertEquals("rw", Guest.readSysfs(mapped.sysfs().resolve("access_mode")));
@@ -82,6 +84,7 @@ class LinuxRnbdTwoPathTest {
         // round-robin: both paths must carry IO, which the checks below rely on
         LinuxRnbd.mpathPolicy(SESS, "round-robin");
 
+        Guest.step("mapped as " + mapped.dev() + "; verified IO");
         // 1. verified IO over both paths, and the server's RAM disk holds the same bytes
         byte[] fixed = random(FIXED_MIB << 20, 1);
         Path in = Files.write(tmp.resolve("fixed.in"), fixed);
@@ -93,6 +96,7 @@ class LinuxRnbdTwoPathTest {
             assertTrue(s.writes() > 0 && s.reads() > 0, "path " + p.getFileName() + " carried reads and writes: " + s);
         }
 
+        Guest.step("IO loop; remove and re-add the path to " + Guest.addr2());
         // 2. IO runs while the second path is removed and added again; no IO may fail
         long ioErrorsBefore = ioErrorLines();
         AtomicBoolean stop = new AtomicBoolean();
@@ -101,11 +105,13 @@ class LinuxRnbdTwoPathTest {
         try {
             awaitPasses(io, passes, 1);
             Path second = LinuxRnbd.pathTo(SESS, Guest.addr2()).orElseThrow();
+            Guest.step("remove_path " + second.getFileName() + " after " + passes.get() + " passes");
             LinuxRnbd.removePath(second);
             assertFalse(Files.exists(second), second + " still there after remove_path");
             assertEquals(1, LinuxRnbd.paths(SESS).size(), "paths after remove_path");
             awaitPasses(io, passes, passes.get() + 2);              // a whole pass over the first path alone
 
+            Guest.step("add_path " + path(Guest.addr2()) + " after " + passes.get() + " passes");
             LinuxRnbd.addPath(SESS, path(Guest.addr2()));
             Guest.await("the re-added path connected", Guest.timeout(Duration.ofSeconds(10)),
                     () -> LinuxRnbd.pathTo(SESS, Guest.addr2()).map(p -> "connected".equals(LinuxRnbd.state(p))).orElse(false));
@@ -122,6 +128,7 @@ class LinuxRnbdTwoPathTest {
         // what was written first is still there, through the client and on the server
         assertArrayEquals(fixed, readBack(mapped.dev(), 0, FIXED_MIB), "first 16 MiB after the path change");
 
+        Guest.step("unmap after " + passes.get() + " passes");
         // 3. unmap: the device goes, and the session with it (its last device)
         LinuxRnbd.unmap(mapped, false);
         Guest.await("session " + SESS + " closed", Guest.timeout(Duration.ofSeconds(5)),
