@@ -247,20 +247,27 @@ if [ "$MODE" = bench ]; then
   exit "$RC"
 fi
 grep -E "tests (successful|failed|aborted|skipped)" "$OUT/junit.log" | sed 's/^/RXE: /'
-# one line per test class from the XML reports, failures and skips named with their message
+# one line per test class from the XML reports, then each failure and skip with its reason
+# (failure: message="..."; skip: <skipped><![CDATA[reason]]>)
 for x in "$OUT"/reports/TEST-*.xml; do
   [ -f "$x" ] || continue
   tr '\n' ' ' < "$x" | sed 's/<testcase /\n<testcase /g' | awk '
+    function reason(s, tag) {
+      if (s ~ ("<" tag "[^>]*message=\"")) { sub(".*<" tag "[^>]*message=\"", "", s); sub(/".*/, "", s) }
+      else { sub(".*<" tag "[^>]*>(<!\\[CDATA\\[)?", "", s); sub(/(\]\]>)?<\/.*/, "", s) }
+      return substr(s, 1, 200)
+    }
     /^<testcase / {
       c = $0; sub(/.*classname="/, "", c); sub(/".*/, "", c)
       n = $0; sub(/.* name="/, "", n); sub(/".*/, "", n)
       cls[c] = 1
-      if ($0 ~ /<(failure|error)[ >]/) { failed[c]++; m = $0; sub(/.*<(failure|error)[^>]*message="/, "", m); sub(/".*/, "", m); why[c] = why[c] "\n  FAILED " n ": " substr(m, 1, 200) }
-      else if ($0 ~ /<skipped/) { skipped[c]++; m = $0; sub(/.*<skipped[^>]*message="/, "", m); sub(/".*/, "", m); why[c] = why[c] "\n  skipped " n ": " substr(m, 1, 200) }
+      if ($0 ~ /<failure[ >]/) { failed[c]++; why[c] = why[c] "\n" c ":   FAILED " n ": " reason($0, "failure") }
+      else if ($0 ~ /<error[ >]/) { failed[c]++; why[c] = why[c] "\n" c ":   FAILED " n ": " reason($0, "error") }
+      else if ($0 ~ /<skipped/) { skipped[c]++; why[c] = why[c] "\n" c ":   skipped " n ": " reason($0, "skipped") }
       else passed[c]++
     }
     END { for (c in cls) printf "%s: %d passed, %d failed, %d skipped%s\n", c, passed[c], failed[c], skipped[c], why[c] }' \
-    | sort | sed 's/^/RXE: /'
+    | sort -s -k1,1 | sed 's/^/RXE: /'
 done
 if [ -n "$PREP_FAILED" ]; then
   echo "RXE: FAILED before the guest ran: $PREP_FAILED"
