@@ -62,14 +62,15 @@ public final class Appliance implements AutoCloseable {
     private final RtrsClient rtrsClient;
     private final RnbdClient rnbdClient;
 
-    private Appliance(List<String> addresses, int port) throws Exception {
+    private Appliance(List<String> addresses, int port, boolean alwaysInvalidate) throws Exception {
         try {
             ScheduledExecutorService rtrsTimer = executor(2);
             ScheduledExecutorService rnbdTimer = executor(1);
             rnbdServer = new RnbdServer(rnbdTimer);
             closers.push(rnbdServer::close);
             rnbdServer.backendAdded("memory", backend);
-            rtrsServer = new RtrsServer(new ServerConfig(port, 64 << 10, 32, true, HB_INTERVAL_MS, HB_MISSED_MAX),
+            rtrsServer = new RtrsServer(new ServerConfig(port, 128 << 10, 64, alwaysInvalidate, HB_INTERVAL_MS,
+                    HB_MISSED_MAX),
                     () -> rnbdServer, () -> null, rtrsTimer, System::nanoTime);
             closers.push(rtrsServer::close);
             // the client's sessions close before the registry takes the devices from both sides
@@ -96,9 +97,14 @@ public final class Appliance implements AutoCloseable {
      * each address at {@code port} (0: any free port, see {@link #listening}).
      */
     public static Appliance onDisni(List<String> addresses, int port) throws Exception {
+        return onDisni(addresses, port, true);
+    }
+
+    /** As {@link #onDisni(List, int)}, the RTRS server's always_invalidate as given (128 KiB chunks, queue depth 64). */
+    public static Appliance onDisni(List<String> addresses, int port, boolean alwaysInvalidate) throws Exception {
         Optional<String> noNative = new DisniRuntime().unavailableReason();
         Guest.require(noNative.isEmpty(), "DiSNI cannot run here: " + noNative.orElse(""));
-        return new Appliance(addresses, port);
+        return new Appliance(addresses, port, alwaysInvalidate);
     }
 
     private ScheduledExecutorService executor(int threads) {
