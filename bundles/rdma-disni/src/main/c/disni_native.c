@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <infiniband/verbs.h>
@@ -445,9 +446,82 @@ JNIEXPORT jlong JNI_FN(createCompChannel)(JNIEnv *env, jobject self, jlong ctx)
 	return HANDLE(ch);
 }
 
+/*
+ * rxe writes its user CQEs from the kernel with the kernel's ib_wc_flags, which rdma-core's
+ * rxe provider copies unchanged: there IB_WC_WITH_INVALIDATE is bit 2 and IB_WC_IP_CSUM_OK
+ * bit 3, while libibverbs says IBV_WC_IP_CSUM_OK (bit 2) and IBV_WC_WITH_INV (bit 3). So a
+ * RECV that a SEND_WITH_INV completed on rxe carries bit 2. Providers that build their
+ * completions in user space (mlx5, ...) use libibverbs' numbering. Which devices are rxe
+ * is noted when a CQ is created on them, the only way to a CQ: vendor id 0xFFFFFF (6.1),
+ * or, should a kernel change that, the sysfs attribute "parent" (its netdev) that rxe has.
+ */
+#define RXE_VENDOR_ID 0xFFFFFF
+#define KERNEL_WC_WITH_INVALIDATE (1u << 2)
+#define KERNEL_WC_IP_CSUM_OK (1u << 3)
+#define DEVICE_KINDS 16
+
+static struct {
+	struct ibv_device *dev;
+	int kernel_flags;
+} device_kinds[DEVICE_KINDS];
+static unsigned int device_kinds_next;
+static pthread_mutex_t device_kinds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_device_kind(struct ibv_context *ctx)
+{
+	struct ibv_device_attr attr;
+	int kernel_flags, i;
+
+	char path[IBV_SYSFS_PATH_MAX + 8];
+
+	if (ibv_query_device(ctx, &attr) != 0)
+		return;
+	snprintf(path, sizeof path, "%s/parent", ctx->device->ibdev_path);
+	kernel_flags = attr.vendor_id == RXE_VENDOR_ID || access(path, F_OK) == 0;
+	pthread_mutex_lock(&device_kinds_lock);
+	for (i = 0; i < DEVICE_KINDS; i++)
+		if (device_kinds[i].dev == ctx->device)
+			break;
+	if (i == DEVICE_KINDS)
+		i = (int) (device_kinds_next++ % DEVICE_KINDS);
+	device_kinds[i].dev = ctx->device;
+	device_kinds[i].kernel_flags = kernel_flags;
+	pthread_mutex_unlock(&device_kinds_lock);
+}
+
+static int uses_kernel_wc_flags(struct ibv_cq *cq)
+{
+	int i, kernel_flags = 0;
+
+	pthread_mutex_lock(&device_kinds_lock);
+	for (i = 0; i < DEVICE_KINDS; i++) {
+		if (device_kinds[i].dev == cq->context->device) {
+			kernel_flags = device_kinds[i].kernel_flags;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&device_kinds_lock);
+	return kernel_flags;
+}
+
+/* The kernel's WITH_INVALIDATE and IP_CSUM_OK bits in libibverbs' places. */
+static uint32_t user_wc_flags(uint32_t kernel)
+{
+	uint32_t user = kernel & ~(KERNEL_WC_WITH_INVALIDATE | KERNEL_WC_IP_CSUM_OK);
+
+	if (kernel & KERNEL_WC_WITH_INVALIDATE)
+		user |= IBV_WC_WITH_INV;
+	if (kernel & KERNEL_WC_IP_CSUM_OK)
+		user |= IBV_WC_IP_CSUM_OK;
+	return user;
+}
+
 JNIEXPORT jlong JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong ctx, jlong channel, jint ncqe, jint vector)
 {
-	struct ibv_cq *cq = ibv_create_cq(PTR(ctx), ncqe, NULL, channel == 0 ? NULL : PTR(channel), vector);
+	struct ibv_cq *cq;
+
+	note_device_kind(PTR(ctx));
+	cq = ibv_create_cq(PTR(ctx), ncqe, NULL, channel == 0 ? NULL : PTR(channel), vector);
 	if (cq == NULL) {
 		throw_io(env, "ibv_create_cq", errno);
 		return -1;
@@ -629,17 +703,18 @@ JNIEXPORT jint JNI_FN(pollCQ)(JNIEnv *env, jobject self, jlong cq, jint ne, jlon
 	struct ibv_wc wc[MAX_POLL_BATCH];
 	uint8_t *o = PTR(out);
 	int want = ne < MAX_POLL_BATCH ? ne : MAX_POLL_BATCH;
-	int n, i;
+	int n, i, kernel_flags;
 
 	if (want <= 0)
 		return 0;
 	n = ibv_poll_cq(PTR(cq), want, wc);
-	if (n < 0)
-		return -1;
+	if (n <= 0)
+		return n < 0 ? -1 : 0;
+	kernel_flags = uses_kernel_wc_flags(PTR(cq));
 	for (i = 0; i < n; i++) {
 		uint8_t *e = o + (size_t) i * JAVA_WC_SIZE;
 		uint32_t status = wc[i].status, opcode = wc[i].opcode, imm = ntohl(wc[i].imm_data);
-		uint32_t flags = wc[i].wc_flags;
+		uint32_t flags = kernel_flags ? user_wc_flags(wc[i].wc_flags) : wc[i].wc_flags;
 		/* the same union: an invalidated rkey is in host order already */
 		if (flags & IBV_WC_WITH_INV)
 			imm = wc[i].invalidated_rkey;
@@ -756,7 +831,7 @@ static jint JNICALL ext_connect(JNIEnv *env, jclass cls, jlong cmid, jbyteArray 
 	uint8_t buf[CONNECT_PDATA_MAX];
 	int len = copy_pdata(env, data, buf, CONNECT_PDATA_MAX);
 
-	if (len < 0)
+	if (len < 0 || id == NULL)
 		return EINVAL;
 	fill_conn_param(id, &p, retry, rnr);
 	p.private_data = len > 0 ? buf : NULL;
@@ -772,7 +847,7 @@ static jint JNICALL ext_accept(JNIEnv *env, jclass cls, jlong cmid, jbyteArray d
 	uint8_t buf[ACCEPT_PDATA_MAX];
 	int len = copy_pdata(env, data, buf, ACCEPT_PDATA_MAX);
 
-	if (len < 0)
+	if (len < 0 || id == NULL)
 		return EINVAL;
 	fill_conn_param(id, &p, retry, rnr);
 	p.private_data = len > 0 ? buf : NULL;
@@ -786,7 +861,7 @@ static jint JNICALL ext_reject(JNIEnv *env, jclass cls, jlong cmid, jbyteArray d
 	uint8_t buf[REJECT_PDATA_MAX];
 	int len = copy_pdata(env, data, buf, REJECT_PDATA_MAX);
 
-	if (len < 0)
+	if (len < 0 || cmid == 0)
 		return EINVAL;
 	return rdma_reject(PTR(cmid), len > 0 ? buf : NULL, (uint8_t) len) == 0 ? 0 : err_of(-1);
 }
@@ -831,6 +906,72 @@ static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
 	return 1;
 }
 
+/*
+ * Test support, not used by the provider: type-2 memory windows, so that the rxe tests can
+ * check SEND_WITH_INV's success path (IBV_WC_WITH_INV, invalidate_rkey's byte order) on
+ * real verbs; an ibv_reg_mr region cannot be invalidated remotely, a memory window can.
+ * Bound to io.rnbd.rdma.disni.internal.VerbsNative, which only the tests have.
+ */
+static jlong JNICALL mw_alloc(JNIEnv *env, jclass cls, jlong pd)
+{
+	struct ibv_mw *mw;
+
+	if (pd == 0)
+		return -EINVAL;
+	mw = ibv_alloc_mw(PTR(pd), IBV_MW_TYPE_2);
+	return mw == NULL ? -(jlong) (errno != 0 ? errno : EIO) : HANDLE(mw);
+}
+
+static jint JNICALL mw_rkey(JNIEnv *env, jclass cls, jlong mw)
+{
+	return mw == 0 ? 0 : (jint) ((struct ibv_mw *) PTR(mw))->rkey;
+}
+
+static jint JNICALL mw_dealloc(JNIEnv *env, jclass cls, jlong mw)
+{
+	int ret;
+
+	if (mw == 0)
+		return EINVAL;
+	ret = ibv_dealloc_mw(PTR(mw));
+	return ret == 0 ? 0 : err_of(ret);
+}
+
+/*
+ * Posts an unsignaled IBV_WR_BIND_MW on qp: the window covers [addr, addr + len) of mr
+ * with the given access, under a new rkey (ibv_inc_rkey), which is returned (0..2^32-1),
+ * or -errno when the post fails.
+ */
+static jlong JNICALL mw_bind(JNIEnv *env, jclass cls, jlong qp, jlong mw, jlong mr, jlong addr, jlong len,
+		jint access)
+{
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_mw *w = PTR(mw);
+	uint32_t rkey;
+	int ret;
+
+	if (qp == 0 || mw == 0 || mr == 0 || len < 0)
+		return -EINVAL;
+	rkey = ibv_inc_rkey(w->rkey);
+	memset(&wr, 0, sizeof wr);
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = w;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = PTR(mr);
+	wr.bind_mw.bind_info.addr = (uint64_t) addr;
+	wr.bind_mw.bind_info.length = (uint64_t) len;
+	wr.bind_mw.bind_info.mw_access_flags = (unsigned int) access;
+	ret = ibv_post_send(PTR(qp), &wr, &bad);
+	return ret == 0 ? (jlong) rkey : -(jlong) err_of(ret);
+}
+
+static JNINativeMethod mw_methods[] = {
+	{ "allocMw", "(J)J", (void *) mw_alloc },
+	{ "mwRkey", "(J)I", (void *) mw_rkey },
+	{ "deallocMw", "(J)I", (void *) mw_dealloc },
+	{ "bindMw", "(JJJJJI)J", (void *) mw_bind },
+};
+
 static JNINativeMethod ext_methods[] = {
 	{ "connect", "(J[BII)I", (void *) ext_connect },
 	{ "accept", "(J[BII)I", (void *) ext_accept },
@@ -839,13 +980,12 @@ static JNINativeMethod ext_methods[] = {
 	{ "abiVersion", "()I", (void *) ext_abi_version },
 };
 
-#define EXT_CLASS "io.rnbd.rdma.disni.internal.CmNative"
-
 /*
- * Binds CmNative's natives if the current thread's context class loader knows the class;
- * otherwise (DiSNI used by someone else) does nothing. Leaves no exception pending.
+ * Binds the natives of one class if the current thread's context class loader knows it;
+ * otherwise (DiSNI used by someone else, or no tests) does nothing. Leaves no exception
+ * pending.
  */
-static void bind_extension_natives(JNIEnv *env)
+static void bind_class(JNIEnv *env, const char *class_name, const JNINativeMethod *methods, jint n)
 {
 	jclass thread_cls, loader_cls;
 	jmethodID current, get_loader, load_class;
@@ -867,13 +1007,13 @@ static void bind_extension_natives(JNIEnv *env)
 	loader = (*env)->CallObjectMethod(env, thread, get_loader);
 	if (loader == NULL || (*env)->ExceptionCheck(env))
 		goto out;
-	name = (*env)->NewStringUTF(env, EXT_CLASS);
+	name = (*env)->NewStringUTF(env, class_name);
 	if (name == NULL)
 		goto out;
 	cls = (*env)->CallObjectMethod(env, loader, load_class, name);
 	if (cls == NULL || (*env)->ExceptionCheck(env))
 		goto out;
-	(*env)->RegisterNatives(env, (jclass) cls, ext_methods, sizeof ext_methods / sizeof ext_methods[0]);
+	(*env)->RegisterNatives(env, (jclass) cls, methods, n);
 out:
 	if ((*env)->ExceptionCheck(env))
 		(*env)->ExceptionClear(env);
@@ -889,4 +1029,12 @@ out:
 		(*env)->DeleteLocalRef(env, thread_cls);
 	if (loader_cls != NULL)
 		(*env)->DeleteLocalRef(env, loader_cls);
+}
+
+static void bind_extension_natives(JNIEnv *env)
+{
+	bind_class(env, "io.rnbd.rdma.disni.internal.CmNative", ext_methods,
+			(jint) (sizeof ext_methods / sizeof ext_methods[0]));
+	bind_class(env, "io.rnbd.rdma.disni.internal.VerbsNative", mw_methods,
+			(jint) (sizeof mw_methods / sizeof mw_methods[0]));
 }

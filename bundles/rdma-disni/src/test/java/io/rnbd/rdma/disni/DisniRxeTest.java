@@ -32,6 +32,7 @@ import io.rnbd.rdma.disni.internal.DisniRuntime;
 import io.rnbd.rdma.disni.internal.DisniSettings;
 import io.rnbd.rdma.disni.internal.SysfsDevice;
 import io.rnbd.rdma.disni.internal.SysfsScanner;
+import io.rnbd.rdma.disni.internal.VerbsNative;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -176,6 +177,55 @@ class DisniRxeTest {
             assertTrue(startsWith(no.privateData(), refusal) && zeroFrom(no.privateData(), refusal.length));
         } finally {
             refused.close();
+        }
+    }
+
+    /**
+     * SEND_WITH_INV's success path on real verbs. A region from register() cannot be
+     * invalidated remotely (an ibv_reg_mr registration; the conformance suite checks that
+     * refusal), so the server binds a type-2 memory window, as Linux's RTRS client
+     * exposes its read buffers through fast-registered regions. The client writes through
+     * the window, then invalidates it with an empty SEND_WITH_INV into a zero-length RECV,
+     * which reports the window's rkey (so invalidate_rkey went out in host order and
+     * IBV_WC_WITH_INV was decoded); a write through the dead window is refused.
+     */
+    @Test
+    void sendWithInvalidateKillsAMemoryWindowAndTheRecvReportsItsRkey() throws Exception {
+        MemoryRegion rbuf = region(serverPd, 64);
+        connect(List.of(new RecvWr(1, List.of()), new RecvWr(2, List.of(Sge.whole(rbuf)))));
+        ByteBuffer windowed = ByteBuffer.allocateDirect(4096);
+        try (VerbsNative.Window w = VerbsNative.bind(server, windowed)) {
+            // the bind is posted unsignaled; a SEND behind it on the same send queue completes after it ran
+            MemoryRegion crecv = region(clientPd, 64);
+            client.postRecv(new RecvWr(50, List.of(Sge.whole(crecv))));
+            server.postSend(SendWr.send(51, List.of(new Sge(rbuf, 0, 4))));
+            assertEquals(WcStatus.SUCCESS, next(serverWc).status(), "the SEND behind the window's bind");
+            assertEquals(50, next(clientWc).wrId());
+
+            MemoryRegion src = region(clientPd, 4096);
+            byte[] data = "written through a memory window".getBytes(StandardCharsets.US_ASCII);
+            src.buffer().put(0, data);
+            client.postSend(SendWr.write(60, List.of(new Sge(src, 0, data.length)), w.address(), w.rkey()));
+            WorkCompletion wrote = next(clientWc);
+            assertEquals(WcStatus.SUCCESS, wrote.status(), "write through the window: " + wrote);
+            byte[] landed = new byte[data.length];
+            windowed.get(0, landed);
+            assertEquals(new String(data, StandardCharsets.US_ASCII), new String(landed, StandardCharsets.US_ASCII));
+
+            // empty SEND_WITH_INV into the zero-length RECV: Linux's RTRS server answers a read so
+            client.postSend(SendWr.sendWithInv(61, List.of(), w.rkey()));
+            assertEquals(WcStatus.SUCCESS, next(clientWc).status());
+            WorkCompletion rc = next(serverWc);
+            assertEquals(WcStatus.SUCCESS, rc.status(), rc.toString());
+            assertEquals(1, rc.wrId());
+            assertEquals(WcOpcode.RECV, rc.opcode());
+            assertEquals(0, rc.byteLen());
+            assertTrue(rc.withInv(), "IBV_WC_WITH_INV not reported: " + rc);
+            assertEquals(w.rkey(), rc.invalidatedRkey(), "the invalidated rkey as the adapter reports it");
+            assertFalse(rc.hasImm());
+
+            client.postSend(SendWr.write(62, List.of(new Sge(src, 0, data.length)), w.address(), w.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, next(clientWc).status(), "the invalidated window refuses writes");
         }
     }
 

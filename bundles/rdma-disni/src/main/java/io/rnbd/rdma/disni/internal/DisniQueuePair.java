@@ -169,6 +169,11 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
+    /** The ibv_qp behind this QP (for the tests' memory windows). */
+    long ibvQpHandle() {
+        return ((com.ibm.disni.verbs.impl.NatIbvQP) qp).getObjId();
+    }
+
     @Override
     public RdmaDevice device() {
         return device;
@@ -466,9 +471,15 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    /** An error completion: the adapter moved the QP to ERROR; tell the peer too. */
+    /**
+     * An error completion: the adapter moved the QP to ERROR; tell the peer too. Before
+     * the connection is up (INIT) the only source is the CM itself, which moves the QP to
+     * ERROR when the connect fails (REJECTED, UNREACHABLE...) before it reports that on
+     * the CM thread: the flushes of RECVs posted meanwhile may be polled first, and the
+     * connect failure must still be reported (connectFailed), so INIT is left to it.
+     */
     private void failed() {
-        if (state == QpState.RTS || state == QpState.INIT) {
+        if (state == QpState.RTS) {
             state = QpState.ERROR;
             sendDisconnect();
         }
