@@ -84,8 +84,10 @@ public final class LinuxRnbd {
     }
 
     /**
-     * What is written to map_device: {@code sessname=S path=P [path=P ...] device_path=D
-     * access_mode=M [dest_port=N]}.
+     * What is written to map_device: {@code [dest_port=N] sessname=S path=P [path=P ...]
+     * device_path=D access_mode=M}. dest_port must come first: Linux's parser turns each
+     * {@code path=} into an address with the port it has seen so far (rnbd_clt_parse_map_options),
+     * so a dest_port after the paths is silently ignored for them.
      */
     public record MapSpec(String sessname, List<String> paths, String devicePath, String accessMode, Integer destPort) {
         public MapSpec {
@@ -108,14 +110,15 @@ public final class LinuxRnbd {
         }
 
         public String line() {
-            StringBuilder b = new StringBuilder("sessname=").append(sessname);
+            StringBuilder b = new StringBuilder();
+            if (destPort != null) {
+                b.append("dest_port=").append(destPort).append(' ');
+            }
+            b.append("sessname=").append(sessname);
             paths.forEach(p -> b.append(" path=").append(p));
             b.append(" device_path=").append(devicePath);
             if (accessMode != null) {
                 b.append(" access_mode=").append(accessMode);
-            }
-            if (destPort != null) {
-                b.append(" dest_port=").append(destPort);
             }
             return b.toString();
         }
