@@ -344,7 +344,9 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             throws BlockIoException {
         Export.Geometry g = o.export().geometry();
         int op = io.op();
-        if ((op == Io.OP_READ) == req.isWrite()) {
+        // Linux's client sends a FLUSH as an RTRS read without data (rq_data_dir of REQ_OP_FLUSH
+        // is READ), ours as a write: either direction carries it
+        if (op != Io.OP_FLUSH && (op == Io.OP_READ) == req.isWrite()) {
             throw new BlockIoException(Errno.EINVAL, "op " + op + " sent in the wrong direction");
         }
         if (op != Io.OP_READ && op != Io.OP_FLUSH && !o.writable()) {
