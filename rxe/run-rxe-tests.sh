@@ -29,6 +29,8 @@
 #      RXE_HOTPLUG_ADDR  rxe2's (dummy2), deleted and re-added by the hot-unplug test
 #                   default 203.0.113.1 (TEST-NET-3)
 #      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
+#      RXE_GUEST_HOOKS directory of guest hooks (*.sh)   default rxe/guest.d (rxe/crash-study: the
+#                   JVM crash study of rxe/README.md)
 #      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
 #      RXE_CPU      QEMU -cpu model                        default max,avx=off (rxe/README.md,
 #                   "Known issue": guest JVM crashes in JIT code with TCG's AVX)
@@ -207,6 +209,7 @@ RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
 RDMA_TEST_ADDR2=${RXE_ADDR2:-192.0.2.1}
 RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
+HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))
 ENV
 
