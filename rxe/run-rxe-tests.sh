@@ -114,9 +114,16 @@ KROOT=$WORK/kroot/$KVER
 if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ] || [ "$(cat "$KROOT/.deb-version" 2>/dev/null)" != "$KIMGVER" ]; then
   stamp "kernel $KPKG $KIMGVER"
   deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
-  [ -f "$deb" ] || (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KIMGVER" >"$WORK/kernel-download.log" 2>&1) \
-    || skip "cannot download $KPKG $KIMGVER (see $WORK/kernel-download.log)"
-  rm -rf "$KROOT"
+  download() { (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KIMGVER" >"$WORK/kernel-download.log" 2>&1); }
+  if [ ! -f "$deb" ] && ! download && [ "$(id -u)" = 0 ] && [ "${RXE_NO_APT:-0}" != 1 ]; then
+    # stale lists name a build the mirror no longer has: refresh them once and take the current one
+    apt-get update -qq >>"$WORK/kernel-download.log" 2>&1; resolve_kernel
+    [ "$KVER" = "${KPKG#linux-image-}" ] || skip "after apt-get update linux-image-amd64 names $KPKG, not linux-image-$KVER: run again"
+    deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
+    download
+  fi
+  [ -f "$deb" ] || skip "cannot download $KPKG $KIMGVER (see $WORK/kernel-download.log)"
+  rm -rf "$KROOT" "$WORK/initramfs-$KVER.cpio.gz"   # the initramfs carries this build's modules
   mkdir -p "$KROOT"
   dpkg -x "$deb" "$KROOT" || skip "cannot unpack $deb"
   dpkg-deb -f "$deb" Version > "$KROOT/.deb-version"
