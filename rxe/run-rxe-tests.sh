@@ -29,6 +29,8 @@
 #      RXE_HOTPLUG_ADDR  rxe2's (dummy2), deleted and re-added by the hot-unplug test
 #                   default 203.0.113.1 (TEST-NET-3)
 #      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
+#      RXE_GUEST_HOOKS directory of guest hooks (*.sh)   default rxe/guest.d (rxe/crash-study: the
+#                   JVM crash study of rxe/README.md)
 #      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
 #      RXE_CPU      QEMU -cpu model                        default max,avx=off (rxe/README.md,
 #                   "Known issue": guest JVM crashes in JIT code with TCG's AVX)
@@ -112,9 +114,16 @@ KROOT=$WORK/kroot/$KVER
 if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ] || [ "$(cat "$KROOT/.deb-version" 2>/dev/null)" != "$KIMGVER" ]; then
   stamp "kernel $KPKG $KIMGVER"
   deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
-  [ -f "$deb" ] || (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KIMGVER" >"$WORK/kernel-download.log" 2>&1) \
-    || skip "cannot download $KPKG $KIMGVER (see $WORK/kernel-download.log)"
-  rm -rf "$KROOT"
+  download() { (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KIMGVER" >"$WORK/kernel-download.log" 2>&1); }
+  if [ ! -f "$deb" ] && ! download && [ "$(id -u)" = 0 ] && [ "${RXE_NO_APT:-0}" != 1 ]; then
+    # stale lists name a build the mirror no longer has: refresh them once and take the current one
+    apt-get update -qq >>"$WORK/kernel-download.log" 2>&1; resolve_kernel
+    [ "$KVER" = "${KPKG#linux-image-}" ] || skip "after apt-get update linux-image-amd64 names $KPKG, not linux-image-$KVER: run again"
+    deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
+    download
+  fi
+  [ -f "$deb" ] || skip "cannot download $KPKG $KIMGVER (see $WORK/kernel-download.log)"
+  rm -rf "$KROOT" "$WORK/initramfs-$KVER.cpio.gz"   # the initramfs carries this build's modules
   mkdir -p "$KROOT"
   dpkg -x "$deb" "$KROOT" || skip "cannot unpack $deb"
   dpkg-deb -f "$deb" Version > "$KROOT/.deb-version"
@@ -207,6 +216,7 @@ RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
 RDMA_TEST_ADDR2=${RXE_ADDR2:-192.0.2.1}
 RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
+HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))
 ENV
 

@@ -70,12 +70,13 @@ r=$?
 cat "$OUT/junit.log"
 [ $r -eq 0 ] || { log "JUnit FAILED ($r)"; rc=1; }
 
-# Hook for later end-to-end tests (RTRS/RNBD over rxe): every executable rxe/guest.d/*.sh
-# runs here with RDMA_TEST_ADDR, JAVA, NATIVE_DIR and OUT set; non-zero fails the run.
-for hook in "$PROJECT"/rxe/guest.d/*.sh; do
+# Hook for later end-to-end tests (RTRS/RNBD over rxe): every executable *.sh in HOOKS
+# (rxe/guest.d unless RXE_GUEST_HOOKS names another directory, e.g. rxe/crash-study) runs
+# here with RDMA_TEST_ADDR(2), JAVA, NATIVE_DIR, CONSOLE_JAR and OUT set; non-zero fails the run.
+for hook in "${HOOKS:-$PROJECT/rxe/guest.d}"/*.sh; do
   [ -x "$hook" ] || continue
   log "hook $hook"
-  export JAVA NATIVE_DIR OUT PROJECT
+  export JAVA NATIVE_DIR OUT PROJECT CONSOLE_JAR TIMEOUT_FACTOR
   timeout "$JUNIT_TIMEOUT" "$hook" > "$OUT/$(basename "$hook").log" 2>&1
   r=$?
   cat "$OUT/$(basename "$hook").log"
