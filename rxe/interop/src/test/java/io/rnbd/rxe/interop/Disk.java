@@ -113,7 +113,10 @@ final class Disk {
      */
     static void ext4RoundTrip(Path dev, Path tmp) throws IOException {
         Path mnt = Files.createDirectories(tmp.resolve("mnt"));
-        Guest.check(Guest.timeout(Duration.ofSeconds(60)), "mkfs.ext4", "-q", "-F", dev.toString());
+        Guest.Result mkfs = Guest.run(Guest.timeout(Duration.ofSeconds(60)), "mkfs.ext4", "-q", "-F", dev.toString());
+        if (!mkfs.ok()) {
+            throw new AssertionError(mkfs + "\nkernel log:\n" + Guest.dmesgTail(30));
+        }
         Guest.check(Guest.timeout(Duration.ofSeconds(30)), "mount", dev.toString(), mnt.toString());
         try {
             for (int i = 0; i < 8; i++) {
