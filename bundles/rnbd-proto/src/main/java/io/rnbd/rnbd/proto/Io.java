@@ -4,7 +4,8 @@ import io.rnbd.rdma.api.Errno;
 import java.nio.ByteBuffer;
 
 /**
- * rnbd_msg_io, 32 B: header, device id u32 @4, sector u64 @8 (512 B units), rw u32 @16
+ * rnbd_msg_io, 32 B: header, device id u32 @4, sector u64 @8 (512 B units; any value for a
+ * FLUSH, which Linux sends with sector (u64) -1), rw u32 @16
  * (op in the low 8 bits, flags above), bi_size u32 @20 (bytes), prio u16 @24, 6 bytes of
  * padding to the struct's 8-byte alignment.
  */
@@ -27,7 +28,9 @@ public record Io(int deviceId, long sector, int rw, int biSize, int prio) implem
     public static final int F_ALL = F_SYNC | F_FUA | F_PREFLUSH | F_NOUNMAP;
 
     public Io {
-        Wire.checkNonNegative("sector", sector);
+        if ((rw & OP_MASK) != OP_FLUSH) {
+            Wire.checkNonNegative("sector", sector);
+        }
         Wire.checkNonNegative("biSize", biSize);
         Wire.checkU16("prio", prio);
         if ((rw & OP_MASK) > OP_WRITE_ZEROES || (rw & ~OP_MASK & ~F_ALL) != 0) {
@@ -76,7 +79,9 @@ public record Io(int deviceId, long sector, int rw, int biSize, int prio) implem
         long sector = v.getLong(8);
         int rw = v.getInt(16);
         int biSize = v.getInt(20);
-        if (sector < 0 || sector > Long.MAX_VALUE / OpenRsp.SECTOR_SIZE) {
+        // A FLUSH names no sector: Linux's client sends a flush request's blk_rq_pos, which the
+        // block layer leaves at (sector_t) -1 (blk_rq_init)
+        if ((rw & OP_MASK) != OP_FLUSH && (sector < 0 || sector > Long.MAX_VALUE / OpenRsp.SECTOR_SIZE)) {
             throw new ProtoException(Errno.EINVAL, "sector out of range");
         }
         if ((rw & OP_MASK) > OP_WRITE_ZEROES) {

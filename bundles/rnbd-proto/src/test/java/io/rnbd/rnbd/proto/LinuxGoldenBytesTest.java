@@ -72,6 +72,20 @@ class LinuxGoldenBytesTest {
         assertEquals(m, RnbdMsg.decode(ByteBuffer.wrap(linux)));
     }
 
+    /**
+     * rnbd_client_xfer_request for REQ_OP_FLUSH: SYNC|FUA (op_is_flush), no data, and the
+     * sector blk_rq_init left at (sector_t) -1. A decoder that range-checks it fails every
+     * flush of a Linux host (seen as mkfs.ext4's closing EIO in the rxe guest).
+     */
+    @Test
+    void flushAsRnbdCltWithTheBlockLayersSectorMinusOne() throws Exception {
+        byte[] linux = hex("0400000003000000ffffffffffffffff 02030000000000000000000000000000");
+        Io f = (Io) RnbdMsg.decode(ByteBuffer.wrap(linux));
+        assertEquals(Io.OP_FLUSH, f.op());
+        assertTrue(f.has(Io.F_SYNC) && f.has(Io.F_FUA));
+        assertArrayEquals(linux, encode(f));
+    }
+
     /** Mainline's flags decode; the op-5 skew is settled by OPEN_RSP's offset 20, which 6.1 leaves 0. */
     @Test
     void mainlineFlagsAndOpFive() throws Exception {

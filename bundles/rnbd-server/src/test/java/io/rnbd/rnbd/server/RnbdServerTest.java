@@ -265,8 +265,8 @@ class RnbdServerTest {
         assertEquals(0, writeNow(c, Io.of(dev, 0, Io.OP_FLUSH, 0, 0), empty()));
         assertEquals(before + 2, backend.device("disk").flushes());
         // Linux 6.1's client: a FLUSH is an RTRS read without data (rq_data_dir(REQ_OP_FLUSH) == READ)
-        // with SYNC|FUA set (op_is_flush), as rnbd_client_xfer_request sends it
-        assertEquals(0, readNow(c, Io.of(dev, 0, Io.OP_FLUSH, Io.F_SYNC | Io.F_FUA, 0), empty()));
+        // with SYNC|FUA set (op_is_flush) and sector -1 (blk_rq_init), as rnbd_client_xfer_request sends it
+        assertEquals(0, readNow(c, Io.of(dev, -1, Io.OP_FLUSH, Io.F_SYNC | Io.F_FUA, 0), empty()));
         assertEquals(before + 3, backend.device("disk").flushes());
         var stats = server.exports().get(0).stats();
         assertEquals(3, stats.reads());
