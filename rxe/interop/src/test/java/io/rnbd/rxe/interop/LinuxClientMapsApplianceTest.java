@@ -59,7 +59,7 @@ class LinuxClientMapsApplianceTest {
 
     @Test
     void linuxMapsAnApplianceExportWithoutAlwaysInvalidate() throws Exception {
-        scenario("interop-lb", false, false);
+        scenario("interop-lb", false, true);
     }
 
     private void scenario(String sess, boolean alwaysInvalidate, boolean full) throws Exception {
