@@ -1,0 +1,184 @@
+package io.rnbd.rnbd.backend.rbd.internal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * The project's one-node Ceph cluster ({@code itests/ceph/one-node.sh}), started once per test
+ * JVM for every test class that takes a {@code CephCluster} parameter (through
+ * {@link Extension}) and stopped by its PIDs when the last test is done. Where a
+ * prerequisite is missing (the script exits 77: no Ceph packages) the tests are skipped
+ * with the script's reason; any other failure to start fails them.
+ */
+final class CephCluster implements ExtensionContext.Store.CloseableResource {
+    private static final AtomicInteger IMAGES = new AtomicInteger();
+
+    final Path dir;
+    final Path conf;
+    /** Keyring of client.rnbd, the pool-limited user the script creates. */
+    final Path rnbdKeyring;
+    final String skipReason;
+    private final Path script;
+
+    private CephCluster(Path script, Path dir, String skipReason) {
+        this.script = script;
+        this.dir = dir;
+        this.conf = dir.resolve("ceph.conf");
+        this.rnbdKeyring = dir.resolve("client.rnbd.keyring");
+        this.skipReason = skipReason;
+    }
+
+    private static CephCluster start() {
+        Path script = Path.of(required("rnbd.ceph.script"));
+        Path dir = Path.of(required("rnbd.ceph.dir"));
+        int port = freePort();
+        Result r = run(List.of("bash", script.toString(), "start", dir.toString(), Integer.toString(port)), Map.of(),
+                120);
+        if (r.exit == 77) {
+            return new CephCluster(script, dir, r.err.strip());
+        }
+        if (r.exit != 0) {
+            throw new IllegalStateException("the test cluster did not start (exit " + r.exit + "):\n" + r.out + r.err
+                    + logTail(dir));
+        }
+        return new CephCluster(script, dir, null);
+    }
+
+    private static String logTail(Path dir) {
+        StringBuilder s = new StringBuilder();
+        for (String log : new String[] {"log/mon.out", "log/osd.out", "log/osd-mkfs.out"}) {
+            try {
+                List<String> lines = Files.readAllLines(dir.resolve(log));
+                s.append("\n--- ").append(log).append('\n')
+                        .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size())));
+            } catch (IOException e) {
+                // not written
+            }
+        }
+        return s.toString();
+    }
+
+    private static String required(String key) {
+        String v = System.getProperty(key);
+        if (v == null || v.isBlank()) {
+            throw new IllegalStateException("system property " + key + " is not set: run the tests through Maven");
+        }
+        return v;
+    }
+
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A fresh image name in pool rbd. */
+    static String newImage(String prefix) {
+        return prefix + "-" + ProcessHandle.current().pid() + "-" + IMAGES.incrementAndGet();
+    }
+
+    /** Backend parameters for {@code image} as client.admin with this cluster's ceph.conf. */
+    Map<String, String> params(String image) {
+        return Map.of("conf", conf.toString(), "image", image);
+    }
+
+    RbdSettings settings() {
+        return new RbdSettings("rbd", conf.toString(), "admin", "", 0, 10);
+    }
+
+    /** Runs {@code rbd ARGS} as client.admin; fails the test on a non-zero exit. */
+    String rbd(String... args) {
+        List<String> cmd = new ArrayList<>(List.of("rbd"));
+        cmd.addAll(List.of(args));
+        Result r = run(cmd, Map.of("CEPH_CONF", conf.toString()), 60);
+        if (r.exit != 0) {
+            throw new AssertionError(String.join(" ", cmd) + " exited " + r.exit + ": " + r.err.strip());
+        }
+        return r.out;
+    }
+
+    /** SIGSTOP the OSD: the cluster stops answering, its (memstore) data kept. */
+    void pauseOsd() {
+        control("osd-pause");
+    }
+
+    void resumeOsd() {
+        control("osd-resume");
+    }
+
+    private void control(String what) {
+        Result r = run(List.of("bash", script.toString(), what, dir.toString()), Map.of(), 30);
+        if (r.exit != 0) {
+            throw new AssertionError("one-node.sh " + what + " exited " + r.exit + ": " + r.err);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (skipReason == null) {
+            run(List.of("bash", script.toString(), "stop", dir.toString()), Map.of(), 60);
+        }
+    }
+
+    private record Result(int exit, String out, String err) {
+    }
+
+    private static Result run(List<String> cmd, Map<String, String> env, int timeoutSec) {
+        try {
+            ProcessBuilder pb = new ProcessBuilder(cmd);
+            pb.environment().putAll(env);
+            Path out = Files.createTempFile("ceph-cmd", ".out");
+            Path err = Files.createTempFile("ceph-cmd", ".err");
+            try {
+                Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+                if (!p.waitFor(timeoutSec, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    throw new AssertionError(String.join(" ", cmd) + " did not finish within " + timeoutSec + " s");
+                }
+                return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+                        Files.readString(err, StandardCharsets.UTF_8));
+            } finally {
+                Files.deleteIfExists(out);
+                Files.deleteIfExists(err);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted running " + cmd, e);
+        }
+    }
+
+    /** Hands the shared cluster to a test's or {@code @BeforeAll}'s parameter; skips when it cannot run here. */
+    static final class Extension implements ParameterResolver {
+        @Override
+        public boolean supportsParameter(ParameterContext p, ExtensionContext c) {
+            return p.getParameter().getType() == CephCluster.class;
+        }
+
+        @Override
+        public Object resolveParameter(ParameterContext p, ExtensionContext c) {
+            CephCluster ceph = c.getRoot().getStore(ExtensionContext.Namespace.GLOBAL)
+                    .getOrComputeIfAbsent(CephCluster.class, k -> start(), CephCluster.class);
+            Assumptions.assumeTrue(ceph.skipReason == null, () -> "no Ceph cluster: " + ceph.skipReason);
+            Assumptions.assumeTrue(RbdNative.unavailable() == null, () -> "rbd backend dormant: "
+                    + RbdNative.unavailable());
+            return ceph;
+        }
+    }
+}
