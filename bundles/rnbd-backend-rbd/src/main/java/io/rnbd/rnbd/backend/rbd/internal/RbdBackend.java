@@ -25,6 +25,7 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
 
     private final RbdSettings settings;
     private final String unavailable;
+    private final long closeWaitMs;
     private final Set<RbdBlockDevice> open = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -34,13 +35,17 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
     }
 
     public RbdBackend(RbdSettings settings) {
-        this(settings, RbdNative.unavailable());
+        this(settings, RbdNative.unavailable(), RbdBlockDevice.CLOSE_WAIT_MS);
     }
 
-    /** @param unavailable why librbd cannot be used here, {@code null} if it can */
-    RbdBackend(RbdSettings settings, String unavailable) {
+    /**
+     * @param unavailable why librbd cannot be used here, {@code null} if it can
+     * @param closeWaitMs how long {@link #close()} waits for a cluster that does not answer
+     */
+    RbdBackend(RbdSettings settings, String unavailable, long closeWaitMs) {
         this.settings = settings;
         this.unavailable = unavailable;
+        this.closeWaitMs = closeWaitMs;
     }
 
     /** {@code null} when the backend works, else why it is dormant (one line). */
@@ -129,9 +134,12 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
             options.addAll(List.of("keyring", p.keyring()));
         }
         if (p.opTimeoutSec() > 0) {
-            // librados fails the request with ETIMEDOUT and drops it: nothing lands later
+            // A request unanswered that long fails with ETIMEDOUT; whether it reached the disks is
+            // unknown (as after any failed write). librbd's write-around cache would already
+            // have acknowledged such a write, and seen here, the flush after it then reported
+            // success while the OSD was stopped: without the cache every write answers for itself.
             options.addAll(List.of("rados_osd_op_timeout", Integer.toString(p.opTimeoutSec()),
-                    "rados_mon_op_timeout", Integer.toString(p.opTimeoutSec())));
+                    "rados_mon_op_timeout", Integer.toString(p.opTimeoutSec()), "rbd_cache", "false"));
         }
         try {
             return RbdNative.connect(p.conf().isEmpty() ? null : p.conf(), p.id(), options.toArray(String[]::new));
@@ -273,15 +281,16 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
 
     /**
      * Closes every open device, all at once, and waits for them together at most
-     * {@link RbdBlockDevice#CLOSE_WAIT_MS}: a cluster that does not answer delays the stop of
-     * the bundle by that much, not by that much per export.
+     * {@link RbdBlockDevice#CLOSE_WAIT_MS} (10 s): a cluster that does not answer delays the
+     * stop of the bundle by that much, not by that much per export. Devices still waiting for
+     * it close themselves (and end their thread) when it answers.
      */
     @Override
     public void close() {
         closed = true;
         List<RbdBlockDevice> devices = List.copyOf(open);
         devices.forEach(RbdBlockDevice::beginClose);
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RbdBlockDevice.CLOSE_WAIT_MS);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(closeWaitMs);
         for (RbdBlockDevice d : devices) {
             d.awaitClosed(deadline);
         }

@@ -368,8 +368,8 @@ final class RbdBlockDevice implements BlockDevice {
             Thread.currentThread().interrupt();
         }
         if (poller.isAlive()) {
-            LOG.warn("{}: {} IOs still in flight after {} ms (the cluster does not answer); the image is closed "
-                    + "when they complete", name, pending.size(), CLOSE_WAIT_MS);
+            LOG.warn("{}: the cluster does not answer; {} IOs still in flight, the image is closed when they "
+                    + "complete", name, pending.size());
             return false;
         }
         return true;
