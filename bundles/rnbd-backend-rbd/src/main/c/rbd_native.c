@@ -3,12 +3,14 @@
  * librados/librbd's C API (Debian: librados-dev, librbd-dev).
  *
  * Threading contract with the Java side:
- *  - librbd calls back on its own threads (completions, header updates). Those threads never
- *    enter the JVM: a callback only records its result on the image's completion list and,
- *    when the list was empty, bumps the image's eventfd. One Java thread per image (the
- *    poller) waits on that eventfd in poll_events() and completes the Java futures. So no
- *    native thread is ever attached to the JVM, and stopping the bundle has exactly one
- *    thread per image to stop.
+ *  - librbd calls back on its own threads. A completion goes straight to the image's Java
+ *    listener (listen(): its completed(cookie, result)), on librbd's thread, attached to the
+ *    JVM as a daemon thread named "rnbd-rbd-librbd" the first time and detached when librados
+ *    ends the thread (a pthread key destructor): no hand-over to another thread per IO.
+ *  - A header change (rbd_update_watch) is only recorded, and bumps the image's eventfd:
+ *    one Java thread per image (the poller) waits on it in poll() and re-reads the size,
+ *    because librbd must not be called back into from its own callback. Completions that
+ *    arrive without a listener (or when the thread cannot attach) take the same road.
  *  - IO buffers are direct ByteBuffers handed to librbd as they are (no copy); the Java side
  *    keeps each buffer reachable until its completion has been polled.
  *  - every handle is the C pointer itself.
@@ -50,6 +52,7 @@ struct op {
 
 struct image {
 	rbd_image_t rbd;
+	jobject listener;      /* global ref: completed(JJ)V, or NULL */
 	int efd;
 	pthread_mutex_t lock;
 	struct op *done;       /* completed ops, newest first */
@@ -58,13 +61,44 @@ struct image {
 	int watching;
 };
 
+static JavaVM *jvm;
+static pthread_key_t attached;
 static jclass exception_class;
 static jmethodID exception_init;
+static jmethodID completed_method;
+
+/* Runs when a thread that attached itself (attached_env) ends. */
+static void detach(void *value)
+{
+	(*jvm)->DetachCurrentThread(jvm);
+}
+
+/* The JNIEnv of this librbd thread, attaching it once; NULL if the JVM refuses. */
+static JNIEnv *attached_env(void)
+{
+	JNIEnv *env;
+	if ((*jvm)->GetEnv(jvm, (void **) &env, JNI_VERSION_1_8) == JNI_OK)
+		return env;
+	JavaVMAttachArgs args = { JNI_VERSION_1_8, "rnbd-rbd-librbd", NULL };
+	if ((*jvm)->AttachCurrentThreadAsDaemon(jvm, (void **) &env, &args) != JNI_OK)
+		return NULL;
+	pthread_setspecific(attached, env); /* any non-NULL value: the destructor runs at thread exit */
+	return env;
+}
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 {
 	JNIEnv *env;
+	jvm = vm;
 	if ((*vm)->GetEnv(vm, (void **) &env, JNI_VERSION_1_8) != JNI_OK)
+		return JNI_ERR;
+	if (pthread_key_create(&attached, detach) != 0)
+		return JNI_ERR;
+	jclass listener = (*env)->FindClass(env, "io/rnbd/rnbd/backend/rbd/internal/RbdImage$Completions");
+	if (listener == NULL)
+		return JNI_ERR;
+	completed_method = (*env)->GetMethodID(env, listener, "completed", "(JJ)V");
+	if (completed_method == NULL)
 		return JNI_ERR;
 	jclass cls = (*env)->FindClass(env, "io/rnbd/rnbd/backend/rbd/internal/RbdException");
 	if (cls == NULL)
@@ -237,9 +271,21 @@ static void push(struct image *img, struct op *o)
 static void on_complete(rbd_completion_t c, void *arg)
 {
 	struct op *o = arg;
+	struct image *img = o->img;
 	o->result = rbd_aio_get_return_value(c);
 	rbd_aio_release(c);
-	push(o->img, o);
+	/* read before the call: once Java has the completion, the image may be closed and freed */
+	jobject listener = img->listener;
+	JNIEnv *env = listener == NULL ? NULL : attached_env();
+	if (env == NULL) {
+		push(img, o);
+		return;
+	}
+	jlong cookie = o->cookie, result = o->result;
+	free(o);
+	(*env)->CallVoidMethod(env, listener, completed_method, cookie, result);
+	if ((*env)->ExceptionCheck(env))
+		(*env)->ExceptionClear(env); /* the listener catches its own; nothing may unwind into librbd */
 }
 
 static void on_update(void *arg)
@@ -282,6 +328,17 @@ JNIEXPORT jlong JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_open(JN
 	return HANDLE(img);
 }
 
+/* Completions go to listener.completed(cookie, result) from now on (null: through poll()). */
+JNIEXPORT void JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_listen(JNIEnv *env, jclass cls, jlong h,
+		jobject listener)
+{
+	struct image *img = PTR(h);
+	jobject old = img->listener;
+	img->listener = listener == NULL ? NULL : (*env)->NewGlobalRef(env, listener);
+	if (old != NULL)
+		(*env)->DeleteGlobalRef(env, old);
+}
+
 /* Watch the header: a resize, snapshot or feature change by anyone wakes the poller. */
 JNIEXPORT void JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_watch(JNIEnv *env, jclass cls, jlong h)
 {
@@ -322,6 +379,8 @@ JNIEXPORT void JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_free(JNI
 		free(o);
 		o = next;
 	}
+	if (img->listener != NULL)
+		(*env)->DeleteGlobalRef(env, img->listener);
 	close(img->efd);
 	pthread_mutex_destroy(&img->lock);
 	free(img);

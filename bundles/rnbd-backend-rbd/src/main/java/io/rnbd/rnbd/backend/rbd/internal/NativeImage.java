@@ -19,6 +19,11 @@ final class NativeImage implements RbdImage {
     }
 
     @Override
+    public void listen(Completions listener) {
+        RbdNative.listen(image, listener);
+    }
+
+    @Override
     public int submit(int op, long cookie, long offset, long length, ByteBuffer buf, int flags) {
         return RbdNative.submit(image, op, cookie, offset, length, buf, buf == null ? 0 : buf.position(), flags);
     }

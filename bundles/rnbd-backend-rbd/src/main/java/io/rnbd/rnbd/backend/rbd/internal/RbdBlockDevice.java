@@ -21,10 +21,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An RBD image as a block device. Every operation is one asynchronous librbd call; direct
- * buffers go to librbd as they are, heap buffers through a direct copy. One thread per device
- * (the poller, {@code rnbd-rbd-POOL/IMAGE}) collects librbd's completions and completes the
- * futures, so futures complete on that thread, never on the caller's; it also re-reads the
- * size when someone else changes the image's header ({@code rbd resize}).
+ * buffers go to librbd as they are, heap buffers through a direct copy. Futures complete on
+ * librbd's callback thread ({@code rnbd-rbd-librbd}), never on the caller's: what depends on
+ * them must not block. One thread per device (the poller, {@code rnbd-rbd-POOL/IMAGE})
+ * re-reads the size when someone else changes the image's header ({@code rbd resize}), which
+ * librbd's own thread may not do, and closes the image.
  *
  * <p>Closing: new IO fails with ENODEV at once; IO in flight completes with its real result
  * (librbd still owns its buffer until then, so failing it early could let a late read land in
@@ -73,6 +74,7 @@ final class RbdBlockDevice implements BlockDevice {
         this.readOnly = readOnly;
         this.fua = fua;
         this.onClosed = onClosed;
+        image.listen(this::completed);
         this.poller = new Thread(this::pollLoop, "rnbd-rbd-" + name);
         poller.setDaemon(true);
         poller.start();
@@ -235,6 +237,14 @@ final class RbdBlockDevice implements BlockDevice {
             } catch (RbdException e) {
                 LOG.warn("{}: close: {}", name, e.getMessage());
             }
+            // completions that took the poll road meanwhile (none are expected: nothing is pending)
+            for (int n; (n = image.poll(events, 0)) > 0; ) {
+                for (int i = 0; i < n; i++) {
+                    if (events[2 * i] != RbdNative.COOKIE_UPDATED) {
+                        dispatch(events[2 * i], events[2 * i + 1]);
+                    }
+                }
+            }
             image.free();
             LOG.info("{}: closed", name);
         } catch (RuntimeException | Error e) {
@@ -247,6 +257,15 @@ final class RbdBlockDevice implements BlockDevice {
             }
         } finally {
             onClosed.accept(this);
+        }
+    }
+
+    /** On librbd's thread: nothing may escape into it. */
+    private void completed(long cookie, long result) {
+        try {
+            dispatch(cookie, result);
+        } catch (RuntimeException | Error e) {
+            LOG.error("{}: completion of request {} failed", name, cookie, e);
         }
     }
 

@@ -82,6 +82,9 @@ final class RbdNative {
 
     static native long open(long ioctx, String name, boolean readOnly) throws RbdException;
 
+    /** Completions go to {@code listener} on librbd's threads (attached to the JVM); null: through {@link #poll}. */
+    static native void listen(long image, RbdImage.Completions listener);
+
     /** rbd_update_watch: every header change wakes {@link #poll} with {@link #COOKIE_UPDATED}. */
     static native void watch(long image) throws RbdException;
 

@@ -52,7 +52,7 @@ class RbdBlockDeviceTest {
     }
 
     @Test
-    void aCompletionCompletesItsFutureOnThePollerThreadOnly() throws Exception {
+    void aCompletionCompletesItsFutureOnLibrbdsThreadNotTheSubmitters() throws Exception {
         AtomicReference<String> thread = new AtomicReference<>();
         CompletableFuture<Void> f = dev.write(512, ByteBuffer.allocateDirect(1024), false)
                 .whenComplete((v, t) -> thread.set(Thread.currentThread().getName()));
@@ -64,7 +64,7 @@ class RbdBlockDeviceTest {
         assertFalse(f.isDone(), "completed before librbd answered");
         image.complete(op, 0);
         f.get(5, TimeUnit.SECONDS);
-        assertEquals("rnbd-rbd-rbd/test", thread.get());
+        assertEquals("librbd-callback", thread.get());
         assertEquals(0, dev.inflight());
     }
 
@@ -190,6 +190,16 @@ class RbdBlockDeviceTest {
         assertFalse(f.isDone(), "FUA done before its flush");
         image.complete(flush, 0);
         f.get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void completionsWithoutAListenerComeThroughThePoller() throws Exception {
+        image.listen(null);
+        AtomicReference<String> thread = new AtomicReference<>();
+        CompletableFuture<Void> f = dev.flush().whenComplete((v, t) -> thread.set(Thread.currentThread().getName()));
+        image.complete(image.last(1), 0);
+        f.get(5, TimeUnit.SECONDS);
+        assertEquals("rnbd-rbd-rbd/test", thread.get());
     }
 
     @Test

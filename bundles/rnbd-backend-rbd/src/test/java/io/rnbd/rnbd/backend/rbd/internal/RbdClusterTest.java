@@ -293,7 +293,8 @@ class RbdClusterTest {
         assertTrue(ms < 5000, "close took " + ms + " ms");
         expect(Errno.ENODEV, dev.read(0, ByteBuffer.allocateDirect(512)));
         assertFalse(stuck.isDone(), "the write in flight was failed before librbd let go of its buffer");
-        assertEquals(1, rbdThreads().size(), "the poller waits for the cluster");
+        assertEquals(1, rbdThreads().stream().filter(t -> t.getName().startsWith("rnbd-rbd-rbd/")).count(),
+                "the device's poller waits for the cluster");
         resume();
         await(stuck);
         awaitNoRbdThreads();
@@ -328,6 +329,7 @@ class RbdClusterTest {
         }
     }
 
+    /** The devices' pollers (rnbd-rbd-POOL/IMAGE) and librbd's threads attached to the JVM (rnbd-rbd-librbd). */
     private static List<Thread> rbdThreads() {
         return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("rnbd-rbd-")).toList();
     }

@@ -23,6 +23,7 @@ final class ScriptedImage implements RbdImage {
     final CountDownLatch freed = new CountDownLatch(1);
     private final BlockingQueue<long[]> events = new LinkedBlockingQueue<>();
     volatile long size;
+    volatile Completions listener;
     volatile int failSubmit;
     volatile boolean closedBeforeIdle;
 
@@ -39,8 +40,25 @@ final class ScriptedImage implements RbdImage {
         return submitted.get(count - 1);
     }
 
+    /** Completes {@code op} as librbd would: to the listener on a thread of "librbd", else through poll. */
     void complete(Op op, long result) {
-        events.add(new long[] {op.cookie(), result});
+        Completions l = listener;
+        if (l == null) {
+            events.add(new long[] {op.cookie(), result});
+            return;
+        }
+        Thread t = new Thread(() -> l.completed(op.cookie(), result), "librbd-callback");
+        t.start();
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void listen(Completions l) {
+        listener = l;
     }
 
     void headerChanged(long newSize) {
