@@ -103,7 +103,16 @@ final class CephCluster implements ExtensionContext.Store.CloseableResource {
 
     /** Runs {@code rbd ARGS} as client.admin; fails the test on a non-zero exit. */
     String rbd(String... args) {
-        List<String> cmd = new ArrayList<>(List.of("rbd"));
+        return cli("rbd", args);
+    }
+
+    /** Runs {@code ceph ARGS} as client.admin; fails the test on a non-zero exit. */
+    String ceph(String... args) {
+        return cli("ceph", args);
+    }
+
+    private String cli(String tool, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(tool));
         cmd.addAll(List.of(args));
         Result r = run(cmd, Map.of("CEPH_CONF", conf.toString()), 60);
         if (r.exit != 0) {

@@ -168,6 +168,29 @@ class RbdClusterTest {
     }
 
     @Test
+    void aHolderThatWasBlocklistedIsFencedAndAnotherClientTakesTheImage() throws Exception {
+        String image = CephCluster.newImage("fence");
+        BlockDevice a = backend().open(with(ceph.params(image), "create.size", "4m"), false);
+        await(a.write(0, filled(4096, 0x31), true));
+        // what a taking-over server's open does to a holder it finds dead: blocklist it
+        String watcher = watcher(ceph.rbd("status", "rbd/" + image));
+        ceph.ceph("osd", "blocklist", "add", watcher);
+        try {
+            CompletableFuture<Void> late = a.write(4096, filled(4096, 0x32), true);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> late.get(60, TimeUnit.SECONDS));
+            BlockIoException b = assertInstanceOf(BlockIoException.class, e.getCause());
+            assertEquals(Errno.ESHUTDOWN, b.errno(), b.getMessage());
+            assertTrue(b.getMessage().contains("fenced"), b.getMessage());
+            try (BlockDevice taker = backend().open(ceph.params(image), false)) {
+                assertArrayEquals(filled(4096, 0x31).array(), read(taker, 0, 4096));
+                await(taker.write(4096, filled(4096, 0x33), true));
+            }
+        } finally {
+            ceph.ceph("osd", "blocklist", "rm", watcher);
+        }
+    }
+
+    @Test
     void anRbdResizeFromTheCliReachesTheDeviceAndItsWatchers() throws Exception {
         String image = CephCluster.newImage("resize");
         BlockDevice dev = backend().open(with(ceph.params(image), "create.size", "8m"), false);
@@ -354,6 +377,13 @@ class RbdClusterTest {
     }
 
     // ---- helpers
+
+    /** The address of the (one) watcher {@code rbd status} lists, e.g. 127.0.0.1:0/2484850395. */
+    private static String watcher(String status) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("watcher=(\\S+)").matcher(status);
+        assertTrue(m.find(), "no watcher in: " + status);
+        return m.group(1);
+    }
 
     private interface Open {
         void run() throws Exception;
