@@ -75,6 +75,13 @@ for p in points:
         return f"{x / y:.2f}" if x and y else "-"
     print(f"{p:<17}" + "".join(f"{c:>20}" for c in cells) + f"{ratio('appliance', 'fio'):>9}"
           f"{ratio('appliance', 'rbdbench'):>9}{ratio('backend', 'fio'):>8}")
+C = {k: statistics.median(x["cpuUsPerIo"] for x in v) for k, v in by.items() if all("cpuUsPerIo" in x for x in v)}
+print(f"\nCPU per IO in us (the client process + the OSD; load-independent where IOPS are not)")
+print(f"{'point':<17}" + "".join(f"{t:>12}" for t in tools) + f"{'app/fio':>9}{'be/fio':>8}")
+for p in points:
+    cells = [f"{C[(t, p)]:>12.1f}" if (t, p) in C else f"{'-':>12}" for t in tools]
+    rat = lambda a: f"{C[(a, p)] / C[('fio', p)]:.2f}" if (a, p) in C and ("fio", p) in C else "-"
+    print(f"{p:<17}" + "".join(cells) + f"{rat('appliance'):>9}{rat('backend'):>8}")
 print("\ntarget: the appliance adds at most 15 % to librbd alone (appliance / fio >= 0.85):")
 for p in points:
     x, y = val("appliance", p), val("fio", p)
@@ -176,30 +183,45 @@ for img in bench-fio bench-rbd bench-be bench-app; do
 done
 echo "$env_lines"
 
-fio_run() { # IMAGE RW BS QD
-    fio --name=x --ioengine=rbd --clientname=admin --pool=rbd --rbdname="$1" --rw="$2" --bs="$3" --iodepth="$4" \
-        --time_based --runtime="$SECS" --ramp_time=1 --output-format=json 2>/dev/null | python3 -c '
-import json, sys
-j = json.load(sys.stdin)["jobs"][0]
-r = j["read"] if j["read"]["io_bytes"] > 0 else j["write"]
-print(json.dumps({"iops": r["iops"], "mibPerSecond": r["bw_bytes"] / 2**20, "meanUs": r["lat_ns"]["mean"] / 1e3}))'
-}
-rbdbench_run() { # IMAGE RW BS QD
-    local type=${2#rand} pattern=seq total
-    [[ $2 == rand* ]] && pattern=rand
-    # about SECS at the rates of this machine: 4 KiB ~10k IOPS, 128 KiB ~400 MiB/s
-    if [[ $3 == 4k ]]; then total=$((SECS * 40))M; else total=$((SECS * 400))M; fi
-    rbd bench --io-type "$type" --io-pattern "$pattern" --io-size "${3^^}" --io-threads "$4" --io-total "$total" \
-        "rbd/$1" 2>&1 | python3 -c '
-import json, re, sys
-t = sys.stdin.read()
-m = re.search(r"ops/sec:\s*([\d.]+)", t)
-if not m:
-    sys.exit("rbd bench gave no summary: " + t[-300:])
-ops = float(m.group(1))  # "elapsed" is whole seconds, ops/sec is not: bandwidth from it
-bw = ops * int(sys.argv[1]) / 2**20
-print(json.dumps({"iops": ops, "mibPerSecond": bw, "meanUs": 0}))' $(( ${3%k} * 1024 ))
-}
+# One measurement of fio or rbd bench: runs the tool, reads its result, and charges it the CPU
+# it used (its own, from wait4's rusage, start-up included) plus the OSD's over the same time,
+# per IO: the same "client + OSD CPU per IO" RbdBenchMain reports for its JVM. Unlike IOPS it
+# barely moves with what other processes do to the machine.
+cat >"$OUT/measure.py" <<'EOF2'
+import json, os, re, subprocess, sys, time
+tool, image, rw, bs, qd, secs, osd, point, rep = sys.argv[1:10]
+tck = os.sysconf('SC_CLK_TCK')
+def osd_ticks():
+    f = open(f'/proc/{osd}/stat').read()
+    f = f[f.rindex(')') + 2:].split()
+    return int(f[11]) + int(f[12])
+size = int(bs[:-1]) * 1024
+if tool == 'fio':
+    cmd = ['fio', '--name=x', '--ioengine=rbd', '--clientname=admin', '--pool=rbd', f'--rbdname={image}',
+           f'--rw={rw}', f'--bs={bs}', f'--iodepth={qd}', '--time_based', f'--runtime={secs}',
+           '--output-format=json']
+else:
+    # rbd bench has no time limit: an IO total that takes about secs at this machine's rates
+    total = int(secs) * (40 if bs == '4k' else 400)
+    cmd = ['rbd', 'bench', '--io-type', rw.replace('rand', ''), '--io-pattern', 'rand' if rw.startswith('rand') else 'seq',
+           '--io-size', bs.upper(), '--io-threads', qd, '--io-total', f'{total}M', f'rbd/{image}']
+o0 = osd_ticks()
+p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+out = p.stdout.read()
+_, status, ru = os.wait4(p.pid, 0)
+cpu_s = ru.ru_utime + ru.ru_stime + (osd_ticks() - o0) / tck
+if tool == 'fio':
+    j = json.loads(out[out.index('{'):])['jobs'][0]
+    r = j['read'] if j['read']['io_bytes'] > 0 else j['write']
+    ios, iops, mean = r['total_ios'], r['iops'], r['lat_ns']['mean'] / 1e3
+else:
+    m = re.search(r'elapsed:\s*[\d.]+\s+ops:\s*(\d+)\s+ops/sec:\s*([\d.]+)', out)
+    if not m:
+        sys.exit('rbd bench gave no summary: ' + out[-300:])
+    ios, iops, mean = int(m.group(1)), float(m.group(2)), 0  # "elapsed" is whole seconds, ops/sec is not
+print(json.dumps({'target': 'rbdbench' if tool == 'rbd' else tool, 'point': point, 'rep': int(rep), 'iops': iops,
+                  'mibPerSecond': iops * size / 2**20, 'meanUs': mean, 'cpuUsPerIo': cpu_s * 1e6 / max(1, ios)}))
+EOF2
 
 : >"$OUT/results.jsonl"
 snap "$OUT/cpu0"; t0=$(date +%s)
@@ -207,11 +229,8 @@ for rep in $(seq "$REPS"); do
     echo; echo "== rep $rep/$REPS"
     for pt in $POINTS; do
         IFS=: read -r rw bs qd <<<"$pt"
-        for tool in fio rbdbench; do
-            if [[ $tool == fio ]]; then r=$(fio_run bench-fio "$rw" "$bs" "$qd"); else r=$(rbdbench_run bench-rbd "$rw" "$bs" "$qd"); fi
-            echo "$r" | python3 -c 'import json,sys; d=json.load(sys.stdin); d.update(target=sys.argv[1], point=sys.argv[2], rep=int(sys.argv[3])); print(json.dumps(d))' \
-                "$tool" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
-        done
+        python3 "$OUT/measure.py" fio bench-fio "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
+        python3 "$OUT/measure.py" rbd bench-rbd "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
     done
     java -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
         -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" -Drnbd.bench.poll.usec="${POLL_USEC:-0}" \
@@ -220,7 +239,7 @@ for rep in $(seq "$REPS"); do
         --rep "$rep" --seconds "$SECS" --peer-pid "$osd" 2>"$OUT/java-$rep.err" | grep '^RESULT' | sed 's/^RESULT //' \
         | python3 -c 'import json,sys
 for l in sys.stdin:
-    d=json.loads(l); print(json.dumps({k: d[k] for k in ("target","point","rep","iops","mibPerSecond","meanUs")}))' \
+    d=json.loads(l); print(json.dumps({k: d[k] for k in ("target","point","rep","iops","mibPerSecond","meanUs","cpuUsPerIo")}))' \
         | tee -a "$OUT/results.jsonl"
 done
 t1=$(date +%s); snap "$OUT/cpu1"

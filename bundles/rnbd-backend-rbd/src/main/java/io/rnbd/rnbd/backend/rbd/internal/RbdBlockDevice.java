@@ -45,7 +45,20 @@ final class RbdBlockDevice implements BlockDevice {
     /** How a FUA write is made durable: librbd's FUA op flag, or write then flush. */
     enum Fua { FLAG, FLUSH }
 
-    private record Pending(CompletableFuture<Void> future, String what, ByteBuffer buffer, Runnable onSuccess) {
+    /** An operation librbd has; the buffer stays reachable (librbd uses its memory) until it completes. */
+    private record Pending(CompletableFuture<Void> future, int op, long offset, long length, ByteBuffer buffer,
+                           Runnable onSuccess) {
+        /** Built only for an error: not a string per IO. */
+        String what() {
+            String name = switch (op) {
+                case RbdNative.OP_READ -> "read";
+                case RbdNative.OP_WRITE -> "write";
+                case RbdNative.OP_FLUSH -> "flush";
+                case RbdNative.OP_DISCARD -> "discard";
+                default -> "write-zeroes";
+            };
+            return name + " at " + offset + "+" + length;
+        }
     }
 
     private final RbdImage image;
@@ -146,10 +159,10 @@ final class RbdBlockDevice implements BlockDevice {
             return CompletableFuture.failedFuture(bad);
         }
         if (d.isDirect()) {
-            return start(RbdNative.OP_READ, "read", offset, len, d, 0, null);
+            return start(RbdNative.OP_READ, offset, len, d, 0, null);
         }
         ByteBuffer bounce = ByteBuffer.allocateDirect(len);
-        return start(RbdNative.OP_READ, "read", offset, len, bounce, 0, () -> d.put(bounce));
+        return start(RbdNative.OP_READ, offset, len, bounce, 0, () -> d.put(bounce));
     }
 
     @Override
@@ -162,9 +175,9 @@ final class RbdBlockDevice implements BlockDevice {
         }
         ByteBuffer b = s.isDirect() ? s : ByteBuffer.allocateDirect(len).put(s).flip();
         if (fua && this.fua == Fua.FLUSH) {
-            return start(RbdNative.OP_WRITE, "write", offset, len, b, 0, null).thenCompose(v -> flush());
+            return start(RbdNative.OP_WRITE, offset, len, b, 0, null).thenCompose(v -> flush());
         }
-        return start(RbdNative.OP_WRITE, "write", offset, len, b, fua ? RbdNative.FLAG_FUA : 0, null);
+        return start(RbdNative.OP_WRITE, offset, len, b, fua ? RbdNative.FLAG_FUA : 0, null);
     }
 
     @Override
@@ -172,14 +185,14 @@ final class RbdBlockDevice implements BlockDevice {
         if (closed) {
             return CompletableFuture.failedFuture(closedError());
         }
-        return readOnly ? DONE : start(RbdNative.OP_FLUSH, "flush", 0, 0, null, 0, null);
+        return readOnly ? DONE : start(RbdNative.OP_FLUSH, 0, 0, null, 0, null);
     }
 
     @Override
     public CompletableFuture<Void> trim(long offset, long length) {
         BlockIoException bad = check(offset, length, true, false);
         return bad != null ? CompletableFuture.failedFuture(bad)
-                : start(RbdNative.OP_DISCARD, "discard", offset, length, null, 0, null);
+                : start(RbdNative.OP_DISCARD, offset, length, null, 0, null);
     }
 
     @Override
@@ -189,11 +202,9 @@ final class RbdBlockDevice implements BlockDevice {
             return CompletableFuture.failedFuture(bad);
         }
         if (fua && this.fua == Fua.FLUSH) {
-            return start(RbdNative.OP_WRITE_ZEROES, "write-zeroes", offset, length, null, 0, null)
-                    .thenCompose(v -> flush());
+            return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, 0, null).thenCompose(v -> flush());
         }
-        return start(RbdNative.OP_WRITE_ZEROES, "write-zeroes", offset, length, null, fua ? RbdNative.FLAG_FUA : 0,
-                null);
+        return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, fua ? RbdNative.FLAG_FUA : 0, null);
     }
 
     /**
@@ -201,12 +212,12 @@ final class RbdBlockDevice implements BlockDevice {
      * at {@code closed} before {@code pending}: an operation that saw the device open is
      * always waited for, so the image is never closed under a submission.
      */
-    private CompletableFuture<Void> start(int op, String what, long offset, long length, ByteBuffer buf, int flags,
+    private CompletableFuture<Void> start(int op, long offset, long length, ByteBuffer buf, int flags,
                                           Runnable onSuccess) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         long cookie = cookies.incrementAndGet();
-        String label = what + " at " + offset + "+" + length;
-        pending.put(cookie, new Pending(f, label, buf, onSuccess));
+        Pending p = new Pending(f, op, offset, length, buf, onSuccess);
+        pending.put(cookie, p);
         if (closed) {
             pending.remove(cookie);
             f.completeExceptionally(closedError());
@@ -215,7 +226,7 @@ final class RbdBlockDevice implements BlockDevice {
         int r = image.submit(op, cookie, offset, length, buf, flags);
         if (r < 0) {
             pending.remove(cookie);
-            f.completeExceptionally(ioError(-r, label));
+            f.completeExceptionally(ioError(-r, p.what()));
         }
         return f;
     }
