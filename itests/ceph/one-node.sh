@@ -28,6 +28,8 @@ pid_of() { [ -f "$D/pid.$1" ] && cat "$D/pid.$1"; }
 stop_one() {
   local p
   p=$(pid_of "$1") || return 0
+  # a recorded PID that now belongs to another program is left alone
+  [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "ceph-$1" ] || return 0
   kill -CONT "$p" 2>/dev/null || true   # a paused OSD cannot act on SIGTERM
   kill "$p" 2>/dev/null || return 0
   for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.2; done
@@ -53,7 +55,15 @@ for tool in ceph-mon ceph-osd ceph ceph-authtool monmaptool rbd uuidgen; do
 done
 
 D=$(mkdir -p "$D" && cd "$D" && pwd)
+# DIR is wiped: only an empty one or one this script made before (marker file)
+if [ -n "$(ls -A "$D")" ] && [ ! -f "$D/.one-node" ]; then
+  echo "one-node.sh: $D is not empty and was not made by this script; refusing to wipe it" >&2
+  exit 2
+fi
+stop_one osd
+stop_one mon
 rm -rf "${D:?}"/*
+touch "$D/.one-node"
 mkdir -p "$D"/{run,log,mon.a,osd.0}
 FSID=$(uuidgen)
 cat > "$D/ceph.conf" <<CONF
