@@ -66,6 +66,9 @@ rm -rf "${D:?}"/*
 touch "$D/.one-node"
 mkdir -p "$D"/{run,log,mon.a,osd.0}
 FSID=$(uuidgen)
+# Admin sockets are Unix sockets (108 bytes of path at most); none where DIR is too deep
+ASOK="$D/run/\$name.\$pid.asok"
+[ ${#D} -le 64 ] || ASOK=
 cat > "$D/ceph.conf" <<CONF
 [global]
 fsid = $FSID
@@ -77,7 +80,7 @@ auth service required = cephx
 auth client required = cephx
 keyring = $D/\$name.keyring
 run dir = $D/run
-admin socket = $D/run/\$name.\$pid.asok
+admin socket = $ASOK
 log file = $D/log/\$name.log
 osd pool default size = 1
 osd pool default min size = 1
