@@ -27,7 +27,7 @@
 #   REPS=3                repetitions per point and tool
 #   SECONDS_PER_POINT=5   length of each measurement (rbd bench: the IO total that takes
 #                         about as long at the rates seen here)
-#   SIZE=256              image size in MiB (4 images; memstore holds them in RAM, max ~900)
+#   SIZE=256              image size in MiB (4 images; the OSD (memstore) holds 4 x SIZE + 512 MiB of RAM)
 #   OUT=dir               logs and raw results (default: a new /tmp/rnbd-rbd.*)
 #   CEPH_PORT=            the monitor's port (default: a free one)
 #   BATCH=4, POLL_USEC=0, SERVER_POLL_USEC=0   the load generator's submission batch and the
@@ -174,7 +174,9 @@ EOF2
 } | tee "$OUT/machine.txt"
 
 echo; echo "== one-node cluster (mon port $port)"
-env_lines=$(bash "$script" start "$OUT/ceph" "$port")
+# four images in RAM and room for the OSD's own; Ceph's default watch timeout: this machine
+# may be busy enough to starve a client's watch pings for the tests' 5 s
+env_lines=$(ONE_NODE_MEMSTORE_MIB=$((4 * SIZE + 512)) ONE_NODE_WATCH_TIMEOUT=30 bash "$script" start "$OUT/ceph" "$port")
 export CEPH_CONF=$OUT/ceph/ceph.conf
 osd=$(cat "$OUT/ceph/pid.osd")
 for img in bench-fio bench-rbd bench-be bench-app; do

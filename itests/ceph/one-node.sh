@@ -14,6 +14,11 @@
 #                                      answering with its data kept (memstore would lose
 #                                      it in a restart)
 #
+# Environment: ONE_NODE_MEMSTORE_MIB (1024) is the OSD's capacity, all of it RAM once written;
+# ONE_NODE_WATCH_TIMEOUT (5 s; Ceph's default is 30) is how long a client that died keeps its
+# watch, and so an RBD exclusive lock: short for takeover tests, long where a loaded machine
+# could starve a live client's heartbeats (benchmarks).
+#
 # Exit status 77 (the "skipped" of automake and nbdkit's tests) with one line on stderr
 # when a prerequisite is missing: callers turn it into a skip with that reason.
 # Needs Debian's ceph-mon ceph-osd ceph-common and uuidgen (uuid-runtime); about 10 s and
@@ -88,13 +93,13 @@ mon allow pool size one = true
 mon warn on pool no redundancy = false
 osd crush chooseleaf type = 0
 osd objectstore = memstore
-memstore device bytes = 1073741824
+memstore device bytes = $((${ONE_NODE_MEMSTORE_MIB:-1024} * 1048576))
 mon data = $D/\$name
 osd data = $D/\$name
 ms bind ipv6 = false
 # A client that dies (kill -9) keeps its watch, and so its exclusive lock, until this
 # runs out; the default 30 s would make every takeover test wait half a minute.
-osd client watch timeout = 5
+osd client watch timeout = ${ONE_NODE_WATCH_TIMEOUT:-5}
 [osd]
 keyring = $D/\$name/keyring
 CONF
