@@ -25,6 +25,9 @@ final class CephOneNode implements AutoCloseable {
     }
 
     static CephOneNode start(Path script, Path dir) throws Exception {
+        // under target/: ours to clear (the script wipes only directories it made itself)
+        Tools.exec(60_000, "bash", script.toString(), "stop", dir.toString());
+        Tools.exec(60_000, "rm", "-rf", dir.toString());
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();

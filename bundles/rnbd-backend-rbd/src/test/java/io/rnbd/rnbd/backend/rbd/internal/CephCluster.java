@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
@@ -44,6 +45,9 @@ final class CephCluster implements ExtensionContext.Store.CloseableResource {
     private static CephCluster start() {
         Path script = Path.of(required("rnbd.ceph.script"));
         Path dir = Path.of(required("rnbd.ceph.dir"));
+        // under target/: ours to clear (the script wipes only directories it made itself)
+        run(List.of("bash", script.toString(), "stop", dir.toString()), Map.of(), 60);
+        run(List.of("rm", "-rf", dir.toString()), Map.of(), 60);
         int port = freePort();
         Result r = run(List.of("bash", script.toString(), "start", dir.toString(), Integer.toString(port)), Map.of(),
                 120);
@@ -173,8 +177,26 @@ final class CephCluster implements ExtensionContext.Store.CloseableResource {
         }
     }
 
-    /** Hands the shared cluster to a test's or {@code @BeforeAll}'s parameter; skips when it cannot run here. */
-    static final class Extension implements ParameterResolver {
+    /**
+     * Skips every test, with the reason, where the cluster or the library cannot be had (each
+     * test on its own: a class-level abort is reported by surefire as no test at all, and an
+     * assumption inside parameter resolution as an error), and hands the shared cluster to
+     * parameters of type {@code CephCluster} ({@code @BeforeAll} methods must not use it then).
+     */
+    static final class Extension implements BeforeEachCallback, ParameterResolver {
+        private static CephCluster cluster(ExtensionContext c) {
+            return c.getRoot().getStore(ExtensionContext.Namespace.GLOBAL)
+                    .getOrComputeIfAbsent(CephCluster.class, k -> start(), CephCluster.class);
+        }
+
+        @Override
+        public void beforeEach(ExtensionContext c) {
+            CephCluster ceph = cluster(c);
+            Assumptions.assumeTrue(ceph.skipReason == null, () -> "no Ceph cluster: " + ceph.skipReason);
+            Assumptions.assumeTrue(RbdNative.unavailable() == null, () -> "rbd backend dormant: "
+                    + RbdNative.unavailable());
+        }
+
         @Override
         public boolean supportsParameter(ParameterContext p, ExtensionContext c) {
             return p.getParameter().getType() == CephCluster.class;
@@ -182,12 +204,7 @@ final class CephCluster implements ExtensionContext.Store.CloseableResource {
 
         @Override
         public Object resolveParameter(ParameterContext p, ExtensionContext c) {
-            CephCluster ceph = c.getRoot().getStore(ExtensionContext.Namespace.GLOBAL)
-                    .getOrComputeIfAbsent(CephCluster.class, k -> start(), CephCluster.class);
-            Assumptions.assumeTrue(ceph.skipReason == null, () -> "no Ceph cluster: " + ceph.skipReason);
-            Assumptions.assumeTrue(RbdNative.unavailable() == null, () -> "rbd backend dormant: "
-                    + RbdNative.unavailable());
-            return ceph;
+            return cluster(c);
         }
     }
 }
