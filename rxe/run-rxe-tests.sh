@@ -1,26 +1,36 @@
 #!/bin/bash
 # Runs the RDMA tests that need real verbs inside a QEMU guest with soft-RoCE (rdma_rxe):
-# the DiSNI provider's JUnit tests (its conformance suite included) and the RTRS/RNBD
-# end-to-end test over it, with plain java and the JUnit console launcher, then the hooks
-# in rxe/guest.d/.
+# the DiSNI provider's JUnit tests (its conformance suite included), the RTRS/RNBD
+# end-to-end test over it and the interop tests of rxe/interop (Linux's own RTRS/RNBD
+# modules, built here for the guest's kernel, and Linux's NBD client as the peers), all in
+# one guest boot with plain java and the JUnit console launcher, then the hooks in rxe/guest.d/.
 #
-#   rxe/run-rxe-tests.sh            (after `mvn install` of bundles/rdma-disni)
+#   rxe/run-rxe-tests.sh            (after `mvn install -DskipTests -pl bundles/rdma-disni,rxe/interop -am`)
 #   rxe/run-rxe-tests.sh --bench    the RTRS load over DiSNI on rxe beside the soft provider on
 #                                   loopback, in the same guest (io.rnbd.bench.RxeLoadMain; after
 #                                   `mvn install -DskipTests -pl bench`); not part of CI
 #
-# Prints "skipped: <reason>" and exits 0 when the guest cannot be prepared or started
-# (no root for apt, no network for the kernel, no qemu). Exit 1: tests failed;
-# 99: the guest never reported a result (crash or timeout).
+# Exit 0: every test passed. 1: a test failed, or something the tests need could not be
+# built. 99: the guest never reported a result (guest crash or timeout): no result is a
+# failure, never a pass. 77: "skipped: <reason>" where the guest cannot be prepared or
+# started at all (no root for apt, no network for the kernel, no qemu); .ci/run fails on it
+# too, since CI installs what it needs (rxe/README.md).
 #
 # Env: RXE_WORK     work dir (kernel, initramfs, logs)   default ${TMPDIR:-/tmp}/rnbd-rxe
-#      RXE_TIMEOUT  seconds for the whole guest run       default 570
+#      RXE_TIMEOUT  seconds for the whole guest run       default 1200
 #      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
-#      RXE_ADDR     the rxe device's IPv4 address          default 198.51.100.1 (TEST-NET-2)
-#      RXE_HOTPLUG_ADDR  the second device (deleted and re-added by the hot-unplug test)
+#      RXE_KERNEL   stable: linux-image-amd64 of the host's release (default);
+#                   backports: linux-image-amd64 of <release>-backports, through a private apt
+#                   list under RXE_WORK (the host's apt sources are not touched)
+#      RXE_ADDR     rxe0's IPv4 address (dummy0)            default 198.51.100.1 (TEST-NET-2)
+#      RXE_ADDR2    rxe1's IPv4 address (dummy1): a second stable device, for two paths
+#                   default 192.0.2.1 (TEST-NET-1)
+#      RXE_HOTPLUG_ADDR  rxe2's (dummy2), deleted and re-added by the hot-unplug test
 #                   default 203.0.113.1 (TEST-NET-3)
 #      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
+#      RXE_GUEST_HOOKS directory of guest hooks (*.sh)   default rxe/guest.d (rxe/crash-study: the
+#                   JVM crash study of rxe/README.md)
 #      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
 #      RXE_CPU      QEMU -cpu model                        default max,avx=off (rxe/README.md,
 #                   "Known issue": guest JVM crashes in JIT code with TCG's AVX)
@@ -37,13 +47,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 PROJECT=$(dirname "$HERE")
 WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
 OUT=$WORK/out
-KROOT=$WORK/kroot
+KROOT=''   # $WORK/kroot/<kernel release>, set in step 2
 MODULE=$PROJECT/bundles/rdma-disni
 NATIVE_DIR=$MODULE/target/native
 CONSOLE_VERSION=1.11.4
 T00=$(date +%s)
 stamp() { echo "RXE[+$(( $(date +%s) - T00 ))s] $*"; }
-skip() { echo "skipped: $*"; exit 0; }
+skip() { echo "skipped: $*"; exit 77; }
+PREP_FAILED=""   # something the tests need could not be built: the guest still runs the rest, the run fails
 mkdir -p "$WORK/cache" || skip "cannot create $WORK"
 
 # --- 1. host packages ---------------------------------------------------------------
@@ -61,22 +72,81 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 fi
 
 # --- 2. the Debian kernel (it has rdma_rxe), unpacked, and the initramfs -------------
-KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-[ -n "$KPKG" ] || skip "cannot resolve linux-image-amd64 (apt-get update needed?)"
+case "${RXE_KERNEL:-stable}" in
+  stable) ;;
+  backports)
+    # <release>-backports from the mirror the host already uses for <release>, in a private apt
+    # state under RXE_WORK: apt-get/apt-cache here and in lib/build-linux-rtrs.sh read APT_CONFIG.
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    mirror=$(apt-cache policy 2>/dev/null | awk -v s="$codename/main" '$3 == s && $2 ~ /^https?:/ {print $2; exit}')
+    [ -n "$codename" ] && [ -n "$mirror" ] || skip "RXE_KERNEL=backports: no apt source for $codename/main to take the mirror from"
+    APTDIR=$WORK/apt-$codename-backports
+    mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/sources.list.d"
+    echo "deb $mirror $codename-backports main" > "$APTDIR/sources.list"
+    cat > "$APTDIR/apt.conf" <<APT
+Dir::Etc::SourceList "$APTDIR/sources.list";
+Dir::Etc::SourceParts "$APTDIR/sources.list.d";
+Dir::State::Lists "$APTDIR/lists";
+Dir::Cache "$APTDIR/cache";
+APT
+    export APT_CONFIG=$APTDIR/apt.conf
+    if [ -z "$(find "$APTDIR/lists" -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+      stamp "apt-get update ($codename-backports, private lists in $APTDIR)"
+      apt-get update -q >"$WORK/apt-backports.log" 2>&1 || skip "apt-get update of $codename-backports failed (see $WORK/apt-backports.log)"
+    fi
+    ;;
+  *) echo "FAILED: RXE_KERNEL must be stable or backports, not ${RXE_KERNEL}"; exit 1 ;;
+esac
+resolve_kernel() {
+  KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
+  KIMGVER=$(apt-cache policy "$KPKG" 2>/dev/null | awk '/Candidate:/ {print $2}')
+}
+resolve_kernel
+if { [ -z "$KPKG" ] || [ -z "$KIMGVER" ] || [ "$KIMGVER" = "(none)" ]; } && [ "$(id -u)" = 0 ] && [ "${RXE_NO_APT:-0}" != 1 ]; then
+  apt-get update -qq >"$WORK/apt.log" 2>&1; resolve_kernel        # a clean machine may have no lists yet
+fi
+[ -n "$KPKG" ] && [ -n "$KIMGVER" ] && [ "$KIMGVER" != "(none)" ] || skip "cannot resolve linux-image-amd64 (apt-get update needed?)"
 KVER=${KPKG#linux-image-}
-if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ]; then
-  stamp "kernel $KPKG"
-  ls "$WORK/cache/${KPKG}"_*.deb >/dev/null 2>&1 \
-    || (cd "$WORK/cache" && apt-get download -q "$KPKG" >"$WORK/kernel-download.log" 2>&1) \
-    || skip "cannot download $KPKG (see $WORK/kernel-download.log)"
-  rm -rf "$KROOT"
-  dpkg -x "$WORK/cache/${KPKG}"_*.deb "$KROOT" || skip "cannot unpack $KPKG"
+# one tree per kernel release, so stable and backports stay cached side by side; .deb-version
+# says which build of the image it is (the modules below must be built for exactly that one)
+KROOT=$WORK/kroot/$KVER
+[ -d "$WORK/kroot/boot" ] && rm -rf "$WORK/kroot"   # the layout before one tree per release
+if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ] || [ "$(cat "$KROOT/.deb-version" 2>/dev/null)" != "$KIMGVER" ]; then
+  stamp "kernel $KPKG $KIMGVER"
+  deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
+  download() { (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KIMGVER" >"$WORK/kernel-download.log" 2>&1); }
+  if [ ! -f "$deb" ] && ! download && [ "$(id -u)" = 0 ] && [ "${RXE_NO_APT:-0}" != 1 ]; then
+    # stale lists name a build the mirror no longer has: refresh them once and take the current one
+    apt-get update -qq >>"$WORK/kernel-download.log" 2>&1; resolve_kernel
+    [ "$KVER" = "${KPKG#linux-image-}" ] || skip "after apt-get update linux-image-amd64 names $KPKG, not linux-image-$KVER: run again"
+    deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
+    download
+  fi
+  [ -f "$deb" ] || skip "cannot download $KPKG $KIMGVER (see $WORK/kernel-download.log)"
+  rm -rf "$KROOT" "$WORK/initramfs-$KVER.cpio.gz"   # the initramfs carries this build's modules
+  mkdir -p "$KROOT"
+  dpkg -x "$deb" "$KROOT" || skip "cannot unpack $deb"
+  dpkg-deb -f "$deb" Version > "$KROOT/.deb-version"
   depmod -b "$KROOT" "$KVER"
 fi
 [ -f "$KROOT/lib/modules/$KVER/modules.dep" ] || depmod -b "$KROOT" "$KVER"
 grep -q "rdma_rxe.ko" "$KROOT/lib/modules/$KVER/modules.dep" || skip "$KPKG has no rdma_rxe module"
 if [ ! -f "$WORK/initramfs-$KVER.cpio.gz" ]; then
   "$HERE/lib/build-initramfs.sh" "$KROOT" "$WORK/initramfs-$KVER.cpio.gz" || skip "initramfs build failed"
+fi
+
+# --- 2b. Linux's own RTRS/RNBD modules for that kernel: the interop tests' peer -------------
+if [ "$MODE" = tests ]; then
+  TL=$(date +%s)
+  if "$HERE/lib/build-linux-rtrs.sh" "$KROOT" "$KVER" "$WORK/linux-rtrs" 2>&1 | tee "$WORK/linux-rtrs.log" | sed 's/^/RXE: /'; \
+     [ "${PIPESTATUS[0]}" = 0 ]; then
+    stamp "linux-rtrs modules ready ($(( $(date +%s) - TL ))s)"
+  else
+    # the guest still runs (the other tests give their result); the interop tests fail there
+    # at modprobe, and this run fails whatever they report
+    PREP_FAILED="Linux's RTRS/RNBD modules for $KVER (see $WORK/linux-rtrs.log)"
+    echo "FAILED: $PREP_FAILED"
+  fi
 fi
 
 # --- 3. what the guest runs: libdisni.so, test classpath, console launcher ------------
@@ -96,24 +166,40 @@ if [ "$MODE" = bench ]; then
   CLASSES="" CONSOLE_JAR=""
   TIMEOUT=${RXE_TIMEOUT:-900}
 else
-[ -d "$MODULE/target/test-classes" ] || { echo "FAILED: build bundles/rdma-disni first (mvn install -DskipTests -pl bundles/rdma-disni -am, from the project root)"; exit 1; }
-MVN=(mvn -B -q -f "$PROJECT/bundles/pom.xml" -pl rdma-disni)
-"${MVN[@]}" -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >"$WORK/mvn.log" 2>&1 \
-  || "${MVN[@]}" dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/deps.cp" >>"$WORK/mvn.log" 2>&1 \
+# The guest runs two modules' tests in one JVM: rdma-disni's real-verbs tests and
+# rxe/interop's interop tests (Linux's modules and NBD client as peers).
+TEST_MODULES=("$MODULE" "$PROJECT/rxe/interop")
+for m in "${TEST_MODULES[@]}"; do
+  [ -d "$m/target/test-classes" ] || { echo "FAILED: build ${m#"$PROJECT"/} first (mvn install -DskipTests -pl bundles/rdma-disni,rxe/interop -am, from the project root)"; exit 1; }
+  rm -f "$m/target/rxe-guest.cp"
+done
+# one Maven start for both (each costs 10-30 s here); each module writes its own file
+MVN=(mvn -B -q -f "$PROJECT/pom.xml" -pl "$(printf '%s\n' "${TEST_MODULES[@]#"$PROJECT"/}" | paste -sd,)" \
+     dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/rxe-guest.cp)
+"${MVN[@]}" -o >"$WORK/mvn.log" 2>&1 || "${MVN[@]}" >>"$WORK/mvn.log" 2>&1 \
   || { echo "FAILED: cannot resolve the test classpath (see $WORK/mvn.log)"; exit 1; }
-echo "$MODULE/target/test-classes:$MODULE/target/classes:$(cat "$OUT/deps.cp")" > "$OUT/classpath"
-CONSOLE_JAR=$HOME/.m2/repository/org/junit/platform/junit-platform-console-standalone/$CONSOLE_VERSION/junit-platform-console-standalone-$CONSOLE_VERSION.jar
+cp=""
+for m in "${TEST_MODULES[@]}"; do
+  [ -f "$m/target/rxe-guest.cp" ] || { echo "FAILED: no test classpath for ${m#"$PROJECT"/} (see $WORK/mvn.log)"; exit 1; }
+  cp="$cp:$m/target/test-classes:$m/target/classes:$(cat "$m/target/rxe-guest.cp")"
+done
+echo "${cp#:}" > "$OUT/classpath"
+# copied out of whichever local repository Maven uses (.mvn/maven.config may move it off ~/.m2)
+CONSOLE_JAR=$WORK/cache/junit-platform-console-standalone-$CONSOLE_VERSION.jar
 if [ ! -f "$CONSOLE_JAR" ]; then
-  mvn -B -q dependency:get -Dartifact=org.junit.platform:junit-platform-console-standalone:$CONSOLE_VERSION >>"$WORK/mvn.log" 2>&1 \
+  mvn -B -q dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:$CONSOLE_VERSION \
+      -DoutputDirectory="$WORK/cache" >>"$WORK/mvn.log" 2>&1 \
     || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
 fi
-TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest"}
+TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest"}
 CLASSES=""
 for t in $TESTS; do
-  [ -f "$MODULE/target/test-classes/${t//.//}.class" ] && CLASSES="$CLASSES $t" || stamp "no test class $t (not built yet): left out"
+  found=""
+  for m in "${TEST_MODULES[@]}"; do [ -f "$m/target/test-classes/${t//.//}.class" ] && found=1; done
+  [ -n "$found" ] && CLASSES="$CLASSES $t" || { echo "FAILED: no test class $t (not built?)"; PREP_FAILED="test class $t missing"; }
 done
 [ -n "$CLASSES" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
-TIMEOUT=${RXE_TIMEOUT:-570}
+TIMEOUT=${RXE_TIMEOUT:-1200}
 fi
 cat > "$OUT/guest.env" <<ENV
 MODE=$MODE
@@ -127,8 +213,10 @@ NATIVE_DIR=$(printf %q "$NATIVE_DIR")
 CONSOLE_JAR=$(printf %q "$CONSOLE_JAR")
 TEST_CLASSES=$(printf %q "${CLASSES# }")
 RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
+RDMA_TEST_ADDR2=${RXE_ADDR2:-192.0.2.1}
 RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
+HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))
 ENV
 
@@ -169,6 +257,32 @@ if [ "$MODE" = bench ]; then
   exit "$RC"
 fi
 grep -E "tests (successful|failed|aborted|skipped)" "$OUT/junit.log" | sed 's/^/RXE: /'
+# one line per test class from the XML reports, then each failure and skip with its reason
+# (failure: message="..."; skip: <skipped><![CDATA[reason]]>)
+for x in "$OUT"/reports/TEST-*.xml; do
+  [ -f "$x" ] || continue
+  tr '\n' ' ' < "$x" | sed 's/<testcase /\n<testcase /g' | awk '
+    function reason(s, tag) {
+      if (s ~ ("<" tag "[^>]*message=\"")) { sub(".*<" tag "[^>]*message=\"", "", s); sub(/".*/, "", s) }
+      else { sub(".*<" tag "[^>]*>(<!\\[CDATA\\[)?", "", s); sub(/(\]\]>)?<\/.*/, "", s) }
+      return substr(s, 1, 200)
+    }
+    /^<testcase / {
+      c = $0; sub(/.*classname="/, "", c); sub(/".*/, "", c)
+      n = $0; sub(/.* name="/, "", n); sub(/".*/, "", n)
+      cls[c] = 1
+      if ($0 ~ /<failure[ >]/) { failed[c]++; why[c] = why[c] "\n" c ":   FAILED " n ": " reason($0, "failure") }
+      else if ($0 ~ /<error[ >]/) { failed[c]++; why[c] = why[c] "\n" c ":   FAILED " n ": " reason($0, "error") }
+      else if ($0 ~ /<skipped/) { skipped[c]++; why[c] = why[c] "\n" c ":   skipped " n ": " reason($0, "skipped") }
+      else passed[c]++
+    }
+    END { for (c in cls) printf "%s: %d passed, %d failed, %d skipped%s\n", c, passed[c], failed[c], skipped[c], why[c] }' \
+    | sort -s -k1,1 | sed 's/^/RXE: /'
+done
+if [ -n "$PREP_FAILED" ]; then
+  echo "RXE: FAILED before the guest ran: $PREP_FAILED"
+  [ "$RC" = 0 ] && RC=1
+fi
 if [ "$RC" = 0 ]; then
   stamp "PASSED (reports in $OUT/reports)"
 else

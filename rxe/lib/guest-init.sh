@@ -28,11 +28,17 @@ modprobe rdma_rxe && modprobe rdma_ucm && modprobe ib_uverbs && modprobe dummy \
   && ip link add dummy0 type dummy && ip addr add "$RDMA_TEST_ADDR/24" dev dummy0 \
   && ip link set dummy0 up && rdma link add rxe0 type rxe netdev dummy0 \
   || { log "rxe setup failed"; finish 97; }
-# a second device for the hot-unplug test (librdmacm never lets go of a process's last one)
-ip link add dummy1 type dummy && ip addr add "$RDMA_HOTPLUG_ADDR/24" dev dummy1 \
+# a second stable device, so that a session can have two paths over two devices (interop
+# tests: Linux's rnbd-client with path=ip:$RDMA_TEST_ADDR path=ip:$RDMA_TEST_ADDR2)
+ip link add dummy1 type dummy && ip addr add "$RDMA_TEST_ADDR2/24" dev dummy1 \
   && ip link set dummy1 up && rdma link add rxe1 type rxe netdev dummy1 \
   || { log "rxe1 setup failed"; finish 97; }
-export RDMA_TEST_ADDR RDMA_HOTPLUG_ADDR
+# a third for the hot-unplug test, which deletes and re-adds it (librdmacm never lets go of a
+# process's last device, and the stable two must stay for the tests after it)
+ip link add dummy2 type dummy && ip addr add "$RDMA_HOTPLUG_ADDR/24" dev dummy2 \
+  && ip link set dummy2 up && rdma link add rxe2 type rxe netdev dummy2 \
+  || { log "rxe2 setup failed"; finish 97; }
+export RDMA_TEST_ADDR RDMA_TEST_ADDR2 RDMA_HOTPLUG_ADDR
 log "rdma devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
 
 rc=0
@@ -64,12 +70,13 @@ r=$?
 cat "$OUT/junit.log"
 [ $r -eq 0 ] || { log "JUnit FAILED ($r)"; rc=1; }
 
-# Hook for later end-to-end tests (RTRS/RNBD over rxe): every executable rxe/guest.d/*.sh
-# runs here with RDMA_TEST_ADDR, JAVA, NATIVE_DIR and OUT set; non-zero fails the run.
-for hook in "$PROJECT"/rxe/guest.d/*.sh; do
+# Hook for later end-to-end tests (RTRS/RNBD over rxe): every executable *.sh in HOOKS
+# (rxe/guest.d unless RXE_GUEST_HOOKS names another directory, e.g. rxe/crash-study) runs
+# here with RDMA_TEST_ADDR(2), JAVA, NATIVE_DIR, CONSOLE_JAR and OUT set; non-zero fails the run.
+for hook in "${HOOKS:-$PROJECT/rxe/guest.d}"/*.sh; do
   [ -x "$hook" ] || continue
   log "hook $hook"
-  export JAVA NATIVE_DIR OUT PROJECT
+  export JAVA NATIVE_DIR OUT PROJECT CONSOLE_JAR TIMEOUT_FACTOR
   timeout "$JUNIT_TIMEOUT" "$hook" > "$OUT/$(basename "$hook").log" 2>&1
   r=$?
   cat "$OUT/$(basename "$hook").log"

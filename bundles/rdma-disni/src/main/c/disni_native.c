@@ -15,9 +15,21 @@
  *  - CM events and CQ events are acknowledged as soon as they are read: DiSNI's Java side
  *    keeps nothing that points into the event, and rdma_destroy_id/ibv_destroy_cq can
  *    then never wait for an acknowledgement a Java thread forgot. _ackCmEvent and
- *    _ackCqEvent are therefore no-ops.
+ *    _ackCqEvent are therefore no-ops. What DiSNI's event lacks (the status, and the
+ *    private data of CONNECT_REQUEST, ESTABLISHED and REJECTED) is copied into a side
+ *    table keyed by the event's cm_id before the acknowledgement, for the provider's
+ *    own class io.rnbd.rdma.disni.internal.CmNative to take (see "provider extensions").
  * Calls declared "throws IOException" in Java throw one carrying strerror(errno).
+ *
+ * Provider extensions: CmNative's natives (rdma_connect/rdma_accept with conn_param
+ * private data and retry counts, rdma_reject with private data, taking an event's status
+ * and private data) live here too. JNI binds a class's natives only to libraries its own
+ * class loader loaded, and under OSGi that loader (rdma-disni's bundle) is not DiSNI's,
+ * which loaded this library; a library cannot be loaded by two loaders. So they are
+ * bound with RegisterNatives when the provider creates an event channel, the class found
+ * through the thread's context class loader, which the provider sets for that call.
  */
+#include <pthread.h>
 #include <jni.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <infiniband/verbs.h>
@@ -56,6 +69,17 @@
 #define MAX_WR_PER_POST 64
 #define MAX_SGE_PER_WR 4
 #define MAX_POLL_BATCH 64
+
+/*
+ * The IB CM's private data sizes as rdma_cm offers them (REQ less rdma_cm's header, REP,
+ * REJ): what a provider extension call may send. rdma_cm copies private data into its
+ * command before returning, so the copies below live on the stack.
+ */
+#define CONNECT_PDATA_MAX 56
+#define ACCEPT_PDATA_MAX 196
+#define REJECT_PDATA_MAX 148
+#define EVENT_PDATA_MAX 255 /* rdma_conn_param.private_data_len is a uint8_t */
+#define EVENT_SLOTS 64
 
 #define PTR(h) ((void *) (intptr_t) (h))
 #define HANDLE(p) ((jlong) (intptr_t) (p))
@@ -100,9 +124,14 @@ static int wait_readable(int fd, int timeout)
 
 /* ---------------------------------------------------------------- connection manager */
 
+static void bind_extension_natives(JNIEnv *env);
+
 JNIEXPORT jlong JNI_FN(createEventChannel)(JNIEnv *env, jobject self)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch;
+
+	bind_extension_natives(env);
+	ch = rdma_create_event_channel();
 	if (ch == NULL) {
 		throw_io(env, "rdma_create_event_channel", errno);
 		return -1;
@@ -179,6 +208,83 @@ JNIEXPORT void JNI_FN(resolveRoute)(JNIEnv *env, jobject self, jlong cmid, jint 
 }
 
 /*
+ * What DiSNI's CM event does not carry, per cm_id: filled by getCmEvent before the event
+ * is acknowledged (so nothing points into the event afterwards) and taken by the
+ * provider's CM thread right after. The id is a key only, never dereferenced. A slot is
+ * overwritten by the next event of the same id, cleared when the id is destroyed, and,
+ * should the table ever fill (the provider takes every event at once, so it holds one or
+ * two), the oldest entry is dropped.
+ */
+struct event_slot {
+	uintptr_t id;		/* 0: free */
+	uint64_t seq;
+	int32_t type;
+	int32_t status;
+	uint32_t len;
+	uint8_t data[EVENT_PDATA_MAX];
+};
+
+static struct event_slot event_slots[EVENT_SLOTS];
+static uint64_t event_seq;
+static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct event_slot *find_slot(uintptr_t id)
+{
+	int i;
+	for (i = 0; i < EVENT_SLOTS; i++)
+		if (event_slots[i].id == id)
+			return &event_slots[i];
+	return NULL;
+}
+
+static void stash_event(const struct rdma_cm_event *ev)
+{
+	struct event_slot *s;
+	const void *pdata = NULL;
+	uint32_t len = 0;
+	int i;
+
+	if (ev->id == NULL)
+		return;
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST || ev->event == RDMA_CM_EVENT_ESTABLISHED
+			|| ev->event == RDMA_CM_EVENT_REJECTED) {
+		pdata = ev->param.conn.private_data;
+		len = ev->param.conn.private_data_len; /* <= 255: uint8_t */
+		if (pdata == NULL)
+			len = 0;
+	}
+	pthread_mutex_lock(&event_lock);
+	s = find_slot((uintptr_t) ev->id);
+	if (s == NULL)
+		s = find_slot(0);
+	if (s == NULL) {
+		s = &event_slots[0];
+		for (i = 1; i < EVENT_SLOTS; i++)
+			if (event_slots[i].seq < s->seq)
+				s = &event_slots[i];
+	}
+	s->id = (uintptr_t) ev->id;
+	s->seq = ++event_seq;
+	s->type = (int32_t) ev->event;
+	s->status = (int32_t) ev->status;
+	s->len = len;
+	if (len > 0)
+		memcpy(s->data, pdata, len);
+	pthread_mutex_unlock(&event_lock);
+}
+
+static void forget_events(uintptr_t id)
+{
+	struct event_slot *s;
+
+	pthread_mutex_lock(&event_lock);
+	s = find_slot(id);
+	if (s != NULL)
+		memset(s, 0, sizeof *s);
+	pthread_mutex_unlock(&event_lock);
+}
+
+/*
  * Returns the event type (>= 0) and stores the listening id and the event's id
  * (-1 where there is none), or -1 when no event arrived within timeout ms.
  */
@@ -198,6 +304,7 @@ JNIEXPORT jint JNI_FN(getCmEvent)(JNIEnv *env, jobject self, jlong channel, jlon
 	type = (jint) ev->event;
 	*listen_id = ev->listen_id != NULL ? (int64_t) (intptr_t) ev->listen_id : -1;
 	*id = ev->id != NULL ? (int64_t) (intptr_t) ev->id : -1;
+	stash_event(ev); /* copies: ev is gone after the ack */
 	rdma_ack_cm_event(ev);
 	return type;
 }
@@ -273,7 +380,10 @@ JNIEXPORT jint JNI_FN(destroyEventChannel)(JNIEnv *env, jobject self, jlong chan
 
 JNIEXPORT jint JNI_FN(destroyCmId)(JNIEnv *env, jobject self, jlong cmid)
 {
-	return rdma_destroy_id(PTR(cmid)) == 0 ? 0 : -errno;
+	int ret = rdma_destroy_id(PTR(cmid));
+	if (ret == 0)
+		forget_events((uintptr_t) cmid); /* the address may come back as another id */
+	return ret == 0 ? 0 : -errno;
 }
 
 JNIEXPORT jint JNI_FN(destroyQP)(JNIEnv *env, jobject self, jlong cmid)
@@ -307,7 +417,10 @@ JNIEXPORT jint JNI_FN(destroyEp)(JNIEnv *env, jobject self, jlong cmid)
 	struct rdma_cm_id *id = PTR(cmid);
 	if (id->qp != NULL)
 		rdma_destroy_qp(id);
-	return rdma_destroy_id(id) == 0 ? 0 : -errno;
+	if (rdma_destroy_id(id) != 0)
+		return -errno;
+	forget_events((uintptr_t) cmid);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- verbs */
@@ -333,9 +446,82 @@ JNIEXPORT jlong JNI_FN(createCompChannel)(JNIEnv *env, jobject self, jlong ctx)
 	return HANDLE(ch);
 }
 
+/*
+ * rxe writes its user CQEs from the kernel with the kernel's ib_wc_flags, which rdma-core's
+ * rxe provider copies unchanged: there IB_WC_WITH_INVALIDATE is bit 2 and IB_WC_IP_CSUM_OK
+ * bit 3, while libibverbs says IBV_WC_IP_CSUM_OK (bit 2) and IBV_WC_WITH_INV (bit 3). So a
+ * RECV that a SEND_WITH_INV completed on rxe carries bit 2. Providers that build their
+ * completions in user space (mlx5, ...) use libibverbs' numbering. Which devices are rxe
+ * is noted when a CQ is created on them, the only way to a CQ: vendor id 0xFFFFFF (6.1),
+ * or, should a kernel change that, the sysfs attribute "parent" (its netdev) that rxe has.
+ */
+#define RXE_VENDOR_ID 0xFFFFFF
+#define KERNEL_WC_WITH_INVALIDATE (1u << 2)
+#define KERNEL_WC_IP_CSUM_OK (1u << 3)
+#define DEVICE_KINDS 16
+
+static struct {
+	struct ibv_device *dev;
+	int kernel_flags;
+} device_kinds[DEVICE_KINDS];
+static unsigned int device_kinds_next;
+static pthread_mutex_t device_kinds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_device_kind(struct ibv_context *ctx)
+{
+	struct ibv_device_attr attr;
+	int kernel_flags, i;
+
+	char path[IBV_SYSFS_PATH_MAX + 8];
+
+	if (ibv_query_device(ctx, &attr) != 0)
+		return;
+	snprintf(path, sizeof path, "%s/parent", ctx->device->ibdev_path);
+	kernel_flags = attr.vendor_id == RXE_VENDOR_ID || access(path, F_OK) == 0;
+	pthread_mutex_lock(&device_kinds_lock);
+	for (i = 0; i < DEVICE_KINDS; i++)
+		if (device_kinds[i].dev == ctx->device)
+			break;
+	if (i == DEVICE_KINDS)
+		i = (int) (device_kinds_next++ % DEVICE_KINDS);
+	device_kinds[i].dev = ctx->device;
+	device_kinds[i].kernel_flags = kernel_flags;
+	pthread_mutex_unlock(&device_kinds_lock);
+}
+
+static int uses_kernel_wc_flags(struct ibv_cq *cq)
+{
+	int i, kernel_flags = 0;
+
+	pthread_mutex_lock(&device_kinds_lock);
+	for (i = 0; i < DEVICE_KINDS; i++) {
+		if (device_kinds[i].dev == cq->context->device) {
+			kernel_flags = device_kinds[i].kernel_flags;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&device_kinds_lock);
+	return kernel_flags;
+}
+
+/* The kernel's WITH_INVALIDATE and IP_CSUM_OK bits in libibverbs' places. */
+static uint32_t user_wc_flags(uint32_t kernel)
+{
+	uint32_t user = kernel & ~(KERNEL_WC_WITH_INVALIDATE | KERNEL_WC_IP_CSUM_OK);
+
+	if (kernel & KERNEL_WC_WITH_INVALIDATE)
+		user |= IBV_WC_WITH_INV;
+	if (kernel & KERNEL_WC_IP_CSUM_OK)
+		user |= IBV_WC_IP_CSUM_OK;
+	return user;
+}
+
 JNIEXPORT jlong JNI_FN(createCQ)(JNIEnv *env, jobject self, jlong ctx, jlong channel, jint ncqe, jint vector)
 {
-	struct ibv_cq *cq = ibv_create_cq(PTR(ctx), ncqe, NULL, channel == 0 ? NULL : PTR(channel), vector);
+	struct ibv_cq *cq;
+
+	note_device_kind(PTR(ctx));
+	cq = ibv_create_cq(PTR(ctx), ncqe, NULL, channel == 0 ? NULL : PTR(channel), vector);
 	if (cq == NULL) {
 		throw_io(env, "ibv_create_cq", errno);
 		return -1;
@@ -435,7 +621,15 @@ JNIEXPORT void JNI_FN(postSend)(JNIEnv *env, jobject self, jlong qp, jlong wrLis
 		w->num_sge = num_sge;
 		w->opcode = (enum ibv_wr_opcode) opcode;
 		w->send_flags = (unsigned int) flags;
-		w->imm_data = htonl(imm);
+		/*
+		 * imm_data and invalidate_rkey share a union: DiSNI's imm field carries the
+		 * rkey to invalidate for SEND_WITH_INV, in host order as verbs wants it; an
+		 * immediate goes on the wire in network order.
+		 */
+		if (w->opcode == IBV_WR_SEND_WITH_INV)
+			w->invalidate_rkey = imm;
+		else
+			w->imm_data = htonl(imm);
 		w->wr.rdma.remote_addr = raddr;
 		if (n > 0)
 			wrs[n - 1].next = w;
@@ -509,17 +703,21 @@ JNIEXPORT jint JNI_FN(pollCQ)(JNIEnv *env, jobject self, jlong cq, jint ne, jlon
 	struct ibv_wc wc[MAX_POLL_BATCH];
 	uint8_t *o = PTR(out);
 	int want = ne < MAX_POLL_BATCH ? ne : MAX_POLL_BATCH;
-	int n, i;
+	int n, i, kernel_flags;
 
 	if (want <= 0)
 		return 0;
 	n = ibv_poll_cq(PTR(cq), want, wc);
-	if (n < 0)
-		return -1;
+	if (n <= 0)
+		return n < 0 ? -1 : 0;
+	kernel_flags = uses_kernel_wc_flags(PTR(cq));
 	for (i = 0; i < n; i++) {
 		uint8_t *e = o + (size_t) i * JAVA_WC_SIZE;
 		uint32_t status = wc[i].status, opcode = wc[i].opcode, imm = ntohl(wc[i].imm_data);
-		uint32_t flags = wc[i].wc_flags;
+		uint32_t flags = kernel_flags ? user_wc_flags(wc[i].wc_flags) : wc[i].wc_flags;
+		/* the same union: an invalidated rkey is in host order already */
+		if (flags & IBV_WC_WITH_INV)
+			imm = wc[i].invalidated_rkey;
 		memset(e, 0, JAVA_WC_SIZE);
 		memcpy(e + 0, &wc[i].wr_id, 8);
 		memcpy(e + 8, &status, 4);
@@ -605,3 +803,238 @@ JNIEXPORT jint JNI_FN(getIbvWCSize)(JNIEnv *env, jobject self) { return JAVA_WC_
 JNIEXPORT jint JNI_FN(getRemoteAddressOffset)(JNIEnv *env, jobject self) { return JAVA_SEND_WR_REMOTE_ADDR; }
 JNIEXPORT jint JNI_FN(getRKeyOffset)(JNIEnv *env, jobject self) { return JAVA_SEND_WR_RKEY; }
 JNIEXPORT jint JNI_FN(getVersion)(JNIEnv *env, jobject self) { return DISNI_JNI_VERSION; }
+
+/* ---------------------------------------------------------------- provider extensions */
+
+/*
+ * Copies a Java byte[] (null is empty) of at most max bytes into buf; returns its length,
+ * or -1 (no exception pending) when it is longer.
+ */
+static int copy_pdata(JNIEnv *env, jbyteArray data, uint8_t *buf, int max)
+{
+	jsize len;
+
+	if (data == NULL)
+		return 0;
+	len = (*env)->GetArrayLength(env, data);
+	if (len < 0 || len > max)
+		return -1;
+	(*env)->GetByteArrayRegion(env, data, 0, len, (jbyte *) buf);
+	return (int) len;
+}
+
+/* rdma_connect with private data (at most 56 bytes) and the given retry counts; 0 or an errno. */
+static jint JNICALL ext_connect(JNIEnv *env, jclass cls, jlong cmid, jbyteArray data, jint retry, jint rnr)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	struct rdma_conn_param p;
+	uint8_t buf[CONNECT_PDATA_MAX];
+	int len = copy_pdata(env, data, buf, CONNECT_PDATA_MAX);
+
+	if (len < 0 || id == NULL)
+		return EINVAL;
+	fill_conn_param(id, &p, retry, rnr);
+	p.private_data = len > 0 ? buf : NULL;
+	p.private_data_len = (uint8_t) len;
+	return rdma_connect(id, &p) == 0 ? 0 : err_of(-1);
+}
+
+/* rdma_accept with private data (at most 196 bytes) and the given retry counts; 0 or an errno. */
+static jint JNICALL ext_accept(JNIEnv *env, jclass cls, jlong cmid, jbyteArray data, jint retry, jint rnr)
+{
+	struct rdma_cm_id *id = PTR(cmid);
+	struct rdma_conn_param p;
+	uint8_t buf[ACCEPT_PDATA_MAX];
+	int len = copy_pdata(env, data, buf, ACCEPT_PDATA_MAX);
+
+	if (len < 0 || id == NULL)
+		return EINVAL;
+	fill_conn_param(id, &p, retry, rnr);
+	p.private_data = len > 0 ? buf : NULL;
+	p.private_data_len = (uint8_t) len;
+	return rdma_accept(id, &p) == 0 ? 0 : err_of(-1);
+}
+
+/* rdma_reject with private data (at most 148 bytes); 0 or an errno. */
+static jint JNICALL ext_reject(JNIEnv *env, jclass cls, jlong cmid, jbyteArray data)
+{
+	uint8_t buf[REJECT_PDATA_MAX];
+	int len = copy_pdata(env, data, buf, REJECT_PDATA_MAX);
+
+	if (len < 0 || cmid == 0)
+		return EINVAL;
+	return rdma_reject(PTR(cmid), len > 0 ? buf : NULL, (uint8_t) len) == 0 ? 0 : err_of(-1);
+}
+
+/*
+ * Takes (removes) what getCmEvent kept of the last event of cmid: returns its private
+ * data (possibly empty) and stores {status, event type} in out[0..1]; null when nothing
+ * is kept for cmid.
+ */
+static jbyteArray JNICALL ext_take_event(JNIEnv *env, jclass cls, jlong cmid, jintArray out)
+{
+	struct event_slot copy;
+	struct event_slot *s;
+	jbyteArray data;
+	jint st[2];
+
+	if (out == NULL || (*env)->GetArrayLength(env, out) < 2)
+		return NULL;
+	pthread_mutex_lock(&event_lock);
+	s = cmid == 0 ? NULL : find_slot((uintptr_t) cmid);
+	if (s != NULL) {
+		copy = *s;
+		memset(s, 0, sizeof *s);
+	}
+	pthread_mutex_unlock(&event_lock);
+	if (s == NULL)
+		return NULL;
+	data = (*env)->NewByteArray(env, (jsize) copy.len);
+	if (data == NULL)
+		return NULL; /* OutOfMemoryError pending */
+	if (copy.len > 0)
+		(*env)->SetByteArrayRegion(env, data, 0, (jsize) copy.len, (const jbyte *) copy.data);
+	st[0] = copy.status;
+	st[1] = copy.type;
+	(*env)->SetIntArrayRegion(env, out, 0, 2, st);
+	return data;
+}
+
+/* Bumped whenever the extension natives change, so the provider refuses a stale library. */
+static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
+{
+	return 1;
+}
+
+/*
+ * Test support, not used by the provider: type-2 memory windows, so that the rxe tests can
+ * check SEND_WITH_INV's success path (IBV_WC_WITH_INV, invalidate_rkey's byte order) on
+ * real verbs; an ibv_reg_mr region cannot be invalidated remotely, a memory window can.
+ * Bound to io.rnbd.rdma.disni.internal.VerbsNative, which only the tests have.
+ */
+static jlong JNICALL mw_alloc(JNIEnv *env, jclass cls, jlong pd)
+{
+	struct ibv_mw *mw;
+
+	if (pd == 0)
+		return -EINVAL;
+	mw = ibv_alloc_mw(PTR(pd), IBV_MW_TYPE_2);
+	return mw == NULL ? -(jlong) (errno != 0 ? errno : EIO) : HANDLE(mw);
+}
+
+static jint JNICALL mw_rkey(JNIEnv *env, jclass cls, jlong mw)
+{
+	return mw == 0 ? 0 : (jint) ((struct ibv_mw *) PTR(mw))->rkey;
+}
+
+static jint JNICALL mw_dealloc(JNIEnv *env, jclass cls, jlong mw)
+{
+	int ret;
+
+	if (mw == 0)
+		return EINVAL;
+	ret = ibv_dealloc_mw(PTR(mw));
+	return ret == 0 ? 0 : err_of(ret);
+}
+
+/*
+ * Posts an unsignaled IBV_WR_BIND_MW on qp: the window covers [addr, addr + len) of mr
+ * with the given access, under a new rkey (ibv_inc_rkey), which is returned (0..2^32-1),
+ * or -errno when the post fails.
+ */
+static jlong JNICALL mw_bind(JNIEnv *env, jclass cls, jlong qp, jlong mw, jlong mr, jlong addr, jlong len,
+		jint access)
+{
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_mw *w = PTR(mw);
+	uint32_t rkey;
+	int ret;
+
+	if (qp == 0 || mw == 0 || mr == 0 || len < 0)
+		return -EINVAL;
+	rkey = ibv_inc_rkey(w->rkey);
+	memset(&wr, 0, sizeof wr);
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = w;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = PTR(mr);
+	wr.bind_mw.bind_info.addr = (uint64_t) addr;
+	wr.bind_mw.bind_info.length = (uint64_t) len;
+	wr.bind_mw.bind_info.mw_access_flags = (unsigned int) access;
+	ret = ibv_post_send(PTR(qp), &wr, &bad);
+	return ret == 0 ? (jlong) rkey : -(jlong) err_of(ret);
+}
+
+static JNINativeMethod mw_methods[] = {
+	{ "allocMw", "(J)J", (void *) mw_alloc },
+	{ "mwRkey", "(J)I", (void *) mw_rkey },
+	{ "deallocMw", "(J)I", (void *) mw_dealloc },
+	{ "bindMw", "(JJJJJI)J", (void *) mw_bind },
+};
+
+static JNINativeMethod ext_methods[] = {
+	{ "connect", "(J[BII)I", (void *) ext_connect },
+	{ "accept", "(J[BII)I", (void *) ext_accept },
+	{ "reject", "(J[B)I", (void *) ext_reject },
+	{ "takeEvent", "(J[I)[B", (void *) ext_take_event },
+	{ "abiVersion", "()I", (void *) ext_abi_version },
+};
+
+/*
+ * Binds the natives of one class if the current thread's context class loader knows it;
+ * otherwise (DiSNI used by someone else, or no tests) does nothing. Leaves no exception
+ * pending.
+ */
+static void bind_class(JNIEnv *env, const char *class_name, const JNINativeMethod *methods, jint n)
+{
+	jclass thread_cls, loader_cls;
+	jmethodID current, get_loader, load_class;
+	jobject thread = NULL, loader = NULL, cls = NULL;
+	jstring name = NULL;
+
+	thread_cls = (*env)->FindClass(env, "java/lang/Thread");
+	loader_cls = (*env)->FindClass(env, "java/lang/ClassLoader");
+	if (thread_cls == NULL || loader_cls == NULL)
+		goto out;
+	current = (*env)->GetStaticMethodID(env, thread_cls, "currentThread", "()Ljava/lang/Thread;");
+	get_loader = (*env)->GetMethodID(env, thread_cls, "getContextClassLoader", "()Ljava/lang/ClassLoader;");
+	load_class = (*env)->GetMethodID(env, loader_cls, "loadClass", "(Ljava/lang/String;)Ljava/lang/Class;");
+	if (current == NULL || get_loader == NULL || load_class == NULL)
+		goto out;
+	thread = (*env)->CallStaticObjectMethod(env, thread_cls, current);
+	if (thread == NULL || (*env)->ExceptionCheck(env))
+		goto out;
+	loader = (*env)->CallObjectMethod(env, thread, get_loader);
+	if (loader == NULL || (*env)->ExceptionCheck(env))
+		goto out;
+	name = (*env)->NewStringUTF(env, class_name);
+	if (name == NULL)
+		goto out;
+	cls = (*env)->CallObjectMethod(env, loader, load_class, name);
+	if (cls == NULL || (*env)->ExceptionCheck(env))
+		goto out;
+	(*env)->RegisterNatives(env, (jclass) cls, methods, n);
+out:
+	if ((*env)->ExceptionCheck(env))
+		(*env)->ExceptionClear(env);
+	if (cls != NULL)
+		(*env)->DeleteLocalRef(env, cls);
+	if (name != NULL)
+		(*env)->DeleteLocalRef(env, name);
+	if (loader != NULL)
+		(*env)->DeleteLocalRef(env, loader);
+	if (thread != NULL)
+		(*env)->DeleteLocalRef(env, thread);
+	if (thread_cls != NULL)
+		(*env)->DeleteLocalRef(env, thread_cls);
+	if (loader_cls != NULL)
+		(*env)->DeleteLocalRef(env, loader_cls);
+}
+
+static void bind_extension_natives(JNIEnv *env)
+{
+	bind_class(env, "io.rnbd.rdma.disni.internal.CmNative", ext_methods,
+			(jint) (sizeof ext_methods / sizeof ext_methods[0]));
+	bind_class(env, "io.rnbd.rdma.disni.internal.VerbsNative", mw_methods,
+			(jint) (sizeof mw_methods / sizeof mw_methods[0]));
+}

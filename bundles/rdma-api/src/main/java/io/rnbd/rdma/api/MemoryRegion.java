@@ -27,7 +27,12 @@ public interface MemoryRegion extends AutoCloseable {
 
     Set<Access> access();
 
-    /** False after {@link #invalidate()} until {@link #reregister()}. */
+    /**
+     * False after {@link #invalidate()}, or after a peer's SEND_WITH_INV named its rkey,
+     * until {@link #reregister()}. Whether a peer may invalidate a region is the
+     * provider's: on hardware only fast-registered regions and memory windows can be, and a
+     * SEND_WITH_INV naming any other rkey fails the receiver's queue pair.
+     */
     boolean valid();
 
     /**

@@ -61,9 +61,11 @@ public interface RdmaDevice {
      * {@link CmEvent.Type#CONNECT_ERROR}. The queue pair can take RECVs at once, so the
      * first message from the peer always finds one posted.
      *
-     * @param privateData at most 56 bytes for the peer's {@link ConnectRequest#privateData()};
-     *                    providers that cannot carry it (DiSNI) drop it, so protocols must
-     *                    not depend on it
+     * <p>The acceptor's private data arrives with ESTABLISHED, a rejecter's with REJECTED
+     * ({@link CmEvent#privateData()}): RTRS carries CON_REQ and CON_RSP there, as Linux does.
+     *
+     * @param privateData at most {@link CmPrivateData#CONNECT_MAX} bytes for the peer's
+     *                    {@link ConnectRequest#privateData()}; every provider carries it
      */
     QueuePair connect(InetSocketAddress destination, QpInit init, byte[] privateData, CmEventHandler events)
             throws RdmaException;

@@ -8,7 +8,8 @@ import java.util.List;
  * @param wrId       caller's cookie, echoed in the completion
  * @param opcode     what to do
  * @param sgl        local memory: the source for SEND/WRITE, the destination for READ
- * @param imm        immediate data for the {@code *_WITH_IMM} opcodes
+ * @param imm        immediate data for the {@code *_WITH_IMM} opcodes; the remote key to
+ *                   invalidate for {@link WrOpcode#SEND_WITH_INV}
  * @param remoteAddr remote virtual address for RDMA ops
  * @param rkey       remote key for RDMA ops
  * @param signaled   whether a successful completion is reported (errors always are)
@@ -28,6 +29,11 @@ public record SendWr(long wrId, WrOpcode opcode, List<Sge> sgl, int imm, long re
 
     public static SendWr sendWithImm(long wrId, List<Sge> sgl, int imm) {
         return new SendWr(wrId, WrOpcode.SEND_WITH_IMM, sgl, imm, 0, 0, true);
+    }
+
+    /** SEND (possibly empty) that invalidates the receiver's region under {@code rkey}. */
+    public static SendWr sendWithInv(long wrId, List<Sge> sgl, int rkey) {
+        return new SendWr(wrId, WrOpcode.SEND_WITH_INV, sgl, rkey, 0, 0, true);
     }
 
     public static SendWr write(long wrId, List<Sge> sgl, long remoteAddr, int rkey) {

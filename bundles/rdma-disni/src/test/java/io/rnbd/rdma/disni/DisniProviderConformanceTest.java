@@ -4,23 +4,13 @@ import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.disni.internal.DisniDevice;
 import io.rnbd.rdma.disni.internal.DisniSettings;
 import io.rnbd.rdma.testkit.ProviderConformanceSuite;
-import java.util.Map;
-import org.junit.jupiter.api.extension.ConditionEvaluationResult;
-import org.junit.jupiter.api.extension.ExecutionCondition;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The provider conformance suite on a real verbs device: both test devices are the
  * adapter carrying $RDMA_TEST_ADDR (soft-RoCE in the rxe VM), opened as two provider
  * devices so that removing one leaves the other's connections to see a disconnect.
  * Skipped with the reason where there is no RDMA device (see {@link RdmaTestEnv}).
- *
- * <p>Two suite tests ask for what DiSNI's API cannot do at all; they are reported as
- * skipped with that reason (the suite has no capability hook for them yet, like its
- * {@code canRemoveDevices()}).
  */
-@ExtendWith(DisniProviderConformanceTest.DisniCannot.class)
 class DisniProviderConformanceTest extends ProviderConformanceSuite {
     @Override
     protected RdmaDevice openDevice(int index) throws Exception {
@@ -32,18 +22,15 @@ class DisniProviderConformanceTest extends ProviderConformanceSuite {
         ((DisniDevice) device).close();
     }
 
-    static final class DisniCannot implements ExecutionCondition {
-        private static final Map<String, String> LIMITS = Map.of(
-                "privateDataReachesTheListenerAndRejectCarriesTheReason",
-                "DiSNI cannot read a connect request's private data nor send a reject reason",
-                "connectingWhereNobodyListensIsUnreachable",
-                "DiSNI reports no CM event status: the CM's reject for a missing listener looks like any reject");
+    /** The IB CM's REJ carries its own reason (28, consumer defined), not the rejecter's. */
+    @Override
+    protected boolean carriesRejectReason() {
+        return false;
+    }
 
-        @Override
-        public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-            String why = context.getTestMethod().map(m -> LIMITS.get(m.getName())).orElse(null);
-            return why == null ? ConditionEvaluationResult.enabled("supported")
-                    : ConditionEvaluationResult.disabled("not possible through DiSNI: " + why);
-        }
+    /** Regions are ibv_reg_mr registrations: only fast-registered ones and memory windows can be remotely invalidated. */
+    @Override
+    protected boolean canInvalidateRegisteredRegionsRemotely() {
+        return false;
     }
 }

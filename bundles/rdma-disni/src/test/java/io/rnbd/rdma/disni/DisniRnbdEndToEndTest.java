@@ -48,10 +48,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * RNBD over RTRS over real verbs (soft-RoCE in the rxe VM): RNBD server and client, RTRS
- * server and client in one JVM on the DiSNI device carrying $RDMA_TEST_ADDR, handed to
- * both IB clients by rdma-core's registry. The session has two paths to the same address
- * (one named by its source address, one not: RTRS tells paths apart by their UUID), so
- * both run over the one device the test may rely on; the hot-unplug test owns the second.
+ * server and client in one JVM on the DiSNI devices carrying $RDMA_TEST_ADDR and
+ * $RDMA_TEST_ADDR2 (rxe0, rxe1), handed to both IB clients by rdma-core's registry. The
+ * session has two paths, one per device: the server refuses a second path between the same
+ * two addresses (EEXIST, as Linux).
  * Verified random IO at queue depth 8 runs while one path is disconnected; nothing may
  * fail or be lost. Skipped with the reason where there is no RDMA device.
  */
@@ -96,11 +96,22 @@ class DisniRnbdEndToEndTest {
         });
     }
 
+    private static InetSocketAddress listeningOn(RtrsServer server, DisniDevice device, InetAddress addr) {
+        return server.listenAddresses(device).stream().filter(a -> a.getAddress().equals(addr)).findFirst()
+                .orElseThrow(() -> new AssertionError("rtrs-server does not listen on " + addr.getHostAddress()
+                        + ": " + server.listenAddresses(device)));
+    }
+
     @Test
     void verifiedRandomIoFailsOverWhenAPathIsDisconnected() throws Exception {
         DisniDevice device = DisniDevice.open(RdmaTestEnv.device(),
                 new DisniSettings((int) RdmaTestEnv.timeout(Duration.ofSeconds(5)).toMillis()));
         closers.push(device::close);
+        // a second path needs a second pair of addresses: RTRS refuses two paths between the same
+        // two addresses (Linux's __is_path_w_addr_exists, EEXIST)
+        DisniDevice device2 = DisniDevice.open(RdmaTestEnv.device2(),
+                new DisniSettings((int) RdmaTestEnv.timeout(Duration.ofSeconds(5)).toMillis()));
+        closers.push(device2::close);
         ScheduledExecutorService rtrsTimer = executor(2);
         closing(rtrsTimer);
         ScheduledExecutorService rnbdTimer = executor(1);
@@ -122,18 +133,16 @@ class DisniRnbdEndToEndTest {
         RtrsClient rtrsClient = new RtrsClient(rtrsTimer, System::nanoTime);
         closers.push(rtrsClient::close);
         registry.addDevice(device);
+        registry.addDevice(device2);
         registry.addClient(rtrsServer);
         registry.addClient(rtrsClient.devices());
 
-        InetAddress addr = RdmaTestEnv.address();
-        InetSocketAddress listening = rtrsServer.listenAddresses(device).stream()
-                .filter(a -> a.getAddress().equals(addr)).findFirst()
-                .orElseThrow(() -> new AssertionError("rtrs-server does not listen on " + addr.getHostAddress()
-                        + ": " + rtrsServer.listenAddresses(device)));
-        PathAddress anySource = new PathAddress(null, addr, listening.getPort());
-        PathAddress fromAddr = new PathAddress(addr, addr, listening.getPort());
-        assertNotEquals(anySource.name(), fromAddr.name());
-        ClientSession session = rtrsClient.open(ClientConfig.of("disni-e2e", List.of(anySource, fromAddr))
+        InetSocketAddress listening = listeningOn(rtrsServer, device, RdmaTestEnv.address());
+        InetSocketAddress listening2 = listeningOn(rtrsServer, device2, RdmaTestEnv.address2());
+        PathAddress anySource = new PathAddress(null, listening.getAddress(), listening.getPort());
+        PathAddress fromAddr2 = new PathAddress(listening2.getAddress(), listening2.getAddress(), listening2.getPort());
+        assertNotEquals(anySource.name(), fromAddr2.name());
+        ClientSession session = rtrsClient.open(ClientConfig.of("disni-e2e", List.of(anySource, fromAddr2))
                 .withTimings(500, 0, 0, HB_INTERVAL_MS, HB_MISSED_MAX).withCons(2));
         await("both paths connected", () -> session.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
         assertEquals(SessionState.CONNECTED, session.state());

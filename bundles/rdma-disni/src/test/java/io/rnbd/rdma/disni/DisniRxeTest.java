@@ -32,6 +32,7 @@ import io.rnbd.rdma.disni.internal.DisniRuntime;
 import io.rnbd.rdma.disni.internal.DisniSettings;
 import io.rnbd.rdma.disni.internal.SysfsDevice;
 import io.rnbd.rdma.disni.internal.SysfsScanner;
+import io.rnbd.rdma.disni.internal.VerbsNative;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -88,7 +89,8 @@ class DisniRxeTest {
         QpInit sInit = new QpInit(serverPd, 16, 16, 2, (qp, wc) -> serverWc.add(wc));
         listener = device.listen(new InetSocketAddress(RdmaTestEnv.address(), 0), (ConnectRequest req) -> {
             try {
-                assertEquals(0, req.privateData().length);
+                // the IB CM delivers the REQ's whole field: what the initiator sent, zero-filled
+                assertTrue(startsWith(req.privateData(), new byte[] {1, 2, 3}) && zeroFrom(req.privateData(), 3));
                 QueuePair qp = req.accept(sInit, (q, ev) -> serverEv.add(ev));
                 for (RecvWr r : serverRecvs) {
                     qp.postRecv(r);
@@ -121,6 +123,123 @@ class DisniRxeTest {
 
     private static MemoryRegion region(ProtectionDomain pd, int size) throws RdmaException {
         return pd.register(ByteBuffer.allocateDirect(size), Access.all());
+    }
+
+    /**
+     * What the IB CM delivers (rxe is RoCE): every private data field whole, zero-filled
+     * past what was sent (REQ 56 bytes after rdma_cm's header, REP 196, REJ 148), and a
+     * consumer reject as ECONNREFUSED. The lead's RTRS reads CON_RSP out of these.
+     */
+    @Test
+    void theIbCmDeliversWholePrivateDataFields() throws Exception {
+        byte[] conReq = "CON_REQ".getBytes(StandardCharsets.US_ASCII);
+        byte[] conRsp = "CON_RSP".getBytes(StandardCharsets.US_ASCII);
+        byte[] refusal = "REFUSED".getBytes(StandardCharsets.US_ASCII);
+        BlockingQueue<byte[]> seen = new LinkedBlockingQueue<>();
+        BlockingQueue<Boolean> acceptNext = new LinkedBlockingQueue<>(List.of(true, false));
+        listener = device.listen(new InetSocketAddress(RdmaTestEnv.address(), 0), req -> {
+            seen.add(req.privateData());
+            try {
+                if (acceptNext.take()) {
+                    accepted.complete(req.accept(new QpInit(serverPd, 8, 8, 1, (q, wc) -> serverWc.add(wc)),
+                            (q, ev) -> serverEv.add(ev), conRsp, qp -> { }));
+                } else {
+                    req.reject(Errno.EPERM, refusal);
+                }
+            } catch (Exception e) {
+                accepted.completeExceptionally(e);
+            }
+        });
+        client = device.connect(listener.localAddress(), new QpInit(clientPd, 8, 8, 1, (q, wc) -> clientWc.add(wc)),
+                conReq, (q, ev) -> clientEv.add(ev));
+        CmEvent up = clientEv.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertNotNull(up, "no ESTABLISHED");
+        assertEquals(CmEvent.Type.ESTABLISHED, up.type(), up.toString());
+        server = accepted.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        byte[] req = seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        System.out.println("IB CM private data: connect request " + req.length + " bytes, initiator's ESTABLISHED "
+                + up.privateData().length + " bytes");
+        assertEquals(56, req.length);
+        assertEquals(196, up.privateData().length);
+        assertTrue(startsWith(req, conReq) && zeroFrom(req, conReq.length), "connect request private data");
+        assertTrue(startsWith(up.privateData(), conRsp) && zeroFrom(up.privateData(), conRsp.length));
+
+        BlockingQueue<CmEvent> ev2 = new LinkedBlockingQueue<>();
+        QueuePair refused = device.connect(listener.localAddress(), new QpInit(clientPd, 8, 8, 1, (q, wc) -> { }),
+                null, (q, ev) -> ev2.add(ev));
+        try {
+            CmEvent no = ev2.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            assertNotNull(no, "no REJECTED");
+            System.out.println("IB CM reject: " + no + ", " + no.privateData().length + " bytes");
+            assertEquals(CmEvent.Type.REJECTED, no.type(), no.toString());
+            assertEquals(Errno.ECONNREFUSED, no.status());
+            assertEquals(148, no.privateData().length);
+            assertTrue(startsWith(no.privateData(), refusal) && zeroFrom(no.privateData(), refusal.length));
+        } finally {
+            refused.close();
+        }
+    }
+
+    /**
+     * SEND_WITH_INV's success path on real verbs. A region from register() cannot be
+     * invalidated remotely (an ibv_reg_mr registration; the conformance suite checks that
+     * refusal), so the server binds a type-2 memory window, as Linux's RTRS client
+     * exposes its read buffers through fast-registered regions. The client writes through
+     * the window, then invalidates it with an empty SEND_WITH_INV into a zero-length RECV,
+     * which reports the window's rkey (so invalidate_rkey went out in host order and
+     * IBV_WC_WITH_INV was decoded); a write through the dead window is refused.
+     */
+    @Test
+    void sendWithInvalidateKillsAMemoryWindowAndTheRecvReportsItsRkey() throws Exception {
+        MemoryRegion rbuf = region(serverPd, 64);
+        connect(List.of(new RecvWr(1, List.of()), new RecvWr(2, List.of(Sge.whole(rbuf)))));
+        ByteBuffer windowed = ByteBuffer.allocateDirect(4096);
+        try (VerbsNative.Window w = VerbsNative.bind(server, windowed)) {
+            // the bind is posted unsignaled; a SEND behind it on the same send queue completes after it ran
+            MemoryRegion crecv = region(clientPd, 64);
+            client.postRecv(new RecvWr(50, List.of(Sge.whole(crecv))));
+            server.postSend(SendWr.send(51, List.of(new Sge(rbuf, 0, 4))));
+            assertEquals(WcStatus.SUCCESS, next(serverWc).status(), "the SEND behind the window's bind");
+            assertEquals(50, next(clientWc).wrId());
+
+            MemoryRegion src = region(clientPd, 4096);
+            byte[] data = "written through a memory window".getBytes(StandardCharsets.US_ASCII);
+            src.buffer().put(0, data);
+            client.postSend(SendWr.write(60, List.of(new Sge(src, 0, data.length)), w.address(), w.rkey()));
+            WorkCompletion wrote = next(clientWc);
+            assertEquals(WcStatus.SUCCESS, wrote.status(), "write through the window: " + wrote);
+            byte[] landed = new byte[data.length];
+            windowed.get(0, landed);
+            assertEquals(new String(data, StandardCharsets.US_ASCII), new String(landed, StandardCharsets.US_ASCII));
+
+            // empty SEND_WITH_INV into the zero-length RECV: Linux's RTRS server answers a read so
+            client.postSend(SendWr.sendWithInv(61, List.of(), w.rkey()));
+            assertEquals(WcStatus.SUCCESS, next(clientWc).status());
+            WorkCompletion rc = next(serverWc);
+            assertEquals(WcStatus.SUCCESS, rc.status(), rc.toString());
+            assertEquals(1, rc.wrId());
+            assertEquals(WcOpcode.RECV, rc.opcode());
+            assertEquals(0, rc.byteLen());
+            assertTrue(rc.withInv(), "IBV_WC_WITH_INV not reported: " + rc);
+            assertEquals(w.rkey(), rc.invalidatedRkey(), "the invalidated rkey as the adapter reports it");
+            assertFalse(rc.hasImm());
+
+            client.postSend(SendWr.write(62, List.of(new Sge(src, 0, data.length)), w.address(), w.rkey()));
+            assertEquals(WcStatus.REM_ACCESS_ERR, next(clientWc).status(), "the invalidated window refuses writes");
+        }
+    }
+
+    private static boolean startsWith(byte[] data, byte[] prefix) {
+        return data.length >= prefix.length && java.util.Arrays.equals(prefix, java.util.Arrays.copyOf(data, prefix.length));
+    }
+
+    private static boolean zeroFrom(byte[] data, int from) {
+        for (int i = from; i < data.length; i++) {
+            if (data[i] != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Test

@@ -34,16 +34,25 @@ final class RdmaTestEnv {
 
     /** The device whose addresses include $RDMA_TEST_ADDR, or skip/fail. */
     static SysfsDevice device() {
-        String addr = System.getenv("RDMA_TEST_ADDR");
+        return device("RDMA_TEST_ADDR");
+    }
+
+    /** A second device, carrying $RDMA_TEST_ADDR2 (rxe1 in the guest), or skip/fail. */
+    static SysfsDevice device2() {
+        return device("RDMA_TEST_ADDR2");
+    }
+
+    private static SysfsDevice device(String env) {
+        String addr = System.getenv(env);
         require(addr != null && !addr.isBlank(),
-                "RDMA_TEST_ADDR not set: no RDMA device on this machine (rxe/run-rxe-tests.sh runs these tests in a soft-RoCE VM)");
+                env + " not set: no RDMA device on this machine (rxe/run-rxe-tests.sh runs these tests in a soft-RoCE VM)");
         Optional<String> noNative = RUNTIME.unavailableReason();
         require(noNative.isEmpty(), noNative.orElse(""));
         InetAddress a;
         try {
             a = InetAddress.getByName(addr);
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("RDMA_TEST_ADDR " + addr, e);
+            throw new IllegalArgumentException(env + " " + addr, e);
         }
         Optional<SysfsDevice> dev = new SysfsScanner(Path.of("/sys/class/infiniband")).scan().values().stream()
                 .filter(d -> d.addresses().contains(a)).findFirst();
@@ -52,8 +61,16 @@ final class RdmaTestEnv {
     }
 
     static InetAddress address() {
+        return address("RDMA_TEST_ADDR");
+    }
+
+    static InetAddress address2() {
+        return address("RDMA_TEST_ADDR2");
+    }
+
+    private static InetAddress address(String env) {
         try {
-            return InetAddress.getByName(System.getenv("RDMA_TEST_ADDR"));
+            return InetAddress.getByName(System.getenv(env));
         } catch (UnknownHostException e) {
             throw new IllegalStateException(e);
         }

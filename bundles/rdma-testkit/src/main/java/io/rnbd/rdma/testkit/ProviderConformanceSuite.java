@@ -1,23 +1,29 @@
 package io.rnbd.rdma.testkit;
 
+import java.util.Arrays;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.CmPrivateData;
 import io.rnbd.rdma.api.ConnectRequest;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;
 import io.rnbd.rdma.api.QpState;
+import io.rnbd.rdma.api.QueuePair;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RecvWr;
@@ -64,6 +70,26 @@ public abstract class ProviderConformanceSuite {
 
     /** Whether {@link #removeDevice} really removes the device (hardware providers may not). */
     protected boolean canRemoveDevices() {
+        return true;
+    }
+
+    /**
+     * Whether the initiator's {@link CmEvent.Type#REJECTED} carries the rejecter's reason as
+     * its status. The IB CM carries only its own reject reason (28, consumer defined): such a
+     * provider reports {@link Errno#ECONNREFUSED}, and protocols put the reason in the
+     * reject's private data (as Linux's RTRS does with CON_RSP's errno).
+     */
+    protected boolean carriesRejectReason() {
+        return true;
+    }
+
+    /**
+     * Whether a peer's SEND_WITH_INV can invalidate a region from
+     * {@link ProtectionDomain#register}. On adapters (and rxe) only fast-registered regions
+     * and memory windows can be remotely invalidated: a SEND_WITH_INV naming a registered
+     * region's rkey fails at the receiver like one naming an unknown rkey.
+     */
+    protected boolean canInvalidateRegisteredRegionsRemotely() {
         return true;
     }
 
@@ -455,6 +481,166 @@ public abstract class ProviderConformanceSuite {
         }
     }
 
+    // ------------------------------------------------------------------ what Linux's RTRS sends
+
+    /**
+     * Linux's RTRS heartbeats and IO responses: RDMA_WRITE_WITH_IMM without SGEs, remote
+     * address 0 and rkey 0. Each consumes exactly one (here zero-length) RECV; one that
+     * finds none waits for it instead of failing.
+     */
+    @Test
+    void emptyWriteWithImmAndRkeyZeroConsumesExactlyOneZeroLengthRecv() throws Exception {
+        Pair p = connect(pp -> {
+            try {
+                for (int i = 0; i < 2; i++) {
+                    pp.server.qp().postRecv(new RecvWr(10 + i, List.of()));
+                }
+            } catch (RdmaException e) {
+                throw new IllegalStateException(e);
+            }
+        }, null);
+        int[] imms = {0x8000_0000, 0x1000_0007, 0x9000_0001};
+        for (int i = 0; i < 3; i++) {
+            p.client.qp().postSend(SendWr.writeWithImm(i, List.of(), 0, 0, imms[i]));
+        }
+        for (int i = 0; i < 2; i++) {
+            assertEquals(i, p.client.nextWc(WcStatus.SUCCESS).wrId());
+            WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+            assertEquals(10 + i, rc.wrId());
+            assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, rc.opcode());
+            assertEquals(0, rc.byteLen());
+            assertTrue(rc.hasImm());
+            assertEquals(imms[i], rc.imm());
+        }
+        p.client.assertNoWcFor(Duration.ofMillis(300));
+        assertEquals(0, p.server.pendingCompletions(), "the third took a RECV that was not there");
+        p.server.qp().postRecv(new RecvWr(12, List.of()));
+        assertEquals(2, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(12, rc.wrId());
+        assertEquals(imms[2], rc.imm());
+        assertEquals(QpState.RTS, p.server.qp().state());
+    }
+
+    @Test
+    void anEmptySendFitsAZeroLengthRecvAndALongerOneDoesNot() throws Exception {
+        Pair p = connect(pp -> {
+            try {
+                pp.server.qp().postRecv(new RecvWr(1, List.of()));
+                pp.server.qp().postRecv(new RecvWr(2, List.of()));
+            } catch (RdmaException e) {
+                throw new IllegalStateException(e);
+            }
+        }, null);
+        MemoryRegion sbuf = track(mr(p.clientPd, 64));
+        p.client.qp().postSend(SendWr.send(1, List.of()));
+        assertEquals(1, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(1, rc.wrId());
+        assertEquals(WcOpcode.RECV, rc.opcode());
+        assertEquals(0, rc.byteLen());
+        p.client.qp().postSend(SendWr.send(2, List.of(new Sge(sbuf, 0, 1))));
+        assertEquals(2, p.server.nextWc(WcStatus.LOC_LEN_ERR).wrId());
+    }
+
+    /**
+     * SEND_WITH_INV naming a region of the receiver's protection domain: where the provider
+     * can invalidate it, the region dies (remote writes with its key refused) and the RECV
+     * reports the key; where it cannot (adapters: a registered, not fast-registered,
+     * region), the receiver fails the RECV and its QP, and the region lives on.
+     */
+    @Test
+    void sendWithInvalidateOfARegisteredRegion() throws Exception {
+        // one RECV: the SEND_WITH_INV takes it, so assertRemoteAccessError's first SEND waits (RNR)
+        Pair p = connect(pp -> postRecvs(pp.server, recvBuffer(pp), 1, 64), null);
+        MemoryRegion target = serverRegion(p, 4096);
+        int rkey = target.rkey();
+        MemoryRegion sbuf = track(mr(p.clientPd, 4096));
+        fill(sbuf, 0, pattern(40, 3));
+        p.client.qp().postSend(SendWr.sendWithInv(5, List.of(new Sge(sbuf, 0, 40)), rkey));
+        if (!canInvalidateRegisteredRegionsRemotely()) {
+            assertInvalidateRefused(p);
+            assertTrue(target.valid(), "a region the receiver cannot invalidate stays valid");
+            return;
+        }
+        assertEquals(5, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(0, rc.wrId());
+        assertEquals(WcOpcode.RECV, rc.opcode());
+        assertEquals(40, rc.byteLen());
+        assertTrue(rc.withInv());
+        assertEquals(rkey, rc.invalidatedRkey());
+        assertFalse(rc.hasImm());
+        assertFalse(target.valid(), "invalidated by the peer");
+        fill(sbuf, 0, pattern(4096, 4));
+        assertRemoteAccessError(p, SendWr.write(6, List.of(Sge.whole(sbuf)), target.address(), rkey), target,
+                new byte[4096]);
+        // reregistration brings it back under a new key
+        int fresh = target.reregister();
+        assertNotEquals(rkey, fresh);
+        assertTrue(target.valid());
+    }
+
+    @Test
+    void anEmptySendWithInvalidateFitsAZeroLengthRecv() throws Exception {
+        Pair p = connect(pp -> {
+            try {
+                pp.server.qp().postRecv(new RecvWr(3, List.of()));
+            } catch (RdmaException e) {
+                throw new IllegalStateException(e);
+            }
+        }, null);
+        MemoryRegion target = serverRegion(p, 4096);
+        p.client.qp().postSend(SendWr.sendWithInv(1, List.of(), target.rkey()));
+        if (!canInvalidateRegisteredRegionsRemotely()) {
+            assertInvalidateRefused(p);
+            assertTrue(target.valid(), "a region the receiver cannot invalidate stays valid");
+            return;
+        }
+        assertEquals(1, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(3, rc.wrId());
+        assertEquals(0, rc.byteLen());
+        assertEquals(target.rkey(), rc.invalidatedRkey());
+        assertFalse(target.valid());
+    }
+
+    @Test
+    void sendWithInvalidateOfAnUnknownRkeyFailsTheReceiver() throws Exception {
+        Pair p = connect(pp -> postRecvs(pp.server, recvBuffer(pp), 2, 64), null);
+        MemoryRegion known = serverRegion(p, 4096);
+        MemoryRegion sbuf = track(mr(p.clientPd, 64));
+        p.client.qp().postSend(SendWr.sendWithInv(5, List.of(new Sge(sbuf, 0, 8)), known.rkey() ^ 0x5A5A5A00));
+        assertInvalidateRefused(p);
+        assertTrue(known.valid(), "a wrong key invalidates nothing");
+    }
+
+    @Test
+    void sendWithInvalidateOfAnotherProtectionDomainsRkeyFailsTheReceiver() throws Exception {
+        Pair p = connect(pp -> postRecvs(pp.server, recvBuffer(pp), 2, 64), null);
+        MemoryRegion foreign = track(mr(pd(device(0)), 4096));
+        MemoryRegion sbuf = track(mr(p.clientPd, 64));
+        p.client.qp().postSend(SendWr.sendWithInv(5, List.of(new Sge(sbuf, 0, 8)), foreign.rkey()));
+        assertInvalidateRefused(p);
+        assertTrue(foreign.valid(), "another PD's region cannot be invalidated through this QP");
+    }
+
+    /**
+     * The receiver of a SEND_WITH_INV it cannot carry out fails the RECV (the status is the
+     * adapter's: rxe says REM_INV_REQ_ERR) without an invalidated key and goes to ERROR;
+     * both sides end up disconnected. The sender's own completion is not checked: rxe
+     * acknowledges the message before it fails the receiver (IB's class J error).
+     */
+    private void assertInvalidateRefused(Pair p) throws Exception {
+        WorkCompletion rc = p.server.nextWc();
+        assertNotEquals(WcStatus.SUCCESS, rc.status(), rc.toString());
+        assertNotEquals(WcStatus.WR_FLUSH_ERR, rc.status(), "the RECV the SEND_WITH_INV took must fail: " + rc);
+        assertEquals(null, rc.invalidatedRkey());
+        p.server.nextEvent(CmEvent.Type.DISCONNECTED);
+        assertEquals(QpState.ERROR, p.server.qp().state());
+        p.client.nextEvent(CmEvent.Type.DISCONNECTED);
+    }
+
     // ------------------------------------------------------------------ remote keys
 
     /**
@@ -669,6 +855,19 @@ public abstract class ProviderConformanceSuite {
 
     // ------------------------------------------------------------------ connection management
 
+    /**
+     * {@code got} is what was {@code sent}: an IB CM delivers its whole private data field
+     * ({@code max} bytes, zero-filled past what the peer gave), others exactly what was sent.
+     */
+    protected static void assertPrivateData(byte[] sent, byte[] got, int max, String what) {
+        assertTrue(got.length >= sent.length && got.length <= max,
+                what + ": " + got.length + " bytes of private data for " + sent.length + " sent (at most " + max + ")");
+        assertArrayEquals(sent, Arrays.copyOf(got, sent.length), what + ": private data differs");
+        for (int i = sent.length; i < got.length; i++) {
+            assertEquals(0, got[i], what + ": private data byte " + i + " past what was sent is not 0");
+        }
+    }
+
     @Test
     void privateDataReachesTheListenerAndRejectCarriesTheReason() throws Exception {
         RdmaDevice sd = device(0);
@@ -678,15 +877,150 @@ public abstract class ProviderConformanceSuite {
         Endpoint client = new Endpoint("client");
         ProtectionDomain pd = pd(cd);
         MemoryRegion rbuf = track(mr(pd, 64));
-        byte[] pdata = pattern(56, 7);
+        byte[] pdata = pattern(CmPrivateData.CONNECT_MAX, 7);
         client.qp(track(cd.connect(target(l), new QpInit(pd, 8, 8, 1, client), pdata, client)));
         client.qp().postRecv(new RecvWr(5, List.of(Sge.whole(rbuf))));
         ConnectRequest req = seen.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        assertArrayEquals(pdata, req.privateData());
-        req.reject(Errno.EKEYREJECTED);
+        assertPrivateData(pdata, req.privateData(), CmPrivateData.CONNECT_MAX, "connect request");
+        // Linux's RTRS refuses with a CON_RSP (56 bytes) in the reject; the IB CM takes up to 148
+        byte[] refusal = pattern(CmPrivateData.REJECT_MAX, 8);
+        req.reject(Errno.EKEYREJECTED, refusal);
         CmEvent ev = client.nextEvent(CmEvent.Type.REJECTED);
-        assertEquals(Errno.EKEYREJECTED, ev.status());
+        assertEquals(carriesRejectReason() ? Errno.EKEYREJECTED : Errno.ECONNREFUSED, ev.status(), ev.toString());
+        assertPrivateData(refusal, ev.privateData(), CmPrivateData.REJECT_MAX, "REJECTED");
         assertEquals(5, client.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        assertEquals(QpState.ERROR, client.qp().state());
+    }
+
+    /** The exchange Linux's RTRS makes: CON_REQ in the connect, CON_RSP in the accept. */
+    @Test
+    void privateDataTravelsWithConnectAndAcceptByteForByte() throws Exception {
+        byte[] conReq = pattern(CmPrivateData.CONNECT_MAX, 21);
+        for (byte[] conRsp : List.of(pattern(56, 22), pattern(CmPrivateData.ACCEPT_MAX, 23), new byte[0])) {
+            RdmaDevice sd = device(0);
+            RdmaDevice cd = device(1);
+            ProtectionDomain spd = pd(sd);
+            ProtectionDomain cpd = pd(cd);
+            Endpoint server = new Endpoint("server");
+            CompletableFuture<byte[]> seen = new CompletableFuture<>();
+            CmListener l = track(sd.listen(listenAddress(sd), req -> {
+                try {
+                    seen.complete(req.privateData());
+                    server.qp(track(req.accept(new QpInit(spd, 8, 8, 1, server), server, conRsp, qp -> { })));
+                } catch (Throwable t) {
+                    seen.completeExceptionally(t);
+                }
+            }));
+            Endpoint client = new Endpoint("client");
+            client.qp(track(cd.connect(target(l), new QpInit(cpd, 8, 8, 1, client), conReq, client)));
+            CmEvent up = client.nextEvent(CmEvent.Type.ESTABLISHED);
+            assertPrivateData(conReq, seen.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS), CmPrivateData.CONNECT_MAX,
+                    "connect request");
+            assertPrivateData(conRsp, up.privateData(), CmPrivateData.ACCEPT_MAX, "initiator's ESTABLISHED");
+            server.nextEvent(CmEvent.Type.ESTABLISHED);
+        }
+    }
+
+    @Test
+    void acceptPrivateDataLongerThanTheCmCarriesIsRefused() throws Exception {
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        ProtectionDomain spd = pd(sd);
+        CompletableFuture<ConnectRequest> seen = new CompletableFuture<>();
+        CmListener l = track(sd.listen(listenAddress(sd), seen::complete));
+        Endpoint client = new Endpoint("client");
+        client.qp(track(cd.connect(target(l), new QpInit(pd(cd), 8, 8, 1, client), null, client)));
+        ConnectRequest req = seen.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        Endpoint server = new Endpoint("server");
+        RdmaException e = assertThrows(RdmaException.class, () -> req.accept(new QpInit(spd, 8, 8, 1, server), server,
+                new byte[CmPrivateData.ACCEPT_MAX + 1], qp -> { }));
+        assertEquals(Errno.EINVAL, e.errno());
+        // nothing was answered: the request can still be refused
+        req.reject(Errno.EPERM);
+        client.nextEvent(CmEvent.Type.REJECTED);
+    }
+
+    /**
+     * The setup hook runs on the new QP before the accept goes out: the initiator, which
+     * SENDs from its ESTABLISHED callback, finds the RECV the hook posted (no RNR wait,
+     * no failure), and nothing of the connection is up while the hook runs.
+     */
+    @Test
+    void theSetupHookRunsBeforeTheInitiatorCanSend() throws Exception {
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        ProtectionDomain spd = pd(sd);
+        ProtectionDomain cpd = pd(cd);
+        MemoryRegion rbuf = track(mr(spd, 64));
+        MemoryRegion sbuf = track(mr(cpd, 64));
+        fill(sbuf, 0, pattern(32, 31));
+        Endpoint server = new Endpoint("server");
+        AtomicBoolean hookDone = new AtomicBoolean();
+        AtomicReference<Object> hookSaw = new AtomicReference<>();
+        CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
+        CmListener l = track(sd.listen(listenAddress(sd), req -> {
+            try {
+                accepted.complete(req.accept(new QpInit(spd, 8, 8, 1, server), server, null, qp -> {
+                    hookSaw.set(qp);
+                    qp.postRecv(new RecvWr(77, List.of(Sge.whole(rbuf))));
+                    hookDone.set(true);
+                }));
+            } catch (Throwable t) {
+                accepted.completeExceptionally(t);
+            }
+        }));
+        Endpoint client = new Endpoint("client");
+        CompletableFuture<Boolean> hookDoneAtEstablished = new CompletableFuture<>();
+        CompletableFuture<Throwable> sendFailed = new CompletableFuture<>();
+        client.qp(track(cd.connect(target(l), new QpInit(cpd, 8, 8, 1, client), null, (qp, ev) -> {
+            if (ev.type() == CmEvent.Type.ESTABLISHED) {
+                hookDoneAtEstablished.complete(hookDone.get());
+                try {
+                    qp.postSend(SendWr.send(1, List.of(new Sge(sbuf, 0, 32))));
+                } catch (RdmaException e) {
+                    sendFailed.complete(e);
+                }
+            }
+            client.onEvent(qp, ev);
+        })));
+        QueuePair sq = track(accepted.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
+        assertSame(sq, hookSaw.get(), "the hook sets up the QP accept returns");
+        assertTrue(hookDoneAtEstablished.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS),
+                "the initiator was established before the setup hook had finished");
+        assertEquals(1, client.nextWc(WcStatus.SUCCESS).wrId());
+        assertFalse(sendFailed.isDone(), "posting on ESTABLISHED failed");
+        WorkCompletion rc = server.nextWc(WcStatus.SUCCESS);
+        assertEquals(77, rc.wrId());
+        assertEquals(32, rc.byteLen());
+        assertArrayEquals(pattern(32, 31), bytes(rbuf, 0, 32));
+    }
+
+    @Test
+    void aFailingSetupHookRejectsTheInitiator() throws Exception {
+        RdmaDevice sd = device(0);
+        RdmaDevice cd = device(1);
+        ProtectionDomain spd = pd(sd);
+        Endpoint server = new Endpoint("server");
+        CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+        CmListener l = track(sd.listen(listenAddress(sd), req -> {
+            try {
+                req.accept(new QpInit(spd, 8, 8, 1, server), server, pattern(20, 1), qp -> {
+                    throw new RdmaException(Errno.ENOBUFS, "setup failed on purpose");
+                });
+                thrown.complete(null);
+            } catch (Throwable t) {
+                thrown.complete(t);
+            }
+        }));
+        Endpoint client = new Endpoint("client");
+        client.qp(track(cd.connect(target(l), new QpInit(pd(cd), 8, 8, 1, client), null, client)));
+        Throwable t = thrown.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        assertTrue(t instanceof RdmaException && ((RdmaException) t).errno() == Errno.ENOBUFS,
+                "accept must pass the hook's exception on: " + t);
+        CmEvent ev = client.nextEvent(CmEvent.Type.REJECTED);
+        assertEquals(Errno.ECONNREFUSED, ev.status());
+        assertPrivateData(new byte[0], ev.privateData(), CmPrivateData.REJECT_MAX, "REJECTED after a failed setup");
+        assertEquals(QpState.ERROR, client.qp().state());
     }
 
     @Test

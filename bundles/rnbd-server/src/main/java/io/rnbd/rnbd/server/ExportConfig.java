@@ -14,10 +14,22 @@ import java.util.stream.Collectors;
  * @param allowedSessions session names or authenticated host ids allowed to open it; empty = all
  * @param offlineWaitMs   how long IO waits for a missing backend; 0 = fail at once
  * @param backendParams   every {@code backend.X} key, passed to the backend as {@code X}
+ * @param path            where an OPEN finds it once its device name is resolved against the
+ *                        server's search path ({@link DevSearchPath}); empty = {@code /<name>}
  */
 public record ExportConfig(String name, String backend, boolean readOnly, Set<String> allowedSessions,
-                           long offlineWaitMs, Map<String, String> backendParams) {
+                           long offlineWaitMs, Map<String, String> backendParams, String path) {
     public static final String BACKEND_PREFIX = "backend.";
+
+    public ExportConfig(String name, String backend, boolean readOnly, Set<String> allowedSessions,
+                        long offlineWaitMs, Map<String, String> backendParams) {
+        this(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, "");
+    }
+
+    /** The path an OPEN must resolve to: the configured one, or {@code /<name>}. */
+    public String publishedPath() {
+        return path.isEmpty() ? DevSearchPath.squeeze("/" + name) : path;
+    }
 
     public ExportConfig {
         if (name == null || name.isBlank()) {
@@ -34,6 +46,14 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
         }
         allowedSessions = Set.copyOf(allowedSessions);
         backendParams = Map.copyOf(backendParams);
+        path = path == null ? "" : path.trim();
+        if (!path.isEmpty() && (!path.startsWith("/") || path.contains("..") || path.contains("%"))) {
+            throw new IllegalArgumentException("export " + name + ": path '" + path
+                    + "' must be absolute, without .. and %");
+        }
+        if (!path.isEmpty()) {
+            path = DevSearchPath.squeeze(path);
+        }
     }
 
     /** From configuration properties (values may be Strings, as Karaf's .cfg files give them). */
@@ -54,7 +74,8 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
         Set<String> allowed = Arrays.stream(str(props.get("allowed.sessions"), "").split(","))
                 .map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
         return new ExportConfig(name.trim(), str(props.get("backend"), "").trim(),
-                Boolean.parseBoolean(str(props.get("read.only"), "false").trim()), allowed, wait, params);
+                Boolean.parseBoolean(str(props.get("read.only"), "false").trim()), allowed, wait, params,
+                str(props.get("path"), ""));
     }
 
     private static String str(Object v, String dflt) {

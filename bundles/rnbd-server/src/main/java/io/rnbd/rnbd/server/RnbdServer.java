@@ -52,6 +52,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
      * Device ids are unique across sessions and start at a random point, so an IO that a
      * client queued before a reconnect can never hit another device that reused its id.
      */
+    private volatile DevSearchPath searchPath = new DevSearchPath(DevSearchPath.DEFAULT);
     private final AtomicInteger nextDeviceId = new AtomicInteger(ThreadLocalRandom.current().nextInt(1 << 30));
 
     /** @param scheduler times out IO waiting for an offline backend; owned by the caller */
@@ -65,6 +66,11 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     public void addExport(ExportConfig config) {
         synchronized (lifecycle) {
             Export e = new Export(config, scheduler);
+            Export samePath = exportAt(config.publishedPath());
+            if (samePath != null) {
+                throw new IllegalStateException("export " + config.name() + ": export " + samePath.name()
+                        + " is already published at " + config.publishedPath());
+            }
             if (exports.putIfAbsent(config.name(), e) != null) {
                 throw new IllegalStateException("export " + config.name() + " already exists");
             }
@@ -257,19 +263,40 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         }
     }
 
+    private Export exportAt(String path) {
+        for (Export e : exports.values()) {
+            if (e.config().publishedPath().equals(path)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /** Linux's dev_search_path (rnbd-server module parameter): where OPEN's device names are looked up. */
+    public void devSearchPath(String path) {
+        this.searchPath = new DevSearchPath(path);
+    }
+
+    public String devSearchPath() {
+        return searchPath.searchPath();
+    }
+
     private Opening openLocked(ServerSession s, Open open) throws BlockIoException {
-        Opening existing = s.byExport(open.deviceName());
+        String full = searchPath.resolve(s.name(), open.deviceName());
+        Export e = exportAt(full);
+        if (e == null) {
+            LOG.info("session {}: OPEN of {} ({}): no export there (search path {})", s.name(), open.deviceName(),
+                    full, searchPath.searchPath());
+            throw new BlockIoException(Errno.ENOENT, "no export at " + full);
+        }
+        Opening existing = s.byExport(e.name());
         if (existing != null) {
             // Re-OPEN (remap, resize) answers the open device; another mode is another mapping.
             if (existing.mode() != open.accessMode()) {
-                throw new BlockIoException(Errno.EEXIST, "export " + open.deviceName() + " already open as "
+                throw new BlockIoException(Errno.EEXIST, "export " + e.name() + " already open as "
                         + existing.mode());
             }
             return existing;
-        }
-        Export e = exports.get(open.deviceName());
-        if (e == null) {
-            throw new BlockIoException(Errno.ENOENT, "no export " + open.deviceName());
         }
         if (!e.config().allows(s.rtrs)) {
             LOG.warn("session {} not allowed to open export {}", s.name(), e.name());
@@ -317,7 +344,9 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             throws BlockIoException {
         Export.Geometry g = o.export().geometry();
         int op = io.op();
-        if ((op == Io.OP_READ) == req.isWrite()) {
+        // Linux's client sends a FLUSH as an RTRS read without data (rq_data_dir of REQ_OP_FLUSH
+        // is READ), ours as a write: either direction carries it
+        if (op != Io.OP_FLUSH && (op == Io.OP_READ) == req.isWrite()) {
             throw new BlockIoException(Errno.EINVAL, "op " + op + " sent in the wrong direction");
         }
         if (op != Io.OP_READ && op != Io.OP_FLUSH && !o.writable()) {

@@ -165,6 +165,46 @@ class RnbdServerTest {
         openOk(rtrs.connect("x", "host-b", 8, 64 * 1024, false), "private", AccessMode.RO);
     }
 
+    /** Linux's dev_search_path: the OPEN's name resolved under the search path, %SESSNAME% a per-session namespace. */
+    @Test
+    void openResolvesTheDeviceNameAsLinuxsRnbdServer() {
+        server.addExport(new ExportConfig("ram", "memory", false, Set.of(), 0,
+                Map.of("id", "ram", "size", "" + SIZE), "/dev/ram0"));
+        FakeRtrs.Client c = rtrs.connect("host-a");
+        openOk(c, "/dev/ram0", AccessMode.RO);
+        openOk(c, "dev//ram0", AccessMode.RO);
+        openOk(c, "disk", AccessMode.RO);
+        assertEquals(Errno.ENOENT, open(c, "ram", AccessMode.RO).errno(), "the name alone is not the path");
+        assertEquals(Errno.EINVAL, open(c, "../dev/ram0", AccessMode.RO).errno());
+
+        server.devSearchPath("/srv/%SESSNAME%/ignored");
+        server.addExport(new ExportConfig("a-disk", "memory", false, Set.of(), 0,
+                Map.of("id", "a-disk", "size", "" + SIZE), "/srv/host-a/disk1"));
+        openOk(c, "disk1", AccessMode.RW);
+        assertEquals(Errno.ENOENT, open(rtrs.connect("host-b"), "disk1", AccessMode.RO).errno(),
+                "another session's namespace");
+        assertEquals(Errno.ENOENT, open(c, "disk", AccessMode.RO).errno(), "/disk is outside the namespace now");
+    }
+
+    @Test
+    void twoExportsCannotShareAPath() {
+        assertThrows(IllegalStateException.class, () -> server.addExport(new ExportConfig("other", "memory", false,
+                Set.of(), 0, Map.of(), "/disk")));
+        assertThrows(IllegalArgumentException.class, () -> new ExportConfig("x", "memory", false, Set.of(), 0,
+                Map.of(), "relative/path"));
+    }
+
+    @Test
+    void devSearchPathResolution() throws Exception {
+        assertEquals("/mem0", new DevSearchPath("/").resolve("s", "mem0"));
+        assertEquals("/dev/ram0", new DevSearchPath("/").resolve("s", "/dev/ram0"));
+        assertEquals("/srv/s/d", new DevSearchPath("/srv/%SESSNAME%").resolve("s", "d"));
+        assertEquals("/srv/s/d", new DevSearchPath("/srv/%SESSNAME%/rest").resolve("s", "d"));
+        assertEquals("/x/y", new DevSearchPath("/x//").resolve("s", "//y"));
+        assertEquals(Errno.EINVAL, assertThrows(BlockIoException.class,
+                () -> new DevSearchPath("/").resolve("s", "a/../b")).errno());
+    }
+
     @Test
     void ioValidation() {
         FakeRtrs.Client c = rtrs.connect("s1");
@@ -224,6 +264,10 @@ class RnbdServerTest {
         assertEquals(0, writeNow(c, Io.of(dev, 0, Io.OP_WRITE, Io.F_PREFLUSH | Io.F_FUA, 4096), ByteBuffer.wrap(data, 0, 4096)));
         assertEquals(0, writeNow(c, Io.of(dev, 0, Io.OP_FLUSH, 0, 0), empty()));
         assertEquals(before + 2, backend.device("disk").flushes());
+        // Linux 6.1's client: a FLUSH is an RTRS read without data (rq_data_dir(REQ_OP_FLUSH) == READ)
+        // with SYNC|FUA set (op_is_flush), as rnbd_client_xfer_request sends it
+        assertEquals(0, readNow(c, Io.of(dev, 0, Io.OP_FLUSH, Io.F_SYNC | Io.F_FUA, 0), empty()));
+        assertEquals(before + 3, backend.device("disk").flushes());
         var stats = server.exports().get(0).stats();
         assertEquals(3, stats.reads());
         assertEquals(MAX_IO + 8192, stats.readBytes());

@@ -25,14 +25,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
-/** One connection of one path instance; events of a stale instance are ignored by the path. */
+/**
+ * One connection of one path instance; events of a stale instance are ignored by the path.
+ * Its CON_REQ leaves with the connect and the CON_RSP arrives with ESTABLISHED (or REJECTED),
+ * as in Linux; receives are posted once the CON_RSP said how many and how large.
+ */
 final class ClientCon implements CompletionHandler, CmEventHandler {
-    static final int HELLO_SLOT = 64;
     final ClientPath path;
     final int gen;
     final int cid;
     final ProtectionDomain pd;
-    final RecvPool hello;
     private final AtomicLong sendSeq = new AtomicLong();
     /** IO-path posts: all but one in {@link Rtrs#SIGNAL_INTERVAL} unsignaled. */
     private final SendSignaler signaler = new SendSignaler(Rtrs.SIGNAL_INTERVAL);
@@ -46,7 +48,6 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
         this.gen = gen;
         this.cid = cid;
         this.pd = pd;
-        this.hello = new RecvPool(pd, 1, HELLO_SLOT);
     }
 
     @Override
@@ -76,12 +77,11 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
     }
 
     ByteBuffer received(WorkCompletion wc) {
-        RecvPool pool = ready ? recvs : hello;
-        return pool.data(RecvPool.slot(wc.wrId()), wc.byteLen());
+        return recvs.data(RecvPool.slot(wc.wrId()), wc.byteLen());
     }
 
     void repost(WorkCompletion wc) throws RdmaException {
-        (ready ? recvs : hello).post(qp, RecvPool.slot(wc.wrId()));
+        recvs.post(qp, RecvPool.slot(wc.wrId()));
     }
 
     void send(int size, Consumer<ByteBuffer> enc) throws RdmaException {
@@ -100,8 +100,9 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
         }
     }
 
-    void sendImm(int imm) throws RdmaException {
-        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, List.of(), imm, 0, 0,
+    /** A heartbeat or its acknowledgement: an empty RDMA_WRITE_WITH_IMM, as rtrs_post_rdma_write_imm_empty. */
+    void writeImmEmpty(int imm) throws RdmaException {
+        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), imm, 0, 0,
                 signaler.next()));
     }
 
@@ -124,7 +125,6 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
         }
         sendBufs.values().forEach(MemoryRegion::close);
         sendBufs.clear();
-        hello.close();
         RecvPool r = recvs;
         if (r != null) {
             r.close();

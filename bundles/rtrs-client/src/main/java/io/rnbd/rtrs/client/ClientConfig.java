@@ -13,9 +13,10 @@ public record ClientConfig(String sessionName, List<PathAddress> paths, String m
                            int reconnectDelayMs, int reconnectBackoffMs, long ioTimeoutMs, int consPerPath,
                            String hostId, long hbIntervalMs, int hbMissedMax) {
     public ClientConfig {
+        // Linux's client and server refuse '/' and '.' in the name (rtrs_clt_open, process_info_req)
         if (sessionName == null || sessionName.isBlank() || sessionName.length() >= Rtrs.NAME_MAX
-                || !sessionName.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
-            throw new IllegalArgumentException("session.name must be 1-254 printable ASCII characters");
+                || !sessionName.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '/' && c != '.')) {
+            throw new IllegalArgumentException("session.name must be 1-254 printable ASCII characters without / and .");
         }
         paths = List.copyOf(paths);
         if (paths.isEmpty() || paths.size() > Rtrs.MAX_PATHS) {

@@ -11,6 +11,7 @@ import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rtrs.api.AuthException;
 import io.rnbd.rtrs.api.AuthExchange;
@@ -50,10 +51,19 @@ import java.util.concurrent.TimeUnit;
  * server's chunk descriptors, heartbeat, and its own reconnect loop. Every field is
  * guarded by the session lock; a connect attempt is a generation, and events of older
  * generations are ignored.
+ *
+ * <p>The exchange is Linux's (rtrs-clt.c): each connection's CON_REQ rides in its connect,
+ * the CON_RSP in the accept; INFO_REQ/INFO_RSP on connection 0; requests are
+ * RDMA_WRITE_WITH_IMMs into the server's chunks; answers arrive as empty
+ * RDMA_WRITE_WITH_IMMs or, when the server runs always_invalidate, SEND_WITH_IMMs carrying
+ * the chunk's new rkey; heartbeats are empty RDMA_WRITE_WITH_IMMs on connection 0. With a
+ * server that answers EXT_F (another appliance) the path also authenticates and fences.
  */
 final class ClientPath implements PathView {
     private static final Logger LOG = LoggerFactory.getLogger(ClientPath.class);
     private static final int SERVICE_RECVS = 16;
+    /** Beyond one per permit on an IO connection. */
+    private static final int SPARE_RECVS = 16;
     private static final long CONNECT_TIMEOUT_MS = 30_000;
 
     final ClientSession session;
@@ -70,6 +80,19 @@ final class ClientPath implements PathView {
     private ClientCon[] cons = new ClientCon[0];
     private SgDesc[] rbufs;
     private int[] rkeys;
+    /** From this instance's CON_RSP: answers carry RKEY_RSP (always_invalidate on the server). */
+    private boolean newRkey;
+    /** From this instance's CON_RSP: the server is an appliance (EXT_F). */
+    private boolean serverExtensions;
+    private int chunkSize;
+    /**
+     * Linux's for_new_clt: this path may ask the server to create the session (first_conn);
+     * set once the server accepted it, so any path that has been in the session can bring it
+     * back after a server restart.
+     */
+    boolean forNewClt;
+    /** Waiting for its turn: another path is creating the session on the server. */
+    private boolean deferred;
     private AuthExchange auth;
     private String authMethod;
     int attempts;
@@ -131,6 +154,12 @@ final class ClientPath implements PathView {
 
     /** Under the lock, in CONNECTING: open every connection of a new generation. */
     void connect() {
+        if (!session.mayConnect(this)) {
+            // another path is creating the session on the server: two creators would race
+            deferred = true;
+            return;
+        }
+        deferred = false;
         gen++;
         reconCnt = (reconCnt + 1) & 0xffff;
         device = session.devices.find(addr.src());
@@ -139,6 +168,7 @@ final class ClientPath implements PathView {
             return;
         }
         int n = 1 + session.cfg.effectiveCons();
+        boolean firstConn = session.mayCreate(this);
         try {
             pd = device.allocPd();
             cons = new ClientCon[n];
@@ -148,8 +178,8 @@ final class ClientPath implements PathView {
                 ClientCon c = new ClientCon(this, gen, cid, pd);
                 cons[cid] = c;
                 QpInit init = new QpInit(pd, wr, wr, 1, c);
-                c.qp = device.connect(addr.destination(), init, new byte[0], c);
-                c.hello.postAll(c.qp);
+                ConReq req = new ConReq(cid, n, reconCnt, uuid, session.uuid, firstConn, true);
+                c.qp = device.connect(addr.destination(), init, req.toBytes(), c);
             }
         } catch (RdmaException e) {
             connectFailed(e.errno(), e.getMessage());
@@ -162,21 +192,49 @@ final class ClientPath implements PathView {
         }), CONNECT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
     }
 
+    /** Under the lock: the session says it is this path's turn to connect. */
+    void connectIfDeferred() {
+        if (deferred && sm.state() == PathState.CONNECTING) {
+            connect();
+        }
+    }
+
     void onCmEvent(ClientCon c, CmEvent e) {
         session.locked(() -> {
             if (c.gen != gen) {
                 return;
             }
-            if (e.type() == CmEvent.Type.ESTABLISHED) {
-                try {
-                    c.send(ConReq.SIZE, new ConReq(c.cid, cons.length, reconCnt, session.uuid, uuid, c.cid == 0)::encode);
-                } catch (RdmaException ex) {
-                    fail(ex.errno(), "cannot send CON_REQ");
+            try {
+                switch (e.type()) {
+                    case ESTABLISHED -> onConRsp(c, ConRsp.decode(e.privateData()));
+                    case REJECTED -> onRejected(e);
+                    default -> fail(ClientCon.errnoOf(e), "connection " + e.detail());
                 }
-                return;
+            } catch (ProtoException ex) {
+                fail(ex.errno(), "connection " + c.cid + ": " + ex.getMessage());
+            } catch (RdmaException ex) {
+                fail(ex.errno(), ex.getMessage());
             }
-            fail(ClientCon.errnoOf(e), "connection " + e.detail());
         });
+    }
+
+    /** rtrs_rdma_conn_rejected: the reason is the CON_RSP's errno when the reject carries one. */
+    private void onRejected(CmEvent e) {
+        int errno = ClientCon.errnoOf(e);
+        boolean dnr = false;
+        byte[] pd = e.privateData();
+        if (pd.length >= ConRsp.SIZE) {
+            try {
+                ConRsp rsp = ConRsp.decode(pd);
+                if (rsp.errno() != 0) {
+                    errno = rsp.errno();
+                    dnr = rsp.has(ConRsp.DNR_F) && rsp.has(ConRsp.EXT_F);
+                }
+            } catch (ProtoException malformed) {
+                LOG.debug("path {}: reject with malformed private data", name());
+            }
+        }
+        fail(errno | (dnr ? ReconnectPolicy.DNR : 0), "server refused: " + Errno.name(errno));
     }
 
     void onConError(ClientCon c, int errno, String why) {
@@ -194,17 +252,18 @@ final class ClientPath implements PathView {
             }
             missedHb = 0;
             try {
-                ByteBuffer msg = c.received(wc);
-                if (!c.ready) {
-                    onConRsp(c, ConRsp.decode(msg));
-                    return;
-                }
-                if (wc.hasImm()) {
-                    onImm(c, wc.imm(), msg);
+                if (wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM) {
+                    onImm(c, wc.imm(), null);
+                } else if (wc.hasImm()) {
+                    // SEND_WITH_IMM: an answer carrying its chunk's new rkey (always_invalidate)
+                    onImm(c, wc.imm(), c.received(wc));
+                } else if (wc.withInv()) {
+                    // a SEND_WITH_INV of a read region we never asked to have invalidated: nothing to do
+                    LOG.debug("path {}: unasked invalidation of rkey {}", name(), wc.invalidatedRkey());
                 } else if (c.cid == 0) {
-                    onServiceMsg(c, msg);
+                    onServiceMsg(c, c.received(wc));
                 } else {
-                    throw new ProtoException(Errno.EPROTO, "message without imm on an IO connection");
+                    throw new ProtoException(Errno.EPROTO, "SEND on IO connection " + c.cid);
                 }
                 if (c.gen == gen) {
                     c.repost(wc);
@@ -217,16 +276,23 @@ final class ClientPath implements PathView {
         });
     }
 
+    /** rtrs_rdma_conn_established: the server's limits and flags; INFO_REQ once every connection is up. */
     private void onConRsp(ClientCon c, ConRsp rsp) throws ProtoException, RdmaException {
         if (rsp.errno() != 0) {
-            connectFailed(rsp.errno() | (rsp.has(ConRsp.DNR_F) ? ReconnectPolicy.DNR : 0),
-                    "server refused: " + Errno.name(rsp.errno()));
-            return;
+            throw new ProtoException(Errno.ECONNRESET, "accepted with errno " + rsp.errno());
         }
         int err = session.negotiated(rsp);
         if (err != 0) {
-            connectFailed(err | ReconnectPolicy.DNR, "server queue depth changed to " + rsp.queueDepth());
+            connectFailed(err | ReconnectPolicy.DNR, "server queue depth changed to " + rsp.queueDepth()
+                    + ": reconnecting stops, as in Linux, until a manual reconnect");
             return;
+        }
+        if (c.cid == 0) {
+            newRkey = rsp.has(ConRsp.NEW_RKEY_F);
+            serverExtensions = rsp.has(ConRsp.EXT_F);
+            chunkSize = rsp.chunkSize();
+            forNewClt = true;
+            session.pathAccepted(this);
         }
         if (memMr == null) {
             memMr = pd.register(session.memory(), Access.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
@@ -234,7 +300,7 @@ final class ClientPath implements PathView {
         int qd = rsp.queueDepth();
         c.recvs = c.cid == 0
                 ? new RecvPool(pd, SERVICE_RECVS, Math.max(AuthMsg.MAX_SIZE, InfoRsp.size(qd)))
-                : new RecvPool(pd, qd + SERVICE_RECVS, RkeyRsp.SIZE);
+                : new RecvPool(pd, qd + SPARE_RECVS, rsp.has(ConRsp.NEW_RKEY_F) ? RkeyRsp.SIZE : 0);
         c.recvs.postAll(c.qp);
         c.ready = true;
         for (ClientCon x : cons) {
@@ -242,8 +308,13 @@ final class ClientPath implements PathView {
                 return;
             }
         }
-        if (rsp.has(ConRsp.AUTH_F)) {
+        Authenticator a = session.authenticator();
+        if (serverExtensions && rsp.has(ConRsp.AUTH_F)) {
             startAuth();
+        } else if (!serverExtensions && a != null && !"none".equals(a.method())) {
+            connectFailed(Errno.EACCES | ReconnectPolicy.DNR, "the server does not speak this appliance's RTRS "
+                    + "extensions (a Linux rnbd-server?) and cannot authenticate, but authentication (" + a.method()
+                    + ") is required");
         } else {
             cons[0].send(InfoReq.SIZE, new InfoReq(session.name())::encode);
         }
@@ -267,11 +338,18 @@ final class ClientPath implements PathView {
     }
 
     private void onServiceMsg(ClientCon c, ByteBuffer msg) throws ProtoException, RdmaException {
-        switch (MsgType.peek(msg)) {
+        MsgType type = MsgType.peek(msg);
+        if (type == MsgType.INFO_RSP) {
+            onInfoRsp(InfoRsp.decode(msg));
+            return;
+        }
+        if (!serverExtensions) {
+            throw new ProtoException(Errno.EPROTO, "unexpected " + type + " from a server without extensions");
+        }
+        switch (type) {
             case AUTH -> onAuth(AuthMsg.decode(msg));
-            case INFO_RSP -> onInfoRsp(InfoRsp.decode(msg));
             case FENCE_RSP -> session.onFenceRsp(this, FenceRsp.decode(msg));
-            default -> throw new ProtoException(Errno.EPROTO, "unexpected " + MsgType.peek(msg));
+            default -> throw new ProtoException(Errno.EPROTO, "unexpected " + type);
         }
     }
 
@@ -304,17 +382,13 @@ final class ClientPath implements PathView {
     }
 
     private void onInfoRsp(InfoRsp rsp) throws ProtoException {
-        if (sm.state() != PathState.CONNECTING || rsp.descs().size() != session.queueDepth()) {
-            throw new ProtoException(Errno.EPROTO, "INFO_RSP out of sequence or with "
-                    + rsp.descs().size() + " chunks");
+        if (sm.state() != PathState.CONNECTING) {
+            throw new ProtoException(Errno.EPROTO, "INFO_RSP out of sequence");
         }
-        rbufs = rsp.descs().toArray(new SgDesc[0]);
+        rbufs = rsp.chunks(session.queueDepth(), chunkSize).toArray(new SgDesc[0]);
         rkeys = new int[rbufs.length];
         for (int i = 0; i < rbufs.length; i++) {
             rkeys[i] = rbufs[i].key();
-            if (rbufs[i].len() < session.maxIoSize()) {
-                throw new ProtoException(Errno.EINVAL, "chunk smaller than max IO size");
-            }
         }
         cancelTimer();
         if (!change(PathState.CONNECTED)) {
@@ -334,22 +408,30 @@ final class ClientPath implements PathView {
         session.pathConnected(this);
     }
 
+    /**
+     * An immediate: a heartbeat, its acknowledgement, or an answer. An answer with a payload
+     * ({@code msg} non-null) carries its chunk's new rkey (rtrs_clt_rkey_rsp_done).
+     * IO_RSP_W_INV says the server invalidated our read region, which we never ask for.
+     */
     private void onImm(ClientCon c, int imm, ByteBuffer msg) throws ProtoException, RdmaException {
         switch (Imm.checkedType(imm)) {
-            case Imm.HB_MSG -> c.sendImm(Imm.hbAck());
+            case Imm.HB_MSG -> cons[0].writeImmEmpty(Imm.hbAck());
             case Imm.HB_ACK -> hbRtt = session.nanos.getAsLong() - hbSentNanos;
             case Imm.IO_RSP, Imm.IO_RSP_W_INV -> {
                 int id = Imm.rspMsgId(imm);
+                if (msg != null) {
+                    if (!newRkey) {
+                        throw new ProtoException(Errno.EPROTO, "RKEY_RSP from a server without always_invalidate");
+                    }
+                    RkeyRsp k = RkeyRsp.decode(msg);
+                    if (k.bufId() != id || id >= rkeys.length) {
+                        throw new ProtoException(Errno.EPROTO, "RKEY_RSP for chunk " + k.bufId() + " in answer " + id);
+                    }
+                    rkeys[id] = k.rkey();
+                }
                 ClientRequest r = inflight.remove(id);
                 if (r == null) {
                     throw new ProtoException(Errno.EPROTO, "response for unknown request " + id);
-                }
-                if (Imm.type(imm) == Imm.IO_RSP_W_INV) {
-                    RkeyRsp k = RkeyRsp.decode(msg);
-                    if (k.bufId() != id) {
-                        throw new ProtoException(Errno.EPROTO, "RKEY_RSP for another chunk");
-                    }
-                    rkeys[id] = k.rkey();
                 }
                 inflightCount = inflight.size();
                 long lat = session.nanos.getAsLong() - r.sentNanos;
@@ -386,7 +468,8 @@ final class ClientPath implements PathView {
             sge = new Sge(memMr, base, msgOff + RdmaWriteMsg.SIZE);
             remote = rbufs[id].addr();
         } else {
-            RdmaReadMsg m = new RdmaReadMsg(r.usrLen, 0, List.of(readTarget(id, r.dataLen)));
+            // never NEED_INVAL: a region registered from user space cannot be invalidated by a peer
+            RdmaReadMsg m = new RdmaReadMsg(r.usrLen, 0, r.dataLen == 0 ? List.of() : List.of(readTarget(id, r.dataLen)));
             m.encode(session.memory().position(base + msgOff));
             sge = new Sge(memMr, base + r.dataLen, r.usrLen + m.size());
             remote = rbufs[id].addr() + r.dataLen;
@@ -451,6 +534,11 @@ final class ClientPath implements PathView {
         return sm.state() == PathState.CONNECTED;
     }
 
+    /** Whether this path's server fences (another appliance): Linux's does not. */
+    boolean serverFences() {
+        return serverExtensions;
+    }
+
     void sendFence(int fenceId, UUID failed, int failedReconCnt) {
         try {
             cons[0].send(FenceReq.SIZE, new FenceReq(fenceId, failed, failedReconCnt)::encode);
@@ -472,7 +560,7 @@ final class ClientPath implements PathView {
         missedHb++;
         hbSentNanos = session.nanos.getAsLong();
         try {
-            cons[0].sendImm(Imm.hbMsg());
+            cons[0].writeImmEmpty(Imm.hbMsg());
         } catch (RdmaException e) {
             fail(e.errno(), "heartbeat send failed");
         }
@@ -504,6 +592,7 @@ final class ClientPath implements PathView {
         attempts++;
         stats.reconnect(false);
         change(PathState.CONNECTING_ERR);
+        session.pathConnectFailed(this);
         if (!manualStop && session.reconnectPolicy.shouldReconnect(status, attempts)) {
             change(PathState.RECONNECTING);
             scheduleReconnect(status);

@@ -99,6 +99,9 @@ public final class ClientSession implements RtrsClientSession {
     private volatile int lastError;
     private boolean everConnected;
     private boolean closed;
+    /** Some path's connection 0 was accepted: the server knows this session (see {@link #mayConnect}). */
+    private boolean acceptedOnce;
+    private boolean creatorFailed;
 
     /** Requests of one failed path instance, waiting for the server to fence it. */
     private static final class FenceGroup {
@@ -446,10 +449,11 @@ public final class ClientSession implements RtrsClientSession {
         start(r, freePermits.poll());
     }
 
+    /** rtrs_clt_request and rtrs_clt_{write,read}_req's limits: the header, and the whole in one chunk. */
     private boolean fits(ClientRequest r) {
-        int trailer = r.write ? RdmaWriteMsg.SIZE : RdmaReadMsg.size(1);
-        return r.dataLen <= maxIoSize && r.usrLen <= maxHdrSize
-                && (long) r.dataLen + r.usrLen + trailer <= maxIoSize + Rtrs.CHUNK_RESERVE;
+        int trailer = r.write ? RdmaWriteMsg.SIZE : RdmaReadMsg.size(r.dataLen == 0 ? 0 : 1);
+        return r.dataLen <= maxIoSize && (long) r.usrLen + trailer <= maxHdrSize
+                && (long) r.dataLen + r.usrLen + trailer <= slotSize;
     }
 
     /**
@@ -568,13 +572,58 @@ public final class ClientSession implements RtrsClientSession {
 
     // ---- paths: negotiation, failover, fencing ------------------------------------------
 
-    /** First CON_RSP fixes the session's queue depth; later ones must agree. Returns an errno. */
+    // ---- who may create the session on the server (CON_REQ first_conn) ------------------
+
+    /**
+     * Whether {@code p} may connect now. Until some path has been accepted, only the creator
+     * connects (the first path, as Linux's rtrs_clt_open connects path 0 before the others):
+     * the others' CON_REQs could not say first_conn, and a Linux server racing two creating
+     * connects of one session makes two sessions of it. Once the creator failed, the others
+     * may try too.
+     */
+    boolean mayConnect(ClientPath p) {
+        return acceptedOnce || creatorFailed || p == creator();
+    }
+
+    /** The CON_REQ's first_conn: Linux's for_new_clt, or the creator's right before any acceptance. */
+    boolean mayCreate(ClientPath p) {
+        return p.forNewClt || (!acceptedOnce && (p == creator() || creatorFailed));
+    }
+
+    private ClientPath creator() {
+        return paths.isEmpty() ? null : paths.get(0);
+    }
+
+    /** Under the lock: the server accepted {@code p}'s connection 0, so it knows the session now. */
+    void pathAccepted(ClientPath p) {
+        if (!acceptedOnce) {
+            acceptedOnce = true;
+            kickDeferred();
+        }
+    }
+
+    /** Under the lock: a connect attempt of {@code p} failed. */
+    void pathConnectFailed(ClientPath p) {
+        if (!acceptedOnce && !creatorFailed && p == creator()) {
+            creatorFailed = true;
+            kickDeferred();
+        }
+    }
+
+    private void kickDeferred() {
+        for (ClientPath q : paths) {
+            q.connectIfDeferred();
+        }
+    }
+
+    /** First CON_RSP fixes the session's queue depth and chunk size; later ones must agree. Returns an errno. */
     int negotiated(ConRsp rsp) {
         if (queueDepth == 0) {
             queueDepth = rsp.queueDepth();
             maxIoSize = rsp.maxIoSize();
             maxHdrSize = rsp.maxHdrSize();
-            slotSize = maxIoSize + Rtrs.CHUNK_RESERVE + RdmaReadMsg.size(1);
+            // a permit's buffer holds [data][user header][RTRS message], as the server's chunk
+            slotSize = rsp.chunkSize();
             memory = ByteBuffer.allocateDirect(Math.multiplyExact(queueDepth, slotSize));
             for (int i = 0; i < queueDepth; i++) {
                 freePermits.add(i);
@@ -586,7 +635,8 @@ public final class ClientSession implements RtrsClientSession {
             }
             return 0;
         }
-        return rsp.queueDepth() == queueDepth && rsp.maxIoSize() == maxIoSize ? 0 : Errno.EINVAL;
+        return rsp.queueDepth() == queueDepth && rsp.maxIoSize() == maxIoSize && rsp.maxHdrSize() == maxHdrSize
+                ? 0 : Errno.EINVAL;
     }
 
     int slotSize() {
@@ -615,8 +665,26 @@ public final class ClientSession implements RtrsClientSession {
         lastError = errno;
     }
 
-    /** A path failed with {@code orphans} in flight: fence it, then resubmit them. */
+    /**
+     * A path failed with {@code orphans} in flight: fence it, then resubmit them. A server
+     * without the extensions (Linux's) cannot fence: as Linux's client does
+     * (fail_all_outstanding_reqs), the requests go to another path at once.
+     */
     void failover(ClientPath failed, int reconCnt, List<ClientRequest> orphans) {
+        if (!failed.serverFences()) {
+            for (FenceGroup g : new ArrayList<>(fencesSent.values())) {
+                if (g.sentOn == failed) {
+                    fencesSent.remove(g.id);
+                    g.sentOn = null;
+                }
+            }
+            for (ClientRequest r : orphans) {
+                r.path = null;
+                dispatch(r);
+            }
+            sendFences();
+            return;
+        }
         for (FenceGroup g : new ArrayList<>(fencesSent.values())) {
             if (g.sentOn == failed) {
                 fencesSent.remove(g.id);
@@ -641,7 +709,7 @@ public final class ClientSession implements RtrsClientSession {
             }
             ClientPath p = null;
             for (ClientPath c : paths) {
-                if (c.usable()) {
+                if (c.usable() && c.serverFences()) {
                     p = c;
                     break;
                 }

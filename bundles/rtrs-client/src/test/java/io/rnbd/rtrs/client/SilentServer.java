@@ -38,10 +38,13 @@ final class SilentServer implements AutoCloseable {
         listener = dev.listen(new InetSocketAddress(dev.addresses().get(0), 0), req -> {
             try {
                 MemoryRegion rx = pd.register(ByteBuffer.allocateDirect(SLOTS * SLOT), Access.of(Access.LOCAL_WRITE));
-                QueuePair qp = req.accept(new QpInit(pd, 64, SLOTS, 1, (q, wc) -> onWc(q, wc, rx)), (q, e) -> { });
-                for (int i = 0; i < SLOTS; i++) {
-                    qp.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
-                }
+                // a Linux-style accept: the CON_RSP in its private data, receives posted before it
+                req.accept(new QpInit(pd, 64, SLOTS, 1, (q, wc) -> onWc(q, wc, rx)), (q, e) -> { },
+                        ConRsp.accept(2, 4096, 4096, 0).toBytes(), qp -> {
+                            for (int i = 0; i < SLOTS; i++) {
+                                qp.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
+                            }
+                        });
             } catch (RdmaException e) {
                 req.reject(e.errno());
             }
@@ -58,9 +61,7 @@ final class SilentServer implements AutoCloseable {
         }
         try {
             ByteBuffer msg = rx.buffer().slice((int) wc.wrId() * SLOT, wc.byteLen());
-            if (wc.byteLen() == ConRsp.SIZE + 0 && !wc.hasImm() && msg.get(2) == (byte) 0xbd) {
-                send(qp, ConRsp.SIZE, ConRsp.accept(2, 4096, 4096, 0)::encode);
-            } else if (!wc.hasImm() && wc.byteLen() >= 2 && MsgType.peek(msg) == MsgType.INFO_REQ) {
+            if (!wc.hasImm() && wc.byteLen() >= 2 && MsgType.peek(msg) == MsgType.INFO_REQ) {
                 InfoRsp r = new InfoRsp(List.of(new SgDesc(chunks.address(), chunks.rkey(), 8192),
                         new SgDesc(chunks.address() + 8192, chunks.rkey(), 8192)));
                 send(qp, r.size(), r::encode);

@@ -51,12 +51,16 @@ public final class Imm {
         return t;
     }
 
-    /** Offset bits of an IO_REQ payload: what the buffer id does not need. */
+    /**
+     * Offset bits of an IO_REQ payload: what the buffer id does not need. Linux computes the
+     * id bits as {@code ilog2(queue_depth - 1) + 1} (alloc_permits, map_cont_bufs), and its
+     * ilog2(0) is -1, so a queue depth of 1 leaves all 28 bits to the offset.
+     */
     public static int offsetBits(int queueDepth) {
         if (queueDepth < 1 || queueDepth > Rtrs.MAX_SESS_QUEUE_DEPTH) {
             throw new IllegalArgumentException("queue depth " + queueDepth);
         }
-        int idBits = queueDepth == 1 ? 1 : 32 - Integer.numberOfLeadingZeros(queueDepth - 1);
+        int idBits = 32 - Integer.numberOfLeadingZeros(queueDepth - 1);
         return PAYLOAD_BITS - idBits;
     }
 
@@ -80,7 +84,11 @@ public final class Imm {
         return payload(imm) & ((1 << offBits) - 1);
     }
 
-    /** IO_RSP (or IO_RSP_W_INV when the chunk got a new rkey) for {@code msgId} with positive errno. */
+    /**
+     * IO_RSP for {@code msgId} with a positive errno, or IO_RSP_W_INV when the server
+     * invalidated the client's read region (SEND_WITH_INV) before answering
+     * (rtrs_to_io_rsp_imm).
+     */
     public static int ioRsp(int msgId, int errno, boolean withInv) {
         if (msgId < 0 || msgId > RSP_ID_MASK) {
             throw new IllegalArgumentException("msg id " + msgId);

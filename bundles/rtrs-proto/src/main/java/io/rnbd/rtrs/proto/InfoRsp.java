@@ -7,11 +7,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * RTRS_MSG_INFO_RSP (rtrs_msg_info_rsp): the session's chunks, one descriptor per chunk in
- * buffer-id order.
+ * rtrs_msg_info_rsp (rtrs-pri.h): where the session's chunks are, in buffer-id order. A
+ * descriptor may cover several consecutive chunks: Linux's server with always_invalidate
+ * off registers as many chunks per memory region as the adapter allows and sends one
+ * descriptor per region; with it on, one per chunk. {@link #chunks} spreads them out as
+ * Linux's client does (process_info_rsp).
  *
  * <pre>
- *  0 u16 type (1)   2 u16 sg_cnt   4 u8[4] reserved   8 rtrs_sg_desc[sg_cnt]
+ *  0 le16 type (1)   2 le16 sg_cnt   4 u8[4] reserved   8 rtrs_sg_desc[sg_cnt]
  * </pre>
  */
 public record InfoRsp(List<SgDesc> descs) {
@@ -39,6 +42,35 @@ public record InfoRsp(List<SgDesc> descs) {
         for (int i = 0; i < descs.size(); i++) {
             descs.get(i).encodeAt(b, HEADER_SIZE + i * SgDesc.SIZE);
         }
+    }
+
+    /**
+     * One descriptor per chunk: every descriptor's length must be a non-zero multiple of
+     * {@code chunkSize}, the count must divide the queue depth, and together they must
+     * cover exactly {@code queueDepth} chunks (Linux's checks, in process_info_rsp).
+     */
+    public List<SgDesc> chunks(int queueDepth, int chunkSize) throws ProtoException {
+        if (queueDepth % descs.size() != 0) {
+            throw new ProtoException(Errno.EINVAL, "INFO_RSP: " + descs.size() + " descriptors for " + queueDepth
+                    + " chunks");
+        }
+        List<SgDesc> out = new ArrayList<>(queueDepth);
+        for (SgDesc d : descs) {
+            if (d.len() == 0 || d.len() % chunkSize != 0) {
+                throw new ProtoException(Errno.EINVAL, "INFO_RSP: descriptor of " + d.len() + " bytes for chunks of "
+                        + chunkSize);
+            }
+            for (int off = 0; off < d.len(); off += chunkSize) {
+                if (out.size() == queueDepth) {
+                    throw new ProtoException(Errno.EINVAL, "INFO_RSP: more than " + queueDepth + " chunks");
+                }
+                out.add(new SgDesc(d.addr() + off, d.key(), chunkSize));
+            }
+        }
+        if (out.size() != queueDepth) {
+            throw new ProtoException(Errno.EINVAL, "INFO_RSP: " + out.size() + " chunks, expected " + queueDepth);
+        }
+        return out;
     }
 
     public static InfoRsp decode(ByteBuffer src) throws ProtoException {

@@ -11,7 +11,7 @@ import java.util.List;
  * server is to RDMA-write the data.
  *
  * <pre>
- *  0 u16 type (3)   2 u16 usr_len   4 u16 flags (bit 0 NEED_INVAL)   6 u16 sg_cnt
+ *  0 le16 type (3)   2 le16 usr_len   4 le16 flags (bit 0 NEED_INVAL)   6 le16 sg_cnt
  *  8 rtrs_sg_desc[sg_cnt]
  * </pre>
  */
@@ -26,6 +26,10 @@ public record RdmaReadMsg(int usrLen, int flags, List<SgDesc> descs) {
         if (descs.size() > Rtrs.MAX_SEGMENTS) {
             throw new IllegalArgumentException("at most " + Rtrs.MAX_SEGMENTS + " descriptors");
         }
+    }
+
+    public boolean has(int flag) {
+        return (flags & flag) != 0;
     }
 
     public static int size(int sgCnt) {

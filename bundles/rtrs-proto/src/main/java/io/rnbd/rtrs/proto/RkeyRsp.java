@@ -3,8 +3,9 @@ package io.rnbd.rtrs.proto;
 import java.nio.ByteBuffer;
 
 /**
- * RTRS_MSG_RKEY_RSP (rtrs_msg_rkey_rsp), 8 bytes: a chunk's new rkey after
- * always_invalidate re-registered it; travels as SEND_WITH_IMM with IMM IO_RSP_W_INV.
+ * rtrs_msg_rkey_rsp (rtrs-pri.h), 8 bytes: a chunk's new rkey after always_invalidate
+ * re-registered it. It is the payload of the IO response itself: a SEND_WITH_IMM whose IMM
+ * is the response's (IO_RSP, or IO_RSP_W_INV when the read region was also invalidated).
  *
  * <pre>
  *  0 u16 type (4)   2 u16 buf_id   4 u32 rkey

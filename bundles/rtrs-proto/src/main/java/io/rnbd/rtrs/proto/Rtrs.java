@@ -13,7 +13,10 @@ public final class Rtrs {
     public static final int MIN_CHUNK_SIZE = 8192;
     public static final int DEFAULT_CHUNK_SIZE = 128 * 1024;
     public static final int DEFAULT_QUEUE_DEPTH = 512;
+    /** What this implementation's server offers as max_hdr_size (Linux: PAGE_SIZE, 4096 on x86). */
     public static final int MAX_HDR_SIZE = 4096;
+    /** The largest max_hdr_size a peer may announce: PAGE_SIZE of Linux's 64 KiB-page machines. */
+    public static final int MAX_PEER_HDR_SIZE = 64 * 1024;
     /** Room kept in a chunk for the user header and the trailer: max IO = chunk - 4 KiB. */
     public static final int CHUNK_RESERVE = 4096;
     public static final int MAX_SEGMENTS = 128;

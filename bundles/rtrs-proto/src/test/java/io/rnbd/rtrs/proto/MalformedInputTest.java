@@ -16,12 +16,14 @@ class MalformedInputTest {
         Object decode(ByteBuffer b) throws ProtoException;
     }
 
-    static final List<Decoder> DECODERS = List.of(ConReq::decode, ConRsp::decode, InfoReq::decode,
+    static final Decoder CON_REQ = ConReq::decode;
+    static final Decoder CON_RSP = ConRsp::decode;
+    static final List<Decoder> DECODERS = List.of(CON_REQ, CON_RSP, InfoReq::decode,
             InfoRsp::decode, RdmaWriteMsg::decode, RdmaReadMsg::decode, RkeyRsp::decode, AuthMsg::decode,
             FenceReq::decode, FenceRsp::decode, MsgType::peek);
 
     static byte[] conReq() {
-        return Hex.encode(ConReq.SIZE, new ConReq(0, 1, 0, UUID.randomUUID(), UUID.randomUUID(), true)::encode);
+        return Hex.encode(ConReq.SIZE, new ConReq(0, 1, 0, UUID.randomUUID(), UUID.randomUUID(), true, false)::encode);
     }
 
     static int errno(byte[] b, Decoder d) {
@@ -32,10 +34,11 @@ class MalformedInputTest {
     void badMagic() {
         byte[] b = conReq();
         b[2] = 0x12;
-        assertEquals(Errno.EPROTO, errno(b, ConReq::decode));
+        // as Linux's server (rtrs_rdma_connect) and client (rtrs_rdma_conn_established): ECONNRESET
+        assertEquals(Errno.ECONNRESET, errno(b, ConReq::decode));
         byte[] r = Hex.encode(ConRsp.SIZE, ConRsp.accept(4, 4096, 4096, 0)::encode);
         r[0] = 0;
-        assertEquals(Errno.EPROTO, errno(r, ConRsp::decode));
+        assertEquals(Errno.ECONNRESET, errno(r, ConRsp::decode));
     }
 
     @Test
@@ -44,28 +47,41 @@ class MalformedInputTest {
         b[4] = 0x07; // 2.7
         assertEquals(0x0207, ConReq.decode(ByteBuffer.wrap(b)).version());
         b[5] = 0x03; // 3.7
-        assertEquals(Errno.EPROTONOSUPPORT, errno(b, ConReq::decode));
+        assertEquals(Errno.ECONNRESET, errno(b, ConReq::decode));
     }
 
     @Test
     void shortBuffers() {
         for (Decoder d : DECODERS) {
-            assertEquals(Errno.EBADMSG, errno(new byte[1], d));
+            // the handshake records are refused as Linux refuses them: ECONNRESET
+            int expected = d == CON_REQ || d == CON_RSP ? Errno.ECONNRESET : Errno.EBADMSG;
+            assertEquals(expected, errno(new byte[1], d));
         }
         byte[] full = conReq();
         byte[] cut = new byte[55];
         System.arraycopy(full, 0, cut, 0, 55);
-        assertEquals(Errno.EBADMSG, errno(cut, ConReq::decode));
+        assertEquals(Errno.ECONNRESET, errno(cut, ConReq::decode));
+    }
+
+    /** Linux's server reads neither the cma/ip version bytes nor the reserved ones: neither do we. */
+    @Test
+    void reservedBytesOfConReqAreIgnoredAsLinuxDoes() throws Exception {
+        byte[] b = conReq();
+        b[0] = 4;
+        b[1] = 6;
+        b[50] = 1;
+        b[44] |= 0x02;
+        ConReq d = ConReq.decode(ByteBuffer.wrap(b));
+        assertEquals(true, d.firstConn());
+        assertEquals(false, d.extensions());
     }
 
     @Test
-    void reservedMustBeZero() {
+    void tooManyConnectionsPerPath() {
         byte[] b = conReq();
-        b[50] = 1;
-        assertEquals(Errno.EINVAL, errno(b, ConReq::decode));
-        byte[] c = conReq();
-        c[44] = 2;
-        assertEquals(Errno.EINVAL, errno(c, ConReq::decode));
+        b[8] = 0x01; // cid_num 4097
+        b[9] = 0x10;
+        assertEquals(Errno.ECONNRESET, errno(b, ConReq::decode));
     }
 
     @Test
@@ -85,12 +101,12 @@ class MalformedInputTest {
         // CON_REQ with cid >= cid_num
         byte[] b = conReq();
         b[6] = 1;
-        assertEquals(Errno.EINVAL, errno(b, ConReq::decode));
+        assertEquals(Errno.ECONNRESET, errno(b, ConReq::decode));
         // CON_RSP accepting with queue depth 0
         byte[] r = Hex.bytes("bd1b 0002 0000 0000 00100000 00100000 00000000 z36");
-        assertEquals(Errno.EINVAL, errno(r, ConRsp::decode));
+        assertEquals(Errno.ECONNRESET, errno(r, ConRsp::decode));
         byte[] pos = Hex.bytes("bd1b 0002 1000 0000 z48");
-        assertEquals(Errno.EPROTO, errno(pos, ConRsp::decode));
+        assertEquals(Errno.ECONNRESET, errno(pos, ConRsp::decode));
     }
 
     @Test

@@ -14,6 +14,7 @@ import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;
 import io.rnbd.rtrs.proto.ConReq;
 import io.rnbd.rtrs.proto.ConRsp;
+import io.rnbd.rtrs.proto.ProtoException;
 import io.rnbd.rtrs.proto.Rtrs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,7 +45,7 @@ import java.util.function.Supplier;
  */
 public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RtrsServer.class);
-    private static final int MAX_CONS_PER_PATH = 512;
+    private static final String NONE = "none";
 
     private final ServerConfig cfg;
     private final Supplier<RtrsServerOps> ops;
@@ -135,65 +136,119 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         return out;
     }
 
+    /**
+     * A connect request (rtrs_rdma_connect): its private data is the CON_REQ; the answer is
+     * an accept carrying the CON_RSP or a reject carrying a CON_RSP with the errno. The
+     * session is found by the CON_REQ's session uuid (paths_uuid) and created only when the
+     * client says it may be (first_conn); the path by its path uuid (sess_uuid).
+     */
     private void onConnectRequest(DeviceContext ctx, ConnectRequest req) {
+        ConReq cr;
         try {
-            ServerCon con = new ServerCon(this, ctx);
-            ctx.cons.add(con);
-            int max = ctx.device.attributes().maxQpWr();
-            int sendWr = Math.min(max, 2 * cfg.queueDepth() + 64);
-            int recvWr = Math.min(max, cfg.queueDepth() + 64);
-            con.accepted(req.accept(new QpInit(ctx.pd, sendWr, recvWr, 1, con), con));
-        } catch (RdmaException e) {
-            LOG.warn("cannot accept {}: {}", req.remoteAddress(), e.getMessage());
-            req.reject(e.errno());
-        }
-    }
-
-    /** A connection's CON_REQ: find or create its session and path (the kernel's rtrs_rdma_connect). */
-    void onConReq(ServerCon con, ConReq req) {
-        if (req.cidNum() > MAX_CONS_PER_PATH) {
-            con.refuse(Errno.EINVAL, true);
+            cr = ConReq.decode(req.privateData());
+        } catch (ProtoException e) {
+            LOG.warn("refusing connection from {}: {}", req.remoteAddress(), e.getMessage());
+            reject(req, e.errno(), false);
             return;
         }
-        ServerSession s = sessions.computeIfAbsent(req.sessUuid(),
-                u -> new ServerSession(this, u, cfg.queueDepth(), cfg.chunkSize()));
+        Authenticator a = auth.get();
+        if (!cr.extensions() && a != null && !NONE.equals(a.method())) {
+            // a Linux client cannot authenticate: refusing it is the only safe answer
+            LOG.warn("refusing connection from {}: the client does not speak this appliance's RTRS extensions "
+                    + "(a Linux rnbd-client?) and authentication ({}) is required", req.remoteAddress(), a.method());
+            reject(req, Errno.EACCES, true);
+            return;
+        }
+        ServerSession s;
+        if (cr.firstConn()) {
+            s = sessions.computeIfAbsent(cr.sessionUuid(),
+                    u -> new ServerSession(this, u, cfg.queueDepth(), cfg.chunkSize()));
+        } else {
+            s = sessions.get(cr.sessionUuid());
+            if (s == null) {
+                LOG.info("refusing connection {} of path {} from {}: unknown session and not its first connection",
+                        cr.cid(), cr.pathUuid(), req.remoteAddress());
+                reject(req, Errno.ENXIO, false);
+                return;
+            }
+        }
+        ServerCon con = null;
         int errno;
         boolean dnr = false;
         synchronized (s) {
-            ServerPath p = s.paths.get(req.pathUuid());
+            ServerPath p = s.paths.get(cr.pathUuid());
             try {
-                if (p != null && p.reconCnt != req.reconCnt()) {
+                if (p != null && p.reconCnt != cr.reconCnt()) {
                     // the client reconnects while we still tear the old instance down
-                    p.fail(Errno.ECONNRESET, "client reconnected");
+                    p.failLocked(Errno.ECONNRESET, "client reconnected");
                     errno = Errno.EBUSY;
+                } else if (p != null && (p.cidNum() != cr.cidNum())) {
+                    errno = Errno.ECONNRESET;
                 } else if (p == null && s.paths.size() >= Rtrs.MAX_PATHS) {
-                    errno = Errno.EINVAL;
+                    errno = Errno.ECONNRESET;
                     dnr = true;
+                } else if (p == null && s.hasPathBetween(req.localAddress(), req.remoteAddress())) {
+                    // Linux's __is_path_w_addr_exists: one path per pair of addresses
+                    errno = Errno.EEXIST;
                 } else {
                     if (p == null) {
-                        p = new ServerPath(s, req.pathUuid(), req.reconCnt(), req.cidNum(), con.dev, cfg);
-                        s.paths.put(req.pathUuid(), p);
+                        p = new ServerPath(s, cr.pathUuid(), cr.reconCnt(), cr.cidNum(), cr.extensions(),
+                                req.localAddress().getAddress(), req.remoteAddress().getAddress(), ctx, cfg);
+                        s.paths.put(cr.pathUuid(), p);
                     }
-                    errno = p.attach(con, req.cid()) ? 0 : Errno.EBUSY;
+                    con = p.attach(cr.cid());
+                    errno = con == null ? Errno.ECONNRESET : 0;
                 }
             } catch (RdmaException e) {
                 errno = e.errno();
             }
-            if (errno == 0) {
-                int flags = (cfg.alwaysInvalidate() ? ConRsp.NEW_RKEY_F : 0) | (auth.get() != null ? ConRsp.AUTH_F : 0);
-                ConRsp rsp = ConRsp.accept(cfg.queueDepth(), cfg.maxIoSize(), Rtrs.MAX_HDR_SIZE, flags);
-                con.send(ConRsp.SIZE, rsp::encode, null);
-                return;
-            }
         }
         s.runClosers();
-        LOG.info("refusing connection {} of path {}: {}", req.cid(), req.pathUuid(), Errno.name(errno));
-        con.refuse(errno, dnr);
+        if (errno != 0) {
+            LOG.info("refusing connection {} of path {} from {}: {}", cr.cid(), cr.pathUuid(), req.remoteAddress(),
+                    Errno.name(errno));
+            reject(req, errno, dnr);
+            forgetIfEmpty(s);
+            return;
+        }
+        int flags = cfg.alwaysInvalidate() ? ConRsp.NEW_RKEY_F : 0;
+        if (cr.extensions()) {
+            flags |= ConRsp.EXT_F | (a != null ? ConRsp.AUTH_F : 0);
+        }
+        ConRsp rsp = ConRsp.accept(cfg.queueDepth(), cfg.maxIoSize(), Rtrs.MAX_HDR_SIZE, flags);
+        int max = ctx.device.attributes().maxQpWr();
+        // per request: read data, invalidation, answer; plus heartbeats (rtrs-srv create_con)
+        int sendWr = Math.min(max, 3 * cfg.queueDepth() + 64);
+        int recvWr = Math.min(max, cfg.queueDepth() + ServerPath.SERVICE_RECVS + ServerPath.SPARE_RECVS);
+        ServerCon c = con;
+        try {
+            req.accept(new QpInit(ctx.pd, sendWr, recvWr, 1, c), c, rsp.toBytes(), c::setUp);
+        } catch (RdmaException e) {
+            LOG.warn("cannot accept {}: {}", req.remoteAddress(), e.getMessage());
+            c.path.fail(e.errno(), "accept failed");
+        }
+    }
+
+    private static void reject(ConnectRequest req, int errno, boolean doNotRetry) {
+        req.reject(errno, ConRsp.refuse(errno, doNotRetry).toBytes());
+    }
+
+    private void forgetIfEmpty(ServerSession s) {
         synchronized (s) {
             if (s.paths.isEmpty()) {
                 sessions.remove(s.uuid(), s);
             }
         }
+    }
+
+    /** Linux's exist_pathname: another session already has a path named {@code name}. */
+    boolean nameTakenElsewhere(String name, ServerSession mine) {
+        for (ServerSession s : sessions.values()) {
+            if (s != mine && s.name().equals(name)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     void dispatch(ServerRequest r) {

@@ -1,6 +1,5 @@
 package io.rnbd.rtrs.server;
 
-import io.rnbd.rdma.api.RecvPool;
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
@@ -9,18 +8,14 @@ import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.QueuePair;
 import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvPool;
 import io.rnbd.rdma.api.SendSignaler;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rdma.api.WrOpcode;
-import io.rnbd.rtrs.proto.ConReq;
-import io.rnbd.rtrs.proto.ConRsp;
-import io.rnbd.rtrs.proto.ProtoException;
 import io.rnbd.rtrs.proto.Rtrs;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -30,45 +25,38 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * One accepted connection. Until its CON_REQ arrives it belongs to no path; then the
- * path's session lock guards it.
+ * One accepted connection of a path. Its CON_REQ came with the connect request and its
+ * CON_RSP left with the accept, as in Linux; from then on the path's session lock guards it.
  */
 final class ServerCon implements CompletionHandler, CmEventHandler {
-    private static final Logger LOG = LoggerFactory.getLogger(ServerCon.class);
-    private static final int HELLO_SLOT = 64;
-
     final RtrsServer server;
     final DeviceContext dev;
-    private final RecvPool hello;
+    final ServerPath path;
+    final int cid;
     private final AtomicLong sendSeq = new AtomicLong();
     /** IO-path posts (responses, read data, heartbeats): unsignaled but one in {@link Rtrs#SIGNAL_INTERVAL}. */
     private final SendSignaler signaler = new SendSignaler(Rtrs.SIGNAL_INTERVAL);
     private final Map<Long, Runnable> sendDone = new ConcurrentHashMap<>();
+    private final RecvPool recvs;
     private volatile QueuePair qp;
-    private volatile RecvPool recvs;
-    volatile ServerPath path;
-    volatile int cid = -1;
     private volatile boolean closed;
 
-    ServerCon(RtrsServer server, DeviceContext dev) throws RdmaException {
+    ServerCon(RtrsServer server, DeviceContext dev, ServerPath path, int cid, RecvPool recvs) {
         this.server = server;
         this.dev = dev;
-        this.hello = new RecvPool(dev.pd, 1, HELLO_SLOT);
+        this.path = path;
+        this.cid = cid;
+        this.recvs = recvs;
     }
 
-    void accepted(QueuePair qp) throws RdmaException {
-        this.qp = qp;
-        hello.postAll(qp);
+    /** Between the queue pair's creation and the accept: nothing the client sends may find no RECV. */
+    void setUp(QueuePair q) throws RdmaException {
+        this.qp = q;
+        recvs.postAll(q);
     }
 
     QueuePair qp() {
         return qp;
-    }
-
-    /** Switch from the handshake buffer to the steady-state receive buffers. */
-    void useRecvs(RecvPool pool) throws RdmaException {
-        this.recvs = pool;
-        pool.postAll(qp);
     }
 
     @Override
@@ -79,44 +67,23 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
                 r.run();
             }
             if (!wc.ok() && wc.status() != WcStatus.WR_FLUSH_ERR) {
-                fail(wc.status().errno(), "send failed: " + wc.status());
+                path.fail(wc.status().errno(), "send failed: " + wc.status());
             }
             return;
         }
         if (!wc.ok()) {
-            fail(wc.status().errno(), "receive failed: " + wc.status());
+            if (wc.status() != WcStatus.WR_FLUSH_ERR) {
+                path.fail(wc.status().errno(), "receive failed: " + wc.status());
+            }
             return;
         }
-        if (cid < 0) {
-            onHello(wc);
-            return;
-        }
-        ServerPath p = path;
-        if (p != null && p.onRecv(this, wc, recvs.data(RecvPool.slot(wc.wrId()), wc.byteLen()))) {
+        if (path.onRecv(this, wc, recvs.data(RecvPool.slot(wc.wrId()), wc.byteLen()))) {
             try {
                 recvs.post(qp, RecvPool.slot(wc.wrId()));
             } catch (RdmaException e) {
-                fail(e.errno(), "cannot repost receive");
+                path.fail(e.errno(), "cannot repost receive");
             }
         }
-    }
-
-    private void onHello(WorkCompletion wc) {
-        try {
-            if (wc.hasImm()) {
-                throw new ProtoException(Errno.EPROTO, "expected CON_REQ, got an immediate");
-            }
-            ConReq req = ConReq.decode(hello.data(0, wc.byteLen()));
-            server.onConReq(this, req);
-        } catch (ProtoException e) {
-            LOG.warn("refusing connection from {}: {}", qp.remoteAddress(), e.getMessage());
-            refuse(e.errno(), true);
-        }
-    }
-
-    /** Answer CON_RSP with an error, then drop the connection. */
-    void refuse(int errno, boolean doNotRetry) {
-        send(ConRsp.SIZE, ConRsp.refuse(errno, doNotRetry)::encode, this::close);
     }
 
     @Override
@@ -124,16 +91,7 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
         if (event.type() == CmEvent.Type.ESTABLISHED) {
             return;
         }
-        fail(event.status() == 0 ? Errno.ECONNRESET : event.status(), "connection " + event.detail());
-    }
-
-    private void fail(int errno, String why) {
-        ServerPath p = path;
-        if (p != null) {
-            p.fail(errno, why);
-        } else {
-            close();
-        }
+        path.fail(event.status() == 0 ? Errno.ECONNRESET : event.status(), "connection " + event.detail());
     }
 
     /** SEND a message built by {@code enc} in its own registered buffer; {@code then} runs on completion. */
@@ -157,20 +115,39 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
             if (mr != null) {
                 mr.close();
             }
-            fail(e.errno(), "cannot send");
+            path.fail(e.errno(), "cannot send");
         }
     }
 
-    /** SEND_WITH_IMM, optionally carrying {@code len} bytes of {@code mr} at {@code off}. */
-    void sendImm(int imm, MemoryRegion mr, int off, int len) throws RdmaException {
-        List<Sge> sgl = mr == null ? List.of() : List.of(new Sge(mr, off, len));
-        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, sgl, imm, 0, 0, signaler.next()));
+    /** A heartbeat or its acknowledgement: an empty RDMA_WRITE_WITH_IMM (rtrs_post_rdma_write_imm_empty). */
+    void writeImmEmpty(int imm) throws RdmaException {
+        qp.postSend(emptyWriteImm(imm));
     }
 
-    /** RDMA_WRITE of read data: an IO-path post like the responses (see {@link #signaler}). */
-    void writeData(Sge src, long remoteAddr, int rkey) throws RdmaException {
-        qp.postSend(new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE, List.of(src), 0, remoteAddr, rkey,
-                signaler.next()));
+    SendWr emptyWriteImm(int imm) {
+        return new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), imm, 0, 0,
+                signaler.next());
+    }
+
+    /** RDMA_WRITE of read data into the client's region (rdma_write_sg). */
+    SendWr dataWrite(Sge src, long remoteAddr, int rkey) {
+        return new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE, List.of(src), 0, remoteAddr, rkey,
+                signaler.next());
+    }
+
+    /** SEND_WITH_INV of the client's read region: it asked with NEED_INVAL. */
+    SendWr invalidate(int rkey) {
+        return new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_INV, List.of(), rkey, 0, 0, signaler.next());
+    }
+
+    /** The response carrying the chunk's new rkey under always_invalidate: SEND_WITH_IMM of an RKEY_RSP. */
+    SendWr rkeyResponse(int imm, MemoryRegion mr, int off, int len) {
+        return new SendWr(sendSeq.incrementAndGet(), WrOpcode.SEND_WITH_IMM, List.of(new Sge(mr, off, len)), imm, 0,
+                0, signaler.next());
+    }
+
+    void post(List<SendWr> chain) throws RdmaException {
+        qp.postSend(chain);
     }
 
     void disconnect() {
@@ -196,11 +173,7 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
                 r.run();
             }
         }
-        hello.close();
-        RecvPool r = recvs;
-        if (r != null) {
-            r.close();
-        }
+        recvs.close();
         dev.cons.remove(this);
     }
 }

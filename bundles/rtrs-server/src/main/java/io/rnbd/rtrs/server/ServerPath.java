@@ -1,11 +1,13 @@
 package io.rnbd.rtrs.server;
 
-import io.rnbd.rdma.api.RecvPool;
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvPool;
+import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rtrs.api.AuthException;
 import io.rnbd.rtrs.api.AuthExchange;
@@ -27,10 +29,14 @@ import io.rnbd.rtrs.proto.SgDesc;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -40,20 +46,45 @@ import java.util.function.IntConsumer;
  * One path of a session: its connections (connection 0 is the service connection), its
  * registration of the session's chunks on its device, and the requests it started.
  *
+ * <p>The exchange is Linux's (rtrs-srv.c): requests arrive as RDMA_WRITE_WITH_IMM into a
+ * chunk, on connection 0 (the client's admin messages) or an IO connection; the answer
+ * leaves on the same connection as an empty RDMA_WRITE_WITH_IMM, or, under
+ * always_invalidate, a SEND_WITH_IMM carrying the chunk's new rkey; read data goes first
+ * as an RDMA_WRITE, and a client that asked for NEED_INVAL gets its region invalidated by a
+ * SEND_WITH_INV before the answer. Heartbeats are empty RDMA_WRITE_WITH_IMMs on connection 0.
+ * A client that set {@code EXT_F} in its CON_REQ may also authenticate and FENCE, both as
+ * SENDs on connection 0, where this side posts receive buffers large enough for them.
+ *
  * <p>A path leaves its session only once closed AND drained (no request of it still in
  * the upper layer). Until then a reconnect of the same path is refused with EBUSY, and a
  * FENCE for it waits: that is the server half of the failover ordering rule.
  */
 final class ServerPath {
     private static final Logger LOG = LoggerFactory.getLogger(ServerPath.class);
-    private static final int SERVICE_RECVS = 16;
+    /** Receives on connection 0: INFO_REQ, the extensions' messages, heartbeats and the client's admin IO. */
+    static final int SERVICE_RECVS = 64;
+    static final int SERVICE_SLOT = Math.max(AuthMsg.MAX_SIZE, InfoReq.SIZE);
+    /** Beyond one per chunk on an IO connection, for what arrives while answers are reposted. */
+    static final int SPARE_RECVS = 16;
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     enum State { CONNECTING, CONNECTED, CLOSING, CLOSED }
+
+    /** Linux's rtrs_srv_change_state: the only moves there are. */
+    private static final Map<State, Set<State>> MOVES = Map.of(
+            State.CONNECTING, EnumSet.of(State.CONNECTED, State.CLOSING),
+            State.CONNECTED, EnumSet.of(State.CLOSING),
+            State.CLOSING, EnumSet.of(State.CLOSED),
+            State.CLOSED, EnumSet.noneOf(State.class));
 
     final ServerSession session;
     final UUID uuid;
     final int reconCnt;
     final DeviceContext dev;
+    /** The client speaks this appliance's extensions (ConReq.EXT_F): authentication, FENCE. */
+    final boolean extensions;
+    final InetAddress localAddr;
+    final InetAddress remoteAddr;
     private final ServerCon[] cons;
     private final ServerConfig cfg;
     private final int offBits;
@@ -70,11 +101,14 @@ final class ServerPath {
     private boolean resourcesReleased;
     private final List<IntConsumer> onDrained = new ArrayList<>();
 
-    ServerPath(ServerSession session, UUID uuid, int reconCnt, int cidNum, DeviceContext dev, ServerConfig cfg)
-            throws RdmaException {
+    ServerPath(ServerSession session, UUID uuid, int reconCnt, int cidNum, boolean extensions, InetAddress localAddr,
+               InetAddress remoteAddr, DeviceContext dev, ServerConfig cfg) throws RdmaException {
         this.session = session;
         this.uuid = uuid;
         this.reconCnt = reconCnt;
+        this.extensions = extensions;
+        this.localAddr = localAddr;
+        this.remoteAddr = remoteAddr;
         this.dev = dev;
         this.cfg = cfg;
         this.cons = new ServerCon[cidNum];
@@ -103,41 +137,63 @@ final class ServerPath {
         return state == State.CONNECTED;
     }
 
-    /** Under the session lock: attach connection {@code cid}; false if the slot is taken or the path is not connecting. */
-    boolean attach(ServerCon con, int cid) throws RdmaException {
-        if (state != State.CONNECTING || cons[cid] != null) {
+    boolean closingOrClosed() {
+        return state == State.CLOSING || state == State.CLOSED;
+    }
+
+    int cidNum() {
+        return cons.length;
+    }
+
+    /** Under the session lock: the one place the state changes; false (and no change) for a move Linux does not make. */
+    private boolean changeState(State to) {
+        if (!MOVES.get(state).contains(to)) {
             return false;
         }
-        cons[cid] = con;
-        con.cid = cid;
-        con.path = this;
-        int qd = cfg.queueDepth();
-        con.useRecvs(cid == 0 ? new RecvPool(dev.pd, SERVICE_RECVS, AuthMsg.MAX_SIZE)
-                : new RecvPool(dev.pd, qd + SERVICE_RECVS, 0));
+        LOG.debug("path {} of {}: {} -> {}", uuid, session, state, to);
+        state = to;
         return true;
+    }
+
+    /**
+     * Under the session lock: reserve connection {@code cid} with its receive buffers; null if
+     * the slot is taken or the path no longer connecting (Linux: "Connection already exists",
+     * "Session in wrong state").
+     */
+    ServerCon attach(int cid) throws RdmaException {
+        if (state != State.CONNECTING || cons[cid] != null) {
+            return null;
+        }
+        RecvPool pool = cid == 0 ? new RecvPool(dev.pd, SERVICE_RECVS, SERVICE_SLOT)
+                : new RecvPool(dev.pd, cfg.queueDepth() + SPARE_RECVS, 0);
+        ServerCon con = new ServerCon(session.server, dev, this, cid, pool);
+        cons[cid] = con;
+        dev.cons.add(con);
+        return con;
     }
 
     /** Handles one receive; returns whether the buffer should be posted again. */
     boolean onRecv(ServerCon con, WorkCompletion wc, ByteBuffer msg) {
         ServerRequest start = null;
         synchronized (session) {
-            if (state == State.CLOSING || state == State.CLOSED) {
+            if (closingOrClosed()) {
                 dropped++;
                 return false;
             }
             missedHb = 0;
             try {
-                if (wc.hasImm()) {
+                if (wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM) {
                     switch (Imm.checkedType(wc.imm())) {
                         case Imm.IO_REQ -> start = onIoReq(con, wc.imm());
-                        case Imm.HB_MSG -> con.sendImm(Imm.hbAck(), null, 0, 0);
+                        case Imm.HB_MSG -> cons[0].writeImmEmpty(Imm.hbAck());
                         case Imm.HB_ACK -> { }
                         default -> throw new ProtoException(Errno.EPROTO, "unexpected imm type " + Imm.type(wc.imm()));
                     }
-                } else if (con.cid == 0) {
+                } else if (con.cid == 0 && !wc.hasImm()) {
                     onServiceMsg(con, msg);
                 } else {
-                    throw new ProtoException(Errno.EPROTO, "message without imm on an IO connection");
+                    throw new ProtoException(Errno.EPROTO, "unexpected " + (wc.hasImm() ? "SEND_WITH_IMM" : "SEND")
+                            + " on connection " + con.cid);
                 }
             } catch (ProtoException e) {
                 failLocked(e.errno(), e.getMessage());
@@ -149,15 +205,23 @@ final class ServerPath {
         if (start != null) {
             session.server.dispatch(start);
         }
-        return state == State.CONNECTING || state == State.CONNECTED;
+        return !closingOrClosed();
     }
 
     private void onServiceMsg(ServerCon con, ByteBuffer msg) throws ProtoException, RdmaException {
-        switch (MsgType.peek(msg)) {
+        MsgType type = MsgType.peek(msg);
+        if (type == MsgType.INFO_REQ) {
+            onInfoReq(con, InfoReq.decode(msg));
+            return;
+        }
+        if (!extensions) {
+            // Linux's server knows no other service message; neither does a Linux client send one
+            throw new ProtoException(Errno.EPROTO, "unexpected " + type + " from a client without extensions");
+        }
+        switch (type) {
             case AUTH -> onAuth(con, AuthMsg.decode(msg));
-            case INFO_REQ -> onInfoReq(con, InfoReq.decode(msg));
             case FENCE_REQ -> onFenceReq(con, FenceReq.decode(msg));
-            default -> throw new ProtoException(Errno.EPROTO, "unexpected " + MsgType.peek(msg) + " on connection 0");
+            default -> throw new ProtoException(Errno.EPROTO, "unexpected " + type + " on connection 0");
         }
     }
 
@@ -207,11 +271,12 @@ final class ServerPath {
         con.send(f.size(), f::encode, () -> fail(errno, "authentication failed"));
     }
 
+    /** process_info_req: names the session, answers with the chunks, starts heartbeats. */
     private void onInfoReq(ServerCon con, InfoReq req) throws ProtoException {
         if (state != State.CONNECTING) {
             throw new ProtoException(Errno.EPROTO, "INFO_REQ out of sequence");
         }
-        if (session.server.authenticator() != null && !authenticated) {
+        if (extensions && session.server.authenticator() != null && !authenticated) {
             throw new ProtoException(Errno.EACCES, "INFO_REQ before authentication");
         }
         for (ServerCon c : cons) {
@@ -219,9 +284,16 @@ final class ServerPath {
                 throw new ProtoException(Errno.EPROTO, "INFO_REQ before all connections are up");
             }
         }
+        String name = req.pathName();
+        if (name.indexOf('/') >= 0 || name.indexOf('.') >= 0) {
+            throw new ProtoException(Errno.EINVAL, "session name " + name + " contains / or .");
+        }
+        if (session.server.nameTakenElsewhere(name, session)) {
+            throw new ProtoException(Errno.EPERM, "session name " + name + " is another session's");
+        }
         if (session.name().isEmpty()) {
-            session.name(req.pathName());
-        } else if (!session.name().equals(req.pathName())) {
+            session.name(name);
+        } else if (!session.name().equals(name)) {
             throw new ProtoException(Errno.EINVAL, "path names another session");
         }
         List<SgDesc> descs = new ArrayList<>(chunkMrs.length);
@@ -229,10 +301,12 @@ final class ServerPath {
             descs.add(new SgDesc(mr.address(), mr.rkey(), mr.length()));
         }
         InfoRsp rsp = new InfoRsp(descs);
-        state = State.CONNECTED;
+        changeState(State.CONNECTED);
         con.send(rsp.size(), rsp::encode, null);
         long period = cfg.hbIntervalMs();
         hbTask = session.server.timer().scheduleAtFixedRate(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
+        LOG.info("path {} ({}) of session {} connected{}", remoteAddr.getHostAddress(), uuid, name,
+                extensions ? "" : " (a client without this appliance's extensions, e.g. Linux: no authentication, no fencing)");
         session.server.pathConnected(this);
     }
 
@@ -264,8 +338,8 @@ final class ServerPath {
         }
         int bufId = Imm.reqBufId(imm, offBits);
         int off = Imm.reqOffset(imm, offBits);
-        if (bufId >= chunkMrs.length) {
-            throw new ProtoException(Errno.EINVAL, "buffer id " + bufId + " beyond queue depth");
+        if (bufId >= chunkMrs.length || off >= cfg.chunkSize()) {
+            throw new ProtoException(Errno.EINVAL, "wrong msg_id " + bufId + ", off " + off);
         }
         if (session.chunkBusy[bufId]) {
             throw new ProtoException(Errno.EBUSY, "chunk " + bufId + " reused while in flight");
@@ -276,16 +350,30 @@ final class ServerPath {
         }
         inflight++;
         ByteBuffer chunk = session.chunks[bufId].duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
+        ServerRequest r;
         try {
-            return parse(con, bufId, off, chunk);
+            r = parse(con, bufId, off, chunk);
         } catch (ProtoException e) {
+            // Linux closes the path on a message it cannot read; an answer with the errno is
+            // kinder, and the chunk is as free either way
+            r = new ServerRequest(this, con, bufId, false, EMPTY, EMPTY, null, false).refused(e.errno());
+        }
+        if (r.error != 0) {
             session.stats.rejected();
-            LOG.debug("bad IO from path {}: {}", uuid, e.getMessage());
-            respond(con, bufId, e.errno());
+            LOG.debug("bad IO from path {}: {}", uuid, Errno.name(r.error));
+            respond(r, r.error);
             return null;
         }
+        return r;
     }
 
+    /**
+     * The request at {@code off} in the chunk (process_io_req): a WRITE's data is
+     * {@code [0, off - usr_len)}, a READ's destination its one descriptor (or none, for a
+     * read without data). What cannot be served becomes a request that only carries the
+     * error, so that it is answered as Linux answers it (an IO_RSP with the errno, and the
+     * client's region invalidated if it asked).
+     */
     private ServerRequest parse(ServerCon con, int bufId, int off, ByteBuffer chunk) throws ProtoException {
         if (off > chunk.capacity() - 2) {
             throw new ProtoException(Errno.EINVAL, "message offset " + off + " outside the chunk");
@@ -294,35 +382,45 @@ final class ServerPath {
         MsgType type = MsgType.peek(at);
         if (type == MsgType.RDMA_WRITE) {
             int usrLen = RdmaWriteMsg.decode(at).usrLen();
-            checkHdr(usrLen, off);
             int dataLen = off - usrLen;
+            ServerRequest r = new ServerRequest(this, con, bufId, true, safeSlice(chunk, Math.max(dataLen, 0), usrLen),
+                    chunk.slice(0, Math.max(dataLen, 0)), null, false);
+            if (usrLen > off || usrLen > Rtrs.MAX_HDR_SIZE) {
+                return r.refused(Errno.EMSGSIZE);
+            }
             if (dataLen > cfg.maxIoSize()) {
-                throw new ProtoException(Errno.EMSGSIZE, "write of " + dataLen + " bytes");
+                return r.refused(Errno.EMSGSIZE);
             }
             session.stats.started(true, dataLen);
-            return new ServerRequest(this, con, bufId, true, chunk.slice(dataLen, usrLen), chunk.slice(0, dataLen), null);
+            return r;
         }
         if (type == MsgType.RDMA_READ) {
             RdmaReadMsg m = RdmaReadMsg.decode(at);
-            checkHdr(m.usrLen(), off);
-            if (m.descs().size() != 1) {
-                throw new ProtoException(Errno.EINVAL, "read with " + m.descs().size() + " segments");
+            int usrLen = m.usrLen();
+            int dataLen = off - usrLen;
+            SgDesc d = m.descs().isEmpty() ? null : m.descs().get(0);
+            boolean needInval = m.has(RdmaReadMsg.NEED_INVAL_F) && d != null;
+            ServerRequest r = new ServerRequest(this, con, bufId, false, safeSlice(chunk, Math.max(dataLen, 0), usrLen),
+                    chunk.slice(0, Math.max(dataLen, 0)), d, needInval);
+            if (usrLen > off || usrLen > Rtrs.MAX_HDR_SIZE) {
+                return r.refused(Errno.EMSGSIZE);
             }
-            SgDesc d = m.descs().get(0);
-            if (d.len() > cfg.maxIoSize() || d.len() > off - m.usrLen()) {
-                throw new ProtoException(Errno.EMSGSIZE, "read of " + d.len() + " bytes");
+            if (m.descs().size() > 1) {
+                // Linux's server answers nothing to that; an answer with the error is kinder
+                return r.refused(Errno.EINVAL);
             }
-            session.stats.started(false, d.len());
-            return new ServerRequest(this, con, bufId, false, chunk.slice(off - m.usrLen(), m.usrLen()),
-                    chunk.slice(0, d.len()), d);
+            if (d != null && (d.len() == 0 || d.len() > dataLen || d.len() > cfg.maxIoSize())) {
+                return r.refused(Errno.EMSGSIZE);
+            }
+            session.stats.started(false, dataLen);
+            return r;
         }
         throw new ProtoException(Errno.EPROTO, "IO message of type " + type);
     }
 
-    private void checkHdr(int usrLen, int off) throws ProtoException {
-        if (usrLen > Rtrs.MAX_HDR_SIZE || usrLen > off) {
-            throw new ProtoException(Errno.EMSGSIZE, "user header of " + usrLen + " bytes");
-        }
+    private static ByteBuffer safeSlice(ByteBuffer chunk, int from, int len) {
+        int f = Math.min(from, chunk.capacity());
+        return chunk.slice(f, Math.min(len, chunk.capacity() - f));
     }
 
     /** The upper layer finished {@code r}: answer the client unless the path went away meanwhile. */
@@ -336,11 +434,7 @@ final class ServerPath {
                 return;
             }
             try {
-                if (!r.write && errno == 0 && r.dataLength() > 0) {
-                    SgDesc d = r.readDst;
-                    r.con.writeData(new Sge(chunkMrs[r.bufId], 0, r.dataLength()), d.addr(), d.key());
-                }
-                respond(r.con, r.bufId, errno);
+                respond(r, errno);
             } catch (RdmaException e) {
                 failLocked(e.errno(), "cannot answer: " + e.getMessage());
             }
@@ -348,18 +442,34 @@ final class ServerPath {
         session.runClosers();
     }
 
-    /** Under the lock: IO_RSP (with the chunk's new rkey under always_invalidate), freeing the chunk. */
-    private void respond(ServerCon con, int bufId, int errno) throws RdmaException {
+    /**
+     * Under the lock: the answer, as one chain (rdma_write_sg / send_io_resp_imm): the read
+     * data, the SEND_WITH_INV the client asked for, then the IO_RSP: an empty
+     * RDMA_WRITE_WITH_IMM, or under always_invalidate a SEND_WITH_IMM with the chunk's new
+     * rkey. The chunk is free again once it is posted.
+     */
+    private void respond(ServerRequest r, int errno) throws RdmaException {
         inflight--;
-        session.chunkBusy[bufId] = false;
-        if (cfg.alwaysInvalidate()) {
-            int rkey = chunkMrs[bufId].reregister();
-            ByteBuffer slot = rspMr.buffer().duplicate().position(bufId * RkeyRsp.SIZE);
-            new RkeyRsp(bufId, rkey).encode(slot);
-            con.sendImm(Imm.ioRsp(bufId, errno, true), rspMr, bufId * RkeyRsp.SIZE, RkeyRsp.SIZE);
-        } else {
-            con.sendImm(Imm.ioRsp(bufId, errno, false), null, 0, 0);
+        session.chunkBusy[r.bufId] = false;
+        ServerCon con = r.con;
+        List<SendWr> chain = new ArrayList<>(3);
+        if (!r.write && errno == 0 && r.readDst != null) {
+            SgDesc d = r.readDst;
+            chain.add(con.dataWrite(new Sge(chunkMrs[r.bufId], 0, d.len()), d.addr(), d.key()));
         }
+        if (r.needInval) {
+            chain.add(con.invalidate(r.readDst.key()));
+        }
+        int imm = Imm.ioRsp(r.bufId, errno, r.needInval);
+        if (cfg.alwaysInvalidate()) {
+            int rkey = chunkMrs[r.bufId].reregister();
+            ByteBuffer slot = rspMr.buffer().duplicate().position(r.bufId * RkeyRsp.SIZE);
+            new RkeyRsp(r.bufId, rkey).encode(slot);
+            chain.add(con.rkeyResponse(imm, rspMr, r.bufId * RkeyRsp.SIZE, RkeyRsp.SIZE));
+        } else {
+            chain.add(con.emptyWriteImm(imm));
+        }
+        con.post(chain);
     }
 
     private void heartbeat() {
@@ -379,7 +489,7 @@ final class ServerPath {
         }
         missedHb++;
         try {
-            cons[0].sendImm(Imm.hbMsg(), null, 0, 0);
+            cons[0].writeImmEmpty(Imm.hbMsg());
         } catch (RdmaException e) {
             failLocked(e.errno(), "heartbeat send failed");
         }
@@ -393,12 +503,11 @@ final class ServerPath {
     }
 
     /** Close the connections; the path leaves the session once its started requests are done. */
-    private void failLocked(int errno, String why) {
-        if (state == State.CLOSING || state == State.CLOSED) {
+    void failLocked(int errno, String why) {
+        if (!changeState(State.CLOSING)) {
             return;
         }
         LOG.info("closing path {} of {}: {} ({})", uuid, session, why, Errno.name(errno));
-        state = State.CLOSING;
         if (hbTask != null) {
             hbTask.cancel(false);
         }
@@ -442,7 +551,7 @@ final class ServerPath {
         if (state != State.CLOSING || inflight > 0) {
             return;
         }
-        state = State.CLOSED;
+        changeState(State.CLOSED);
         release();
         session.server.pathGone(this);
         for (IntConsumer c : onDrained) {

@@ -15,11 +15,16 @@ final class ServerRequest implements RtrsServerRequest {
     final boolean write;
     private final ByteBuffer usrHdr;
     private final ByteBuffer data;
+    /** A read's destination in the client's memory; null for writes and reads without data. */
     final SgDesc readDst;
+    /** The client asked (NEED_INVAL) that its read region be invalidated before the answer. */
+    final boolean needInval;
+    /** Non-zero: the request cannot be served and is answered with this errno at once. */
+    int error;
     private final AtomicBoolean completed = new AtomicBoolean();
 
     ServerRequest(ServerPath path, ServerCon con, int bufId, boolean write, ByteBuffer usrHdr, ByteBuffer data,
-                  SgDesc readDst) {
+                  SgDesc readDst, boolean needInval) {
         this.path = path;
         this.con = con;
         this.bufId = bufId;
@@ -27,6 +32,12 @@ final class ServerRequest implements RtrsServerRequest {
         this.usrHdr = usrHdr;
         this.data = data;
         this.readDst = readDst;
+        this.needInval = needInval;
+    }
+
+    ServerRequest refused(int errno) {
+        this.error = errno;
+        return this;
     }
 
     @Override
@@ -47,10 +58,6 @@ final class ServerRequest implements RtrsServerRequest {
     @Override
     public ByteBuffer data() {
         return write ? data.asReadOnlyBuffer() : data.duplicate();
-    }
-
-    int dataLength() {
-        return data.capacity();
     }
 
     @Override

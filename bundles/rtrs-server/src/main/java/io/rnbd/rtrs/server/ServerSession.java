@@ -105,6 +105,17 @@ public final class ServerSession implements RtrsServerSession {
         return n;
     }
 
+    /** Under the lock: whether a live path already joins these two addresses (ports aside). */
+    boolean hasPathBetween(java.net.InetSocketAddress local, java.net.InetSocketAddress remote) {
+        for (ServerPath p : paths.values()) {
+            if (!p.closingOrClosed() && p.localAddr.equals(local.getAddress())
+                    && p.remoteAddr.equals(remote.getAddress())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     public ServerStats stats() {
         return stats;
     }

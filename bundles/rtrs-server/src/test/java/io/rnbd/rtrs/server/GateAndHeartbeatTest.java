@@ -8,7 +8,6 @@ import io.rnbd.rtrs.api.AuthException;
 import io.rnbd.rtrs.api.AuthExchange;
 import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.proto.AuthMsg;
-import io.rnbd.rtrs.proto.ConReq;
 import io.rnbd.rtrs.proto.ConRsp;
 import io.rnbd.rtrs.proto.Imm;
 import io.rnbd.rtrs.proto.InfoReq;
@@ -73,22 +72,41 @@ class GateAndHeartbeatTest {
     };
 
     RawClient.Con handshake(RawClient c) throws Exception {
-        RawClient.Con con = c.new Con(server.listenAddresses(dev).get(0));
+        RawClient.Con con = c.new Con(server.listenAddresses(dev).get(0), c.conReq(0, 1, true));
         c.cons = new RawClient.Con[] {con};
-        assertEquals(CmEvent.Type.ESTABLISHED, con.event().type());
-        con.send(ConReq.SIZE, new ConReq(0, 1, 1, c.sess, c.path, true)::encode);
-        WorkCompletion wc = con.recv();
-        ConRsp rsp = ConRsp.decode(con.data(wc));
-        con.repost(wc);
+        CmEvent e = con.event();
+        assertEquals(CmEvent.Type.ESTABLISHED, e.type());
+        ConRsp rsp = RawClient.answer(e);
         assertEquals(0, rsp.errno());
+        assertTrue(rsp.has(ConRsp.EXT_F));
         assertTrue(rsp.has(ConRsp.AUTH_F));
         return con;
+    }
+
+    /** A client without the extensions (Linux's) cannot authenticate: refused, and told so. */
+    @Test
+    void clientWithoutExtensionsIsRefusedWhereAuthenticationIsRequired() throws Exception {
+        start(REJECT_ALL);
+        try (RawClient c = new RawClient(dev)) {
+            ConRsp r = c.hello(server.listenAddresses(dev).get(0), 1);
+            assertEquals(Errno.EACCES, r.errno());
+            assertTrue(server.sessions().isEmpty());
+        }
+    }
+
+    /** Without an authenticator (or with "none") a Linux client is served, and offered nothing it cannot read. */
+    @Test
+    void clientWithoutExtensionsGetsLinuxsProtocol() throws Exception {
+        start(null);
+        try (RawClient c = new RawClient(dev).connect(server.listenAddresses(dev).get(0), 2, "linux")) {
+            assertEquals(ConRsp.NEW_RKEY_F, c.conRsp.flags(), "only Linux's own flag");
+        }
     }
 
     @Test
     void noChunkAddressesBeforeAuthentication() throws Exception {
         start(REJECT_ALL);
-        try (RawClient c = new RawClient(dev)) {
+        try (RawClient c = new RawClient(dev).withExtensions()) {
             RawClient.Con con = handshake(c);
             con.send(InfoReq.SIZE, new InfoReq("sneaky")::encode);
             assertEquals(CmEvent.Type.DISCONNECTED, con.event().type());
@@ -99,7 +117,7 @@ class GateAndHeartbeatTest {
     @Test
     void rejectedKeyIsAnsweredWithItsErrnoThenTheConnectionCloses() throws Exception {
         start(REJECT_ALL);
-        try (RawClient c = new RawClient(dev)) {
+        try (RawClient c = new RawClient(dev).withExtensions()) {
             RawClient.Con con = handshake(c);
             AuthMsg m = AuthMsg.step("test", new byte[] {1}, false);
             con.send(m.size(), m::encode);
@@ -114,16 +132,15 @@ class GateAndHeartbeatTest {
     void silentClientIsDroppedAfterMissedHeartbeats() throws Exception {
         start(null);
         try (RawClient c = new RawClient(dev)) {
-            RawClient.Con con = c.new Con(server.listenAddresses(dev).get(0));
-            c.cons = new RawClient.Con[] {con, null};
+            RawClient.Con con = c.new Con(server.listenAddresses(dev).get(0), c.conReq(0, 1, true));
+            c.cons = new RawClient.Con[] {con};
             assertEquals(CmEvent.Type.ESTABLISHED, con.event().type());
-            con.send(ConReq.SIZE, new ConReq(0, 1, 1, c.sess, c.path, true)::encode);
-            con.repost(con.recv());
             con.send(InfoReq.SIZE, new InfoReq("quiet")::encode);
             con.repost(con.recv());
             for (int i = 1; i <= 2; i++) {
                 fake.advance(Duration.ofMillis(1000));
                 WorkCompletion hb = con.recv();
+                assertEquals(io.rnbd.rdma.api.WcOpcode.RECV_RDMA_WITH_IMM, hb.opcode(), "an empty RDMA_WRITE_WITH_IMM");
                 assertEquals(Imm.HB_MSG, Imm.type(hb.imm()), "heartbeat " + i);
                 con.repost(hb);
             }

@@ -7,7 +7,6 @@ import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.api.RtrsServerRequest;
-import io.rnbd.rtrs.proto.ConReq;
 import io.rnbd.rtrs.proto.ConRsp;
 import io.rnbd.rtrs.proto.Imm;
 import io.rnbd.rtrs.proto.RdmaReadMsg;
@@ -32,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -173,19 +173,69 @@ class HostileClientTest {
             assertEquals(0, io(good, 1, writeMsg(payload, 7, 8), payload.length + 8));
             assertArrayEquals(payload, stored.get(7L));
         }
-        // garbage instead of CON_REQ: refused with an errno and do-not-retry
+        // garbage instead of CON_REQ: refused as Linux's server refuses it (rtrs_rdma_connect)
         try (RawClient liar = new RawClient(dev)) {
-            RawClient.Con c = liar.new Con(addr());
+            byte[] bad = liar.conReq(0, 1, true);
+            bad[2] = 0x12;
+            RawClient.Con c = liar.new Con(addr(), bad);
             liar.cons = new RawClient.Con[] {c};
-            assertEquals(CmEvent.Type.ESTABLISHED, c.event().type());
-            c.send(ConReq.SIZE, b -> {
-                new ConReq(0, 1, 1, UUID.randomUUID(), UUID.randomUUID(), true).encode(b);
-                b.put(2, (byte) 0x12);
-            });
-            WorkCompletion wc = c.recv();
-            ConRsp rsp = ConRsp.decode(c.data(wc));
-            assertEquals(Errno.EPROTO, rsp.errno());
-            assertTrue(rsp.has(ConRsp.DNR_F));
+            CmEvent e = c.event();
+            assertEquals(CmEvent.Type.REJECTED, e.type());
+            ConRsp rsp = RawClient.answer(e);
+            assertEquals(Errno.ECONNRESET, rsp.errno());
+            assertFalse(rsp.has(ConRsp.DNR_F));
+        }
+    }
+
+    /** What rtrs_rdma_connect refuses, refused the same way: a reject carrying a CON_RSP with the errno. */
+    @Test
+    void connectRequestsLinuxRefusesAreRefused() throws Exception {
+        start(false);
+        try (RawClient c = new RawClient(dev)) {
+            // private data shorter than a CON_REQ
+            assertEquals(Errno.ECONNRESET, refusal(c, java.util.Arrays.copyOf(c.conReq(0, 1, true), 40)));
+            // cid not below cid_num
+            assertEquals(Errno.ECONNRESET, refusal(c, c.conReq(2, 2, true)));
+            // more than 4096 connections per path
+            assertEquals(Errno.ECONNRESET, refusal(c, c.conReq(0, 4097, true)));
+            // a session the server does not know, without first_conn
+            assertEquals(Errno.ENXIO, refusal(c, c.conReq(0, 2, false)));
+        }
+        assertTrue(server.sessions().isEmpty(), "nothing was created for them");
+        try (RawClient ok = new RawClient(dev).connect(addr(), 2, "fine")) {
+            assertEquals(QD, ok.info.descs().size());
+        }
+    }
+
+    private int refusal(RawClient c, byte[] privateData) throws Exception {
+        RawClient.Con con = c.new Con(addr(), privateData);
+        CmEvent e = con.event();
+        assertEquals(CmEvent.Type.REJECTED, e.type());
+        con.qp.close();
+        return RawClient.answer(e).errno();
+    }
+
+    /** Linux's __is_path_w_addr_exists: a second path between the same two addresses is EEXIST. */
+    @Test
+    void secondPathBetweenTheSameAddressesIsRefusedWithEexist() throws Exception {
+        start(false);
+        try (RawClient first = new RawClient(dev).connect(addr(), 2, "twin");
+             RawClient second = new RawClient(dev, first.sess, UUID.randomUUID())) {
+            ConRsp r = second.hello(addr(), 2);
+            assertEquals(Errno.EEXIST, r.errno());
+        }
+    }
+
+    /** process_info_req: a session name with '/' or '.' is refused and the path closed. */
+    @Test
+    void sessionNameWithSlashOrDotClosesThePath() throws Exception {
+        start(false);
+        try (RawClient c = new RawClient(dev)) {
+            RawClient.Con con = c.new Con(addr(), c.conReq(0, 1, true));
+            c.cons = new RawClient.Con[] {con};
+            assertEquals(CmEvent.Type.ESTABLISHED, con.event().type());
+            con.send(io.rnbd.rtrs.proto.InfoReq.SIZE, new io.rnbd.rtrs.proto.InfoReq("a.b")::encode);
+            assertEquals(CmEvent.Type.DISCONNECTED, con.event().type());
         }
     }
 
@@ -199,7 +249,10 @@ class HostileClientTest {
             RawClient.Con con = c.cons[1];
             con.writeImm(writeMsg(payload, 1, 8), d.addr(), d.key(), writeImm(3, payload));
             WorkCompletion wc = con.recv();
-            assertEquals(Imm.IO_RSP_W_INV, Imm.type(wc.imm()));
+            // rdma_write_sg/send_io_resp_imm: the RKEY_RSP is a SEND_WITH_IMM under IO_RSP
+            // (IO_RSP_W_INV would say the server invalidated a read region of ours)
+            assertEquals(io.rnbd.rdma.api.WcOpcode.RECV, wc.opcode());
+            assertEquals(Imm.IO_RSP, Imm.type(wc.imm()));
             assertEquals(0, Imm.rspErrno(wc.imm()));
             RkeyRsp fresh = RkeyRsp.decode(con.data(wc));
             con.repost(wc);

@@ -30,7 +30,11 @@ import java.util.function.Consumer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-/** A hand-driven RTRS client on raw verbs: it can say anything, including lies. */
+/**
+ * A hand-driven RTRS client on raw verbs that by default does what Linux's rtrs-clt.c does
+ * on the wire (CON_REQ in the connect's private data, CON_RSP from ESTABLISHED, INFO_REQ as
+ * a SEND on connection 0, no extensions) and can also say anything, including lies.
+ */
 final class RawClient implements AutoCloseable {
     static final int SLOT = 8192;
     static final int SLOTS = 32;
@@ -42,7 +46,7 @@ final class RawClient implements AutoCloseable {
         final BlockingQueue<WorkCompletion> sends = new LinkedBlockingQueue<>();
         final BlockingQueue<CmEvent> events = new LinkedBlockingQueue<>();
 
-        Con(InetSocketAddress dst) throws RdmaException {
+        Con(InetSocketAddress dst, byte[] privateData) throws RdmaException {
             rx = pd.register(ByteBuffer.allocateDirect(SLOTS * SLOT), Access.of(Access.LOCAL_WRITE));
             qp = dev.connect(dst, new QpInit(pd, 256, 256, 1, (q, wc) -> {
                 if (wc.opcode() == WcOpcode.RECV || wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM) {
@@ -50,9 +54,13 @@ final class RawClient implements AutoCloseable {
                 } else {
                     sends.add(wc);
                 }
-            }), new byte[0], (q, e) -> events.add(e));
-            for (int i = 0; i < SLOTS; i++) {
-                qp.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
+            }), privateData, (q, e) -> events.add(e));
+            try {
+                for (int i = 0; i < SLOTS; i++) {
+                    qp.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
+                }
+            } catch (RdmaException refusedAlready) {
+                // the server may reject before we get here: the event says so
             }
         }
 
@@ -89,6 +97,11 @@ final class RawClient implements AutoCloseable {
             local.buffer().put(0, bytes);
             qp.postSend(SendWr.writeWithImm(2, List.of(new Sge(local, 0, bytes.length)), addr, rkey, imm));
         }
+
+        /** An empty RDMA_WRITE_WITH_IMM, as Linux's heartbeats. */
+        void writeImmEmpty(int imm) throws RdmaException {
+            qp.postSend(SendWr.writeWithImm(3, List.of(), 0, 0, imm));
+        }
     }
 
     final RdmaDevice dev;
@@ -101,6 +114,8 @@ final class RawClient implements AutoCloseable {
     InfoRsp info;
 
     int reconCnt = 1;
+    /** Whether the CON_REQ says the client speaks the appliance's extensions (Linux's never does). */
+    boolean extensions;
 
     RawClient(RdmaDevice dev) throws RdmaException {
         this(dev, UUID.randomUUID(), UUID.randomUUID());
@@ -115,28 +130,40 @@ final class RawClient implements AutoCloseable {
         this.local = pd.register(ByteBuffer.allocateDirect(64 * 1024), Access.all());
     }
 
-    /** Only the first connection's CON_REQ; returns the server's CON_RSP. */
-    ConRsp hello(InetSocketAddress dst, int n) throws Exception {
-        Con c = new Con(dst);
-        cons = new Con[] {c};
-        assertEquals(CmEvent.Type.ESTABLISHED, c.event().type());
-        c.send(ConReq.SIZE, new ConReq(0, n, reconCnt, sess, path, true)::encode);
-        WorkCompletion wc = c.recv();
-        return ConRsp.decode(c.data(wc));
+    RawClient withExtensions() {
+        extensions = true;
+        return this;
     }
 
-    /** Full handshake with {@code n} connections, as a well-behaved client would. */
+    byte[] conReq(int cid, int n, boolean firstConn) {
+        return new ConReq(cid, n, reconCnt, path, sess, firstConn, extensions).toBytes();
+    }
+
+    /** The server's answer to a connect: the accept's CON_RSP, or the reject's. */
+    static ConRsp answer(CmEvent e) throws Exception {
+        if (e.type() != CmEvent.Type.ESTABLISHED && e.type() != CmEvent.Type.REJECTED) {
+            throw new AssertionError("expected ESTABLISHED or REJECTED, got " + e);
+        }
+        return ConRsp.decode(e.privateData());
+    }
+
+    /** Only the first connection; returns the server's CON_RSP (accept or reject). */
+    ConRsp hello(InetSocketAddress dst, int n) throws Exception {
+        Con c = new Con(dst, conReq(0, n, true));
+        cons = new Con[] {c};
+        return answer(c.event());
+    }
+
+    /** Full handshake with {@code n} connections, as Linux's client does it (rtrs_clt_open, init_path). */
     RawClient connect(InetSocketAddress dst, int n, String name) throws Exception {
         cons = new Con[n];
         for (int cid = 0; cid < n; cid++) {
-            Con c = new Con(dst);
+            Con c = new Con(dst, conReq(cid, n, true));
             cons[cid] = c;
-            assertEquals(CmEvent.Type.ESTABLISHED, c.event().type());
-            c.send(ConReq.SIZE, new ConReq(cid, n, reconCnt, sess, path, cid == 0)::encode);
-            WorkCompletion wc = c.recv();
-            conRsp = ConRsp.decode(c.data(wc));
+            CmEvent e = c.event();
+            assertEquals(CmEvent.Type.ESTABLISHED, e.type(), "connection " + cid + ": " + e);
+            conRsp = answer(e);
             assertEquals(0, conRsp.errno());
-            c.repost(wc);
         }
         cons[0].send(InfoReq.SIZE, new InfoReq(name)::encode);
         WorkCompletion wc = cons[0].recv();

@@ -3,6 +3,7 @@ package io.rnbd.rdma.disni.internal;
 import com.ibm.disni.verbs.RdmaCmId;
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.ConnectRequestHandler;
+import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.RdmaDevice;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -38,7 +39,7 @@ final class DisniCmListener implements CmListener, CmTarget {
     }
 
     @Override
-    public void onCmEvent(int type, RdmaCmId child) {
+    public void onCmEvent(int type, RdmaCmId child, CmNative.EventData data) {
         if (type == CmEvents.DEVICE_REMOVAL) {
             device.removalDetected();
             return;
@@ -59,7 +60,15 @@ final class DisniCmListener implements CmListener, CmTarget {
             device.destroyIdQuietly(child);
             return;
         }
-        handler.onConnectRequest(new DisniConnectRequest(device, child, l == null ? local : l, r));
+        byte[] privateData = data == null ? new byte[0] : data.privateData();
+        DisniConnectRequest request = new DisniConnectRequest(device, child, l == null ? local : l, r, privateData);
+        try {
+            handler.onConnectRequest(request);
+        } catch (RuntimeException e) {
+            // an unanswered request would hold its id until the initiator gives up
+            LOG.warn("rdma-disni: connect request handler failed, rejecting {}", r, e);
+            request.reject(Errno.ECONNREFUSED);
+        }
     }
 
     @Override

@@ -9,6 +9,8 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.CmPrivateData;
+import io.rnbd.rdma.api.ConnectRequest;
 import io.rnbd.rdma.api.ConnectRequestHandler;
 import io.rnbd.rdma.api.DeviceAttributes;
 import io.rnbd.rdma.api.Errno;
@@ -101,13 +103,20 @@ public final class DisniDevice implements ManagedDevice {
         RdmaEventChannel channel = null;
         RdmaCmId anchor = null;
         try {
-            channel = RdmaEventChannel.createEventChannel();
+            // libdisni binds the provider's own CM natives (CmNative) when a channel is made
+            channel = CmNative.bindWhile(RdmaEventChannel::createEventChannel);
+            try {
+                CmNative.checkBound();
+            } catch (RdmaException e) {
+                destroyQuietly(null, channel);
+                throw e;
+            }
             anchor = channel.createId(RdmaCm.RDMA_PS_TCP);
             anchor.bindAddr(new InetSocketAddress(primary, 0));
             IbvContext context = anchor.getVerbs();
             IbvCompChannel cc = context.createCompChannel();
             DisniDevice d = new DisniDevice(info, settings, channel, anchor, context, cc, primary);
-            d.targets.put(anchor, (type, id) -> {
+            d.targets.put(anchor, (type, id, data) -> {
                 if (type == CmEvents.DEVICE_REMOVAL) {
                     d.removalDetected();
                 }
@@ -242,13 +251,10 @@ public final class DisniDevice implements ManagedDevice {
         checkOpen();
         DisniProtectionDomain pd = ownPd(init);
         checkLimits(init);
-        if (privateData != null && privateData.length > 56) {
-            throw new RdmaException(Errno.EINVAL, "private data is at most 56 bytes, got " + privateData.length);
-        }
+        byte[] pdata = CmPrivateData.check(privateData, CmPrivateData.CONNECT_MAX, "connect");
         if (destination.getAddress() == null || !(destination.getAddress() instanceof Inet4Address)) {
             throw new RdmaException(Errno.EINVAL, "DiSNI connects to IPv4 addresses only: " + destination);
         }
-        // privateData is dropped: DiSNI's passive side cannot read it (see RdmaDevice.connect)
         cmLock.lock();
         RdmaCmId id = null;
         try {
@@ -256,7 +262,7 @@ public final class DisniDevice implements ManagedDevice {
             // binding first pins the connection to this device and gives the id a
             // context, so the QP exists (and takes RECVs) before the route is known
             id.bindAddr(new InetSocketAddress(primary, 0));
-            DisniQueuePair qp = DisniQueuePair.create(this, pd, id, init, events, destination);
+            DisniQueuePair qp = DisniQueuePair.create(this, pd, id, init, events, destination, pdata);
             targets.put(id, qp);
             qps.add(qp);
             try {
@@ -274,29 +280,73 @@ public final class DisniDevice implements ManagedDevice {
         }
     }
 
-    /** Accepts a connect request on the CM thread's behalf (see {@link DisniConnectRequest}). */
-    DisniQueuePair accept(RdmaCmId id, QpInit init, CmEventHandler events, InetSocketAddress remote)
-            throws RdmaException {
-        checkOpen();
-        DisniProtectionDomain pd = ownPd(init);
-        checkLimits(init);
+    /**
+     * Accepts a connect request (see {@link DisniConnectRequest}): creates the QP, runs
+     * {@code setup} on it (outside the CM lock: it posts RECVs, and the initiator cannot
+     * send before the accept), then rdma_accept with {@code privateData} and infinite RNR
+     * retry. If {@code setup} throws, the request is rejected (the initiator sees a
+     * consumer reject) and the QP destroyed; nothing it posted completes.
+     */
+    DisniQueuePair accept(RdmaCmId id, QpInit init, CmEventHandler events, InetSocketAddress remote,
+                          byte[] privateData, ConnectRequest.QpSetup setup) throws RdmaException {
+        DisniQueuePair qp;
         cmLock.lock();
         try {
-            DisniQueuePair qp = DisniQueuePair.create(this, pd, id, init, events, remote);
+            checkOpen();
+            DisniProtectionDomain pd = ownPd(init);
+            checkLimits(init);
+            qp = DisniQueuePair.create(this, pd, id, init, events, remote, null);
             targets.put(id, qp);
             qps.add(qp);
-            try {
-                id.accept(DisniQueuePair.connParam());
-            } catch (IOException e) {
-                closeQuietly(qp);
-                throw Errors.of("rdma_accept", e);
-            }
-            return qp;
         } catch (RdmaException e) {
+            rejectQuietly(id, null);
             destroyIdQuietly(id);
             throw e;
         } finally {
             cmLock.unlock();
+        }
+        try {
+            setup.setUp(qp);
+        } catch (RdmaException | RuntimeException e) {
+            cmLock.lock();
+            try {
+                rejectQuietly(id, null);
+                qp.discardLocked();
+            } finally {
+                cmLock.unlock();
+            }
+            throw e;
+        }
+        cmLock.lock();
+        try {
+            CmNative.check(CmNative.accept(CmNative.handle(id), privateData, DisniQueuePair.RETRY_COUNT,
+                    DisniQueuePair.RNR_RETRY_INFINITE), "rdma_accept");
+            return qp;
+        } catch (IOException e) {
+            qp.discardLocked();
+            throw Errors.of("accept from " + remote, e);
+        } finally {
+            cmLock.unlock();
+        }
+    }
+
+    /** Refuses a connect request with {@code privateData} (a consumer-defined IB reject), then drops its id. */
+    void reject(RdmaCmId id, byte[] privateData) {
+        cmLock.lock();
+        try {
+            rejectQuietly(id, privateData);
+            destroyIdQuietly(id);
+        } finally {
+            cmLock.unlock();
+        }
+    }
+
+    private void rejectQuietly(RdmaCmId id, byte[] privateData) {
+        try {
+            CmNative.check(CmNative.reject(CmNative.handle(id), privateData), "rdma_reject");
+        } catch (IOException e) {
+            // destroying the id still makes the CM refuse the initiator, without our data
+            LOG.debug("rdma-disni: {}", e.getMessage());
         }
     }
 
@@ -420,21 +470,24 @@ public final class DisniDevice implements ManagedDevice {
     private void cmLoop() {
         while (open.get()) {
             RdmaCmEvent ev = null;
+            CmNative.EventData data = null;
             cmLock.lock();
             try {
                 ev = channel.getCmEvent(CM_WAIT_MS);
+                // what libdisni kept of it (status, private data): taken for every event, so nothing stays behind
+                data = ev == null ? null : CmNative.take(ev.getConnIdPriv());
             } catch (IOException e) {
                 LOG.debug("rdma-disni: {} CM event read failed", name(), e);
             } finally {
                 cmLock.unlock();
             }
             if (ev != null) {
-                dispatch(ev);
+                dispatch(ev, data);
             }
         }
     }
 
-    private void dispatch(RdmaCmEvent ev) {
+    private void dispatch(RdmaCmEvent ev, CmNative.EventData data) {
         int type = ev.getEvent();
         try {
             if (type == CmEvents.CONNECT_REQUEST) {
@@ -442,13 +495,13 @@ public final class DisniDevice implements ManagedDevice {
                 if (l == null) {
                     destroyIdQuietly(ev.getConnIdPriv());
                 } else {
-                    l.onCmEvent(type, ev.getConnIdPriv());
+                    l.onCmEvent(type, ev.getConnIdPriv(), data);
                 }
                 return;
             }
             CmTarget t = ev.getConnIdPriv() == null ? null : targets.get(ev.getConnIdPriv());
             if (t != null) {
-                t.onCmEvent(type, ev.getConnIdPriv());
+                t.onCmEvent(type, ev.getConnIdPriv(), data);
             }
         } catch (RuntimeException e) {
             LOG.warn("rdma-disni: {} CM event {} handler failed", name(), type, e);

@@ -8,7 +8,6 @@ import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.SVCPollCq;
 import com.ibm.disni.verbs.SVCPostRecv;
 import com.ibm.disni.verbs.SVCPostSend;
@@ -51,6 +50,17 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private static final Logger LOG = LoggerFactory.getLogger(DisniQueuePair.class);
     private static final long RECV_BIT = 1L << 63;
     private static final int IBV_WC_WITH_IMM = 1 << 1;
+    private static final int IBV_WC_WITH_INV = 1 << 3;
+    /** enum ibv_wr_opcode's IBV_WR_SEND_WITH_INV (DiSNI has no constant for it). */
+    private static final int IBV_WR_SEND_WITH_INV = 9;
+    /** Transport retries on a lost packet (the most the IB CM allows, as Linux's RTRS asks). */
+    static final int RETRY_COUNT = 7;
+    /** RNR retries: 7 means "forever", so a SEND that finds no RECV waits for one (as Linux's RTRS asks). */
+    static final int RNR_RETRY_INFINITE = 7;
+    /** enum ib_cm_rej_reason: the CM has no listener for the service (nobody listens on that port). */
+    private static final int IB_CM_REJ_INVALID_SERVICE_ID = 8;
+    /** enum ib_cm_rej_reason: rdma_reject by the acceptor (or a destroyed request id). */
+    private static final int IB_CM_REJ_CONSUMER_DEFINED = 28;
     private static final int IBV_WC_RECV_RDMA_WITH_IMM = 129;
     private static final int POLL_BATCH = 32;
     // enum ibv_wc_status
@@ -84,6 +94,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private final CompletionHandler completions;
     private final IbvCQ cq;
     private final IbvQP qp;
+    /** The initiator's connect private data; null on the passive side. */
+    private final byte[] connectData;
     private final IbvWC[] wcs = new IbvWC[POLL_BATCH];
     private final SVCPollCq poll;
     private final Object postLock = new Object();
@@ -100,7 +112,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private boolean cqClosed;
 
     private DisniQueuePair(DisniDevice device, DisniProtectionDomain pd, RdmaCmId id, QpInit init,
-                           CmEventHandler events, IbvCQ cq, IbvQP qp, InetSocketAddress remote) throws IOException {
+                           CmEventHandler events, IbvCQ cq, IbvQP qp, InetSocketAddress remote, byte[] connectData)
+            throws IOException {
         this.device = device;
         this.pd = pd;
         this.id = id;
@@ -109,6 +122,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         this.completions = init.completions();
         this.cq = cq;
         this.qp = qp;
+        this.connectData = connectData;
         this.remote = remote;
         this.local = (InetSocketAddress) id.getSource();
         for (int i = 0; i < wcs.length; i++) {
@@ -117,9 +131,14 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         this.poll = cq.poll(wcs, wcs.length);
     }
 
-    /** Creates CQ and QP on a bound id; call under the CM lock. */
+    /**
+     * Creates CQ and QP on a bound id; call under the CM lock.
+     *
+     * @param connectData the connect's private data for an initiator, null for an accepted QP
+     */
     static DisniQueuePair create(DisniDevice device, DisniProtectionDomain pd, RdmaCmId id, QpInit init,
-                                 CmEventHandler events, InetSocketAddress remote) throws RdmaException {
+                                 CmEventHandler events, InetSocketAddress remote, byte[] connectData)
+            throws RdmaException {
         IbvCQ cq = null;
         try {
             cq = device.context().createCQ(device.compChannel(), init.maxSendWr() + init.maxRecvWr(), 0);
@@ -137,7 +156,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             if (qp == null) {
                 throw new IOException("rdma_create_qp returned nothing");
             }
-            return new DisniQueuePair(device, pd, id, init, events, cq, qp, remote);
+            return new DisniQueuePair(device, pd, id, init, events, cq, qp, remote, connectData);
         } catch (IOException e) {
             if (cq != null) {
                 try {
@@ -150,12 +169,9 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    /** What both sides ask of the transport: retry forever on receiver-not-ready (RC flow control). */
-    static RdmaConnParam connParam() throws IOException {
-        RdmaConnParam p = new RdmaConnParam();
-        p.setRetry_count((byte) 7);
-        p.setRnr_retry_count((byte) 7);
-        return p;
+    /** The ibv_qp behind this QP (for the tests' memory windows). */
+    long ibvQpHandle() {
+        return ((com.ibm.disni.verbs.impl.NatIbvQP) qp).getObjId();
     }
 
     @Override
@@ -230,8 +246,11 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    /** ESTABLISHED: RTS, and the held sends go to the adapter in posting order. */
-    private void established() {
+    /**
+     * ESTABLISHED: RTS, and the held sends go to the adapter in posting order. The
+     * initiator's event carries the acceptor's private data (IB: the REP's whole 196 bytes).
+     */
+    private void established(byte[] acceptData) {
         boolean failed = false;
         synchronized (postLock) {
             if (state != QpState.INIT) {
@@ -250,7 +269,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             }
             held.clear();
         }
-        emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
+        emit(new CmEvent(CmEvent.Type.ESTABLISHED, 0, "established", connectData == null ? null : acceptData));
         if (failed) {
             failed();
         }
@@ -320,14 +339,18 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             case SEND_WITH_IMM: return IbvSendWR.IBV_WR_SEND_WITH_IMM;
             case RDMA_WRITE: return IbvSendWR.IBV_WR_RDMA_WRITE;
             case RDMA_WRITE_WITH_IMM: return IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM;
-            default: return IbvSendWR.IBV_WR_RDMA_READ;
+            // the rkey travels in the imm field: libdisni puts it in invalidate_rkey
+            case SEND_WITH_INV: return IBV_WR_SEND_WITH_INV;
+            case RDMA_READ: return IbvSendWR.IBV_WR_RDMA_READ;
+            default: throw new IllegalArgumentException("opcode " + op);
         }
     }
 
     private static WcOpcode wcOpcode(WrOpcode op) {
         switch (op) {
             case SEND:
-            case SEND_WITH_IMM: return WcOpcode.SEND;
+            case SEND_WITH_IMM:
+            case SEND_WITH_INV: return WcOpcode.SEND;
             case RDMA_WRITE:
             case RDMA_WRITE_WITH_IMM: return WcOpcode.RDMA_WRITE;
             default: return WcOpcode.RDMA_READ;
@@ -380,15 +403,20 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         boolean hasImm = false;
         int imm = 0;
         int len = 0;
+        Integer invalidated = null;
         if (ok) {
             len = wc.getByte_len();
             if (p.opcode() == WcOpcode.RECV) {
                 op = wc.getOpcode() == IBV_WC_RECV_RDMA_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
                 hasImm = (wc.getWc_flags() & IBV_WC_WITH_IMM) != 0;
                 imm = hasImm ? wc.getImm_data() : 0;
+                // ibv_wc keeps invalidated_rkey in imm_data's place; libdisni wrote it there in host order
+                if ((wc.getWc_flags() & IBV_WC_WITH_INV) != 0) {
+                    invalidated = wc.getImm_data();
+                }
             }
         }
-        return new WorkCompletion(p.wrId(), status, op, len, hasImm, imm);
+        return new WorkCompletion(p.wrId(), status, op, len, hasImm, imm, invalidated);
     }
 
     /** Removes the entry for token and, on the send queue, the unsignaled ones before it. */
@@ -443,9 +471,15 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    /** An error completion: the adapter moved the QP to ERROR; tell the peer too. */
+    /**
+     * An error completion: the adapter moved the QP to ERROR; tell the peer too. Before
+     * the connection is up (INIT) the only source is the CM itself, which moves the QP to
+     * ERROR when the connect fails (REJECTED, UNREACHABLE...) before it reports that on
+     * the CM thread: the flushes of RECVs posted meanwhile may be polled first, and the
+     * connect failure must still be reported (connectFailed), so INIT is left to it.
+     */
     private void failed() {
-        if (state == QpState.RTS || state == QpState.INIT) {
+        if (state == QpState.RTS) {
             state = QpState.ERROR;
             sendDisconnect();
         }
@@ -466,7 +500,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     }
 
     @Override
-    public void onCmEvent(int type, RdmaCmId cmId) {
+    public void onCmEvent(int type, RdmaCmId cmId, CmNative.EventData data) {
+        int status = data == null ? 0 : data.status();
         try {
             switch (type) {
                 case CmEvents.ADDR_RESOLVED:
@@ -476,8 +511,10 @@ final class DisniQueuePair implements QueuePair, CmTarget {
                     });
                     break;
                 case CmEvents.ROUTE_RESOLVED:
+                    // rdma_connect with the private data (Linux's RTRS: CON_REQ) and infinite RNR retry
                     device.cm(() -> {
-                        id.connect(connParam());
+                        CmNative.check(CmNative.connect(CmNative.handle(id), connectData, RETRY_COUNT,
+                                RNR_RETRY_INFINITE), "rdma_connect");
                         return null;
                     });
                     break;
@@ -487,18 +524,21 @@ final class DisniQueuePair implements QueuePair, CmTarget {
                     if (peer != null) {
                         remote = peer;
                     }
-                    established();
+                    established(data == null ? null : data.privateData());
                     break;
                 case CmEvents.ADDR_ERROR:
                 case CmEvents.ROUTE_ERROR:
                 case CmEvents.UNREACHABLE:
-                    connectFailed(new CmEvent(CmEvent.Type.UNREACHABLE, Errno.EHOSTUNREACH, "unreachable: " + remote));
+                    // rdma_cm's status here is a negative errno (e.g. -ETIMEDOUT: no answer to the REQ)
+                    connectFailed(new CmEvent(CmEvent.Type.UNREACHABLE, status < 0 ? -status : Errno.EHOSTUNREACH,
+                            "unreachable: " + remote + " (rdma_cm status " + status + ")"));
                     break;
                 case CmEvents.REJECTED:
-                    connectFailed(new CmEvent(CmEvent.Type.REJECTED, Errno.ECONNREFUSED, "rejected by " + remote));
+                    connectFailed(rejected(status, data));
                     break;
                 case CmEvents.CONNECT_ERROR:
-                    connectFailed(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.ECONNABORTED, "connect error"));
+                    connectFailed(new CmEvent(CmEvent.Type.CONNECT_ERROR, status < 0 ? -status : Errno.ECONNABORTED,
+                            "connect error (rdma_cm status " + status + ")"));
                     break;
                 case CmEvents.DISCONNECTED:
                     if (state != QpState.CLOSED) {
@@ -516,6 +556,22 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         } catch (IOException e) {
             connectFailed(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errors.errno(e, Errno.EIO), e.getMessage()));
         }
+    }
+
+    /**
+     * REJECTED's status is the IB CM's reject reason (iWARP: a negative errno). The CM
+     * itself rejects a connect to a port nobody listens on (INVALID_SERVICE_ID): that is
+     * UNREACHABLE/ECONNREFUSED, as a TCP reset is for the soft provider. A consumer reject
+     * cannot carry the rejecter's reason: ECONNREFUSED with the reject's private data (IB:
+     * its whole 148 bytes), where protocols put their reason.
+     */
+    private CmEvent rejected(int status, CmNative.EventData data) {
+        if (status == IB_CM_REJ_INVALID_SERVICE_ID) {
+            return new CmEvent(CmEvent.Type.UNREACHABLE, Errno.ECONNREFUSED, "nobody listens at " + remote);
+        }
+        String why = status == IB_CM_REJ_CONSUMER_DEFINED ? "rejected by " + remote
+                : "rejected by " + remote + " (" + (status < 0 ? Errno.name(status) : "IB CM reason " + status) + ")";
+        return new CmEvent(CmEvent.Type.REJECTED, Errno.ECONNREFUSED, why, data == null ? null : data.privateData());
     }
 
     private void connectFailed(CmEvent ev) {
@@ -583,6 +639,19 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         List<Posted> f = teardownLocked();
         state = QpState.CLOSED;
         flush(f, false);
+    }
+
+    /**
+     * Destroys a QP that was never handed out (its accept failed; under the CM lock): what
+     * the setup hook posted is dropped without completions, as ibv_destroy_qp drops it.
+     */
+    void discardLocked() {
+        try {
+            teardownLocked();
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: destroy of a queue pair whose accept failed", e);
+        }
+        state = QpState.CLOSED;
     }
 
     private void flush(List<Posted> flushed, boolean wait) {

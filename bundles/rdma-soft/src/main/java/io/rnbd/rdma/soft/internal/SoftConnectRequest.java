@@ -1,6 +1,7 @@
 package io.rnbd.rdma.soft.internal;
 
 import io.rnbd.rdma.api.CmEventHandler;
+import io.rnbd.rdma.api.CmPrivateData;
 import io.rnbd.rdma.api.ConnectRequest;
 import io.rnbd.rdma.api.Errno;
 import io.rnbd.rdma.api.QpInit;
@@ -41,24 +42,50 @@ final class SoftConnectRequest implements ConnectRequest {
         return privateData.clone();
     }
 
+    /**
+     * The QP (created with the connection) takes {@code init}; {@code beforeAccept} runs
+     * here, on the caller's thread, and what it posts is queued on the QP before the
+     * ACCEPT frame is even queued, so the initiator's first SEND always finds it.
+     */
     @Override
-    public QueuePair accept(QpInit init, CmEventHandler events) throws RdmaException {
+    public QueuePair accept(QpInit init, CmEventHandler events, byte[] privateData, QpSetup beforeAccept)
+            throws RdmaException {
         device.checkOpen();
         device.checkInit(init);
-        if (events == null) {
-            throw new RdmaException(Errno.EINVAL, "event handler required");
+        if (events == null || beforeAccept == null) {
+            throw new RdmaException(Errno.EINVAL, "event handler and setup required");
         }
+        byte[] pdata = CmPrivateData.check(privateData, CmPrivateData.ACCEPT_MAX, "accept");
         if (!qp.answer()) {
             throw new RdmaException(Errno.EALREADY, "connect request already answered");
         }
-        qp.accepted(init, events);
+        qp.prepare(init, events);
+        try {
+            beforeAccept.setUp(qp);
+        } catch (RdmaException | RuntimeException e) {
+            // as rdma_cm users do: a QP that cannot be set up is destroyed and the peer refused
+            qp.setupFailed(Errno.ECONNREFUSED);
+            throw e;
+        }
+        qp.accepted(pdata);
         return qp;
     }
 
+    /**
+     * @throws IllegalArgumentException for private data longer than
+     *                                  {@link CmPrivateData#REJECT_MAX} (nothing is sent:
+     *                                  the request may still be answered)
+     */
     @Override
-    public void reject(int reason) {
+    public void reject(int reason, byte[] privateData) {
+        byte[] pdata;
+        try {
+            pdata = CmPrivateData.check(privateData, CmPrivateData.REJECT_MAX, "reject");
+        } catch (RdmaException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
         if (qp.answer()) {
-            qp.rejected(Math.abs(reason));
+            qp.rejected(Math.abs(reason), pdata);
         }
     }
 }

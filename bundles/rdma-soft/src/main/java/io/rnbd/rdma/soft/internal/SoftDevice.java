@@ -3,6 +3,7 @@ package io.rnbd.rdma.soft.internal;
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.CmPrivateData;
 import io.rnbd.rdma.api.ConnectRequestHandler;
 import io.rnbd.rdma.api.DeviceAttributes;
 import io.rnbd.rdma.api.Errno;
@@ -276,9 +277,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         if (destination == null || events == null) {
             throw new RdmaException(Errno.EINVAL, "destination and event handler required");
         }
-        if (privateData != null && privateData.length > Wire.MAX_PRIVATE_DATA) {
-            throw new RdmaException(Errno.EINVAL, "private data longer than " + Wire.MAX_PRIVATE_DATA + " bytes");
-        }
+        byte[] pdata = CmPrivateData.check(privateData, CmPrivateData.CONNECT_MAX, "connect");
         if (destination.isUnresolved()) {
             throw new RdmaException(Errno.EHOSTUNREACH, "cannot resolve " + destination.getHostString());
         }
@@ -296,7 +295,6 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         SoftQp qp = SoftQp.active(this, nextReactor(), ch, init, events, destination,
                 System.nanoTime() + CONNECT_TIMEOUT_NANOS);
         qps.add(qp);
-        byte[] pdata = privateData == null ? new byte[0] : privateData.clone();
         qp.reactor().execute(() -> qp.startConnect(destination, pdata));
         return qp;
     }

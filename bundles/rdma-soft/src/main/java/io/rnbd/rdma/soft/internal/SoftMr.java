@@ -120,6 +120,20 @@ final class SoftMr implements MemoryRegion {
         return closed;
     }
 
+    /**
+     * A peer's SEND_WITH_INV named {@code key}: the region stops answering to it, as after
+     * {@link #invalidate()}. False (nothing changes) unless {@code key} is the live rkey;
+     * the receiver then fails the RECV and its queue pair, as an adapter does.
+     */
+    synchronized boolean remoteInvalidate(int key) {
+        if (!valid || closed || key != rkey) {
+            return false;
+        }
+        valid = false;
+        pd.softDevice().unpublish(rkey, this);
+        return true;
+    }
+
     boolean permits(Access right) {
         return (accessBits & (1 << right.ordinal())) != 0;
     }

@@ -105,6 +105,8 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     private byte curType;
     private int curLen;
     private int curImm;
+    /** SEND_INV: the rkey to invalidate when the frame is in. */
+    private int curRkey;
     private RecvWr curRecv;
     private int payloadLeft;
     private ByteBuffer[] dst = NO_BUFFERS;
@@ -411,22 +413,58 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         key = ch.register(reactor.selector(), SelectionKey.OP_READ, this);
     }
 
-    /** The application accepted the request ({@link SoftConnectRequest}). */
-    void accepted(QpInit qpInit, CmEventHandler handler) {
+    /**
+     * The application accepts ({@link SoftConnectRequest}): from now on the QP takes
+     * posts (held until the ACCEPT is out) and reports to {@code handler}.
+     */
+    void prepare(QpInit qpInit, CmEventHandler handler) {
         this.init = qpInit;
         this.events = handler;
         device.adopt(this);
+    }
+
+    /**
+     * The setup hook ran: ACCEPT (with {@code privateData}) goes out after every RECV it
+     * posted, which the IO thread takes before it reads the initiator's first frame.
+     */
+    void accepted(byte[] privateData) {
         reactor.execute(() -> guarded(() -> {
             if (phase == Phase.REQUESTED) {
-                control(Wire.ACCEPT, Wire.ST_OK, 0);
+                takePosted();
+                control(Wire.ACCEPT, Wire.ST_OK, privateData.length, 0, 0);
+                if (privateData.length > 0) {
+                    arenaBytes(privateData);
+                }
                 phase = Phase.RTS;
                 state = QpState.RTS;
                 emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
                 service();
-            } else {
+            } else if (phase != Phase.CLOSED) {
+                // toError() said nothing while the request was unanswered: say it now, once
                 state = QpState.ERROR;
                 emit(new CmEvent(CmEvent.Type.DISCONNECTED, Errno.ECONNRESET, "initiator went away"));
                 flushAll();
+            }
+        }));
+    }
+
+    /**
+     * The setup hook threw: the QP is destroyed (what the hook posted is dropped without
+     * completions, as with ibv_destroy_qp; no event follows) and the initiator rejected.
+     */
+    void setupFailed(int reason) {
+        reactor.execute(() -> guarded(() -> {
+            events = null;
+            postedRecvs.clear();
+            recvQ.clear();
+            recvCount.set(0);
+            postedSends.clear();
+            sendQ.clear();
+            sendCount.set(0);
+            rejectNow(reason, new byte[0]);
+            state = QpState.CLOSED;
+            if (channelClosed) {
+                device.forget(this);
             }
         }));
     }
@@ -436,13 +474,16 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         return answered.compareAndSet(false, true);
     }
 
-    void rejected(int reason) {
-        reactor.execute(() -> guarded(() -> rejectNow(reason)));
+    void rejected(int reason, byte[] privateData) {
+        reactor.execute(() -> guarded(() -> rejectNow(reason, privateData)));
     }
 
-    private void rejectNow(int reason) {
+    private void rejectNow(int reason, byte[] privateData) {
         if (phase == Phase.REQUESTED) {
-            control(Wire.REJECT, Wire.ST_OK, reason);
+            control(Wire.REJECT, Wire.ST_OK, privateData.length, 0, reason);
+            if (privateData.length > 0) {
+                arenaBytes(privateData);
+            }
             phase = Phase.ERROR;
             state = QpState.ERROR;
             lingerAfterDrain();
@@ -474,7 +515,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             case REQUESTED:
                 if (answer()) {
                     LOG.warn("{}: connect request from {} not answered in time, rejecting", device.name(), remote);
-                    rejectNow(Errno.ETIMEDOUT);
+                    rejectNow(Errno.ETIMEDOUT, new byte[0]);
                 }
                 break;
             case ERROR:
@@ -771,6 +812,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         switch (type) {
             case Wire.SEND:
             case Wire.SEND_IMM:
+            case Wire.SEND_INV:
                 return onSend(p, type, len);
             case Wire.WRITE:
             case Wire.WRITE_IMM:
@@ -790,27 +832,28 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
                 return true;
             case Wire.HELLO:
-                in.position(p + Wire.HDR);
-                if (Wire.addr(in, p) != Wire.MAGIC || len > Wire.MAX_PRIVATE_DATA) {
-                    return protocolError("bad hello");
+                if (Wire.addr(in, p) != Wire.MAGIC) {
+                    return protocolError("bad hello (magic " + Long.toHexString(Wire.addr(in, p)) + ")");
                 }
-                startFrame(type, len, 0, null, new ByteBuffer[] {ByteBuffer.allocate(len)});
-                return true;
+                return onPrivateDataFrame(p, type, len);
             case Wire.ACCEPT:
-                in.position(p + Wire.HDR);
-                phase = Phase.RTS;
-                state = QpState.RTS;
-                emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
-                pump();
-                return true;
             case Wire.REJECT:
-                in.position(p + Wire.HDR);
-                int reason = Wire.aux(in, p);
-                toError(new CmEvent(CmEvent.Type.REJECTED, reason, "rejected by peer: " + Errno.name(reason)), true);
-                return true;
+                return onPrivateDataFrame(p, type, len);
             default:
                 return protocolError("unknown frame type " + type);
         }
+    }
+
+    /** HELLO, ACCEPT, REJECT: the private data is read into a heap buffer, bounded by the IB CM's sizes. */
+    private boolean onPrivateDataFrame(int p, byte type, int len) {
+        if (len > Wire.maxPrivateData(type)) {
+            return protocolError("frame type " + type + " with " + len + " bytes of private data, at most "
+                    + Wire.maxPrivateData(type));
+        }
+        in.position(p + Wire.HDR);
+        // REJECT's reason travels in aux; it is kept in curImm until the private data is in
+        startFrame(type, len, Wire.aux(in, p), null, new ByteBuffer[] {ByteBuffer.allocate(len)});
+        return true;
     }
 
     private boolean allowedNow(byte type) {
@@ -820,7 +863,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             case AWAIT_REPLY:
                 return type == Wire.ACCEPT || type == Wire.REJECT;
             case RTS:
-                return type >= Wire.SEND && type <= Wire.DISCONNECT;
+                return type >= Wire.SEND && type <= Wire.SEND_INV;
             default:
                 return false;
         }
@@ -828,7 +871,9 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
 
     private boolean protocolError(String what) {
         LOG.warn("{}: protocol error from {}: {}", device.name(), remote, what);
-        toError(CmEvent.of(CmEvent.Type.DISCONNECTED), true);
+        toError(phase == Phase.AWAIT_REPLY
+                ? new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.EPROTO, "bad answer from " + remote + ": " + what)
+                : CmEvent.of(CmEvent.Type.DISCONNECTED), true);
         return false;
     }
 
@@ -849,15 +894,18 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             return true;
         }
         curAckReq = (Wire.flags(in, p) & Wire.ACK_REQ) != 0;
-        startFrame(type, len, Wire.imm(in, p), r, slices(r.sgl(), len));
+        startFrame(type, len, type == Wire.SEND_IMM ? Wire.imm(in, p) : 0, Wire.rkey(in, p), r,
+                slices(r.sgl(), len));
         return true;
     }
 
     private boolean onWrite(int p, byte type, int len) {
         long addr = Wire.addr(in, p);
         int rkey = Wire.rkey(in, p);
-        SoftMr mr = device.lookup(rkey);
-        if (mr == null || mr.pd() != init.pd() || !mr.allows(rkey, Access.REMOTE_WRITE, addr, len)) {
+        // a zero-length WRITE touches no memory: as on adapters its address and rkey are not
+        // checked (Linux's RTRS sends heartbeats and IO responses as empty WRITE_WITH_IMM, rkey 0)
+        SoftMr mr = len == 0 ? null : device.lookup(rkey);
+        if (len != 0 && (mr == null || mr.pd() != init.pd() || !mr.allows(rkey, Access.REMOTE_WRITE, addr, len))) {
             in.position(p + Wire.HDR);
             nak(Wire.ST_REM_ACCESS);
             toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
@@ -872,7 +920,8 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         }
         in.position(p + Wire.HDR);
         curAckReq = (Wire.flags(in, p) & Wire.ACK_REQ) != 0;
-        startFrame(type, len, Wire.imm(in, p), r, new ByteBuffer[] {mr.slice((int) (addr - mr.address()), len)});
+        startFrame(type, len, Wire.imm(in, p), r,
+                len == 0 ? NO_BUFFERS : new ByteBuffer[] {mr.slice((int) (addr - mr.address()), len)});
         return true;
     }
 
@@ -889,6 +938,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     }
 
     private void onReadRequest(long addr, int rkey, int len) {
+        if (len == 0) {
+            // like a zero-length WRITE: no memory, no rkey check
+            control(Wire.READ_RESP, Wire.ST_OK, 0, 0, 0);
+            return;
+        }
         SoftMr mr = device.lookup(rkey);
         if (mr == null || len < 0 || mr.pd() != init.pd() || !mr.allows(rkey, Access.REMOTE_READ, addr, len)) {
             control(Wire.READ_RESP, Wire.ST_REM_ACCESS, 0);
@@ -946,6 +1000,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     }
 
     private void startFrame(byte type, int len, int imm, RecvWr recv, ByteBuffer[] into) {
+        startFrame(type, len, imm, 0, recv, into);
+    }
+
+    private void startFrame(byte type, int len, int imm, int rkey, RecvWr recv, ByteBuffer[] into) {
+        curRkey = rkey;
         curType = type;
         curLen = len;
         curImm = imm;
@@ -982,8 +1041,21 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 completeSend(inflight.poll(), WcStatus.SUCCESS);
                 completeLocalErrors();
                 break;
+            case Wire.SEND_INV:
+                finishSendInvalidate();
+                break;
             case Wire.HELLO:
                 onHello(dst[0].array());
+                break;
+            case Wire.ACCEPT:
+                phase = Phase.RTS;
+                state = QpState.RTS;
+                emit(new CmEvent(CmEvent.Type.ESTABLISHED, 0, "established", dst[0].array()));
+                pump();
+                break;
+            case Wire.REJECT:
+                toError(new CmEvent(CmEvent.Type.REJECTED, curImm, "rejected by peer: " + Errno.name(curImm),
+                        dst[0].array()), true);
                 break;
             default:
                 break;
@@ -992,6 +1064,29 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         curRecv = null;
         dst = NO_BUFFERS;
         dstIdx = 0;
+    }
+
+    /**
+     * The end of a SEND_WITH_INV: the region under the rkey it names is invalidated, and
+     * the RECV completes with that rkey. Only a live rkey of a region in this QP's
+     * protection domain can be (on adapters only fast-registered regions and windows):
+     * anything else is IB's class J responder error, which rxe handles so: the message is
+     * acknowledged (the sender's request succeeds), the RECV fails and the QP goes to
+     * ERROR, which here also disconnects, so the sender's later requests flush.
+     */
+    private void finishSendInvalidate() {
+        SoftMr mr = device.lookup(curRkey);
+        if (mr != null && mr.pd() == init.pd() && mr.remoteInvalidate(curRkey)) {
+            completeRecv(curRecv, WcStatus.SUCCESS, WcOpcode.RECV, curLen, false, 0, curRkey);
+            ack();
+            return;
+        }
+        LOG.debug("{}: SEND_WITH_INV from {} names rkey {} that this QP cannot invalidate", device.name(), remote,
+                Integer.toHexString(curRkey));
+        completeRecv(curRecv, WcStatus.REM_OP_ERR, WcOpcode.RECV, 0, false, 0);
+        ack();
+        control(Wire.ACK, Wire.ST_OK, 0); // carries this request's acknowledgement before the QP stops
+        toError(CmEvent.of(CmEvent.Type.DISCONNECTED), false);
     }
 
     private void onHello(byte[] privateData) {
@@ -1008,7 +1103,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             } catch (RuntimeException e) {
                 LOG.warn("{}: connect request handler failed, rejecting {}", device.name(), remote, e);
                 if (answer()) {
-                    guarded(() -> rejectNow(Errno.ECONNREFUSED));
+                    guarded(() -> rejectNow(Errno.ECONNREFUSED, new byte[0]));
                 }
             }
         });
@@ -1081,6 +1176,10 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 break;
             case SEND_WITH_IMM:
                 control(Wire.SEND_IMM, Wire.ST_OK, f, len, 0, 0, wr.imm(), 0);
+                break;
+            case SEND_WITH_INV:
+                // ibv_send_wr keeps invalidate_rkey where imm_data is: so does SendWr
+                control(Wire.SEND_INV, Wire.ST_OK, f, len, 0, wr.imm(), 0, 0);
                 break;
             case RDMA_WRITE:
                 control(Wire.WRITE, Wire.ST_OK, f, len, wr.remoteAddr(), wr.rkey(), 0, 0);
@@ -1241,13 +1340,15 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             }
             return;
         }
+        // an accept in progress (setup hook running) reports the loss itself, once
+        boolean unanswered = phase == Phase.REQUESTED;
         phase = Phase.ERROR;
         state = QpState.ERROR;
         rnrStalled = false;
         payloadLeft = 0;
         dst = NO_BUFFERS;
         flushAll();
-        if (event != null) {
+        if (event != null && !unanswered) {
             emit(event);
         }
         if (hard) {
@@ -1331,8 +1432,13 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     }
 
     private void completeRecv(RecvWr r, WcStatus status, WcOpcode op, int len, boolean hasImm, int imm) {
+        completeRecv(r, status, op, len, hasImm, imm, null);
+    }
+
+    private void completeRecv(RecvWr r, WcStatus status, WcOpcode op, int len, boolean hasImm, int imm,
+                              Integer invalidatedRkey) {
         recvCount.decrementAndGet();
-        deliver(new WorkCompletion(r.wrId(), status, op, len, hasImm, imm));
+        deliver(new WorkCompletion(r.wrId(), status, op, len, hasImm, imm, invalidatedRkey));
     }
 
     private void deliver(WorkCompletion wc) {

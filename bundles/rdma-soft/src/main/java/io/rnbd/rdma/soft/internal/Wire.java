@@ -1,5 +1,7 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.rdma.api.CmPrivateData;
+
 import java.nio.ByteBuffer;
 
 /**
@@ -7,12 +9,18 @@ import java.nio.ByteBuffer;
  *
  * <pre>
  *  0 u8  type        4 u32 payload length    8 u64 remote address (HELLO: magic)
- *  1 u8  status     16 u32 rkey             20 u32 immediate
- *  2 u8  flags      24 u32 aux (READ length, REJECT reason)
- *  3 u8  reserved (0)                       28 u32 acked
+ *  1 u8  status     16 u32 rkey (SEND_INV: the receiver's rkey to invalidate)
+ *  2 u8  flags      20 u32 immediate
+ *  3 u8  reserved (0)                       24 u32 aux (READ length, REJECT reason)
+ *                                           28 u32 acked
  * </pre>
  *
- * Only the payload of HELLO, SEND*, WRITE* and READ_RESP follows a header.
+ * Only the payload of HELLO, ACCEPT, REJECT, SEND*, WRITE* and READ_RESP follows a
+ * header. The connection manager's private data is the payload of HELLO (the connect's,
+ * at most {@link CmPrivateData#CONNECT_MAX} bytes), ACCEPT (the accept's, at most
+ * {@link CmPrivateData#ACCEPT_MAX}) and REJECT (the reject's, at most
+ * {@link CmPrivateData#REJECT_MAX}), the sizes the IB CM allows, so that a protocol that
+ * runs on the soft provider fits a real adapter too; a longer one drops the connection.
  *
  * <p>Acknowledgements ride on every frame, as in TCP: {@code acked} counts the peer's
  * SEND and WRITE requests that arrived since the previous frame in this direction. An ACK
@@ -36,6 +44,8 @@ final class Wire {
     static final byte READ_RESP = 9;
     static final byte ACK = 10;
     static final byte DISCONNECT = 11;
+    /** SEND_WITH_INV: a SEND whose receiver also invalidates the region under {@link #rkey}. */
+    static final byte SEND_INV = 12;
 
     static final byte ST_OK = 0;
     static final byte ST_REM_ACCESS = 1;
@@ -44,9 +54,12 @@ final class Wire {
     /** Flag: acknowledge this request at once (it completes signaled at the initiator). */
     static final byte ACK_REQ = 1;
 
-    /** "SOFT" and version 2 (acks on every frame), carried in HELLO's address field. */
-    static final long MAGIC = 0x534F_4654_0000_0002L;
-    static final int MAX_PRIVATE_DATA = 56;
+    /**
+     * "SOFT" and version 3, carried in HELLO's address field. Version 2 added acks on every
+     * frame; 3 adds private data to ACCEPT and REJECT and the SEND_INV frame. A version-2
+     * peer's HELLO is refused (its ACCEPT would be misread), so both ends must be upgraded.
+     */
+    static final long MAGIC = 0x534F_4654_0000_0003L;
 
     private Wire() {
     }
@@ -113,7 +126,17 @@ final class Wire {
     }
 
     static boolean hasPayload(byte type) {
-        return type == HELLO || type == SEND || type == SEND_IMM || type == WRITE || type == WRITE_IMM
-                || type == READ_RESP;
+        return type == HELLO || type == ACCEPT || type == REJECT || type == SEND || type == SEND_IMM
+                || type == SEND_INV || type == WRITE || type == WRITE_IMM || type == READ_RESP;
+    }
+
+    /** How much private data a connection-manager frame may carry; -1 for other frames. */
+    static int maxPrivateData(byte type) {
+        switch (type) {
+            case HELLO: return CmPrivateData.CONNECT_MAX;
+            case ACCEPT: return CmPrivateData.ACCEPT_MAX;
+            case REJECT: return CmPrivateData.REJECT_MAX;
+            default: return -1;
+        }
     }
 }

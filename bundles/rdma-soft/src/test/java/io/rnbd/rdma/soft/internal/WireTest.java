@@ -2,6 +2,8 @@ package io.rnbd.rdma.soft.internal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -46,11 +48,52 @@ class WireTest {
     }
 
     @Test
-    void helloCarriesMagicVersionTwo() {
+    void helloCarriesMagicVersionThreeAndTheConnectPrivateDataLength() {
         ByteBuffer b = header();
-        Wire.put(b, Wire.HELLO, Wire.ST_OK, 5, Wire.MAGIC, 0, 0, 0);
-        assertArrayEquals(HexFormat.of().parseHex("01000000" + "05000000" + "0200000054464f53" + "00000000"
-                + "00000000" + "00000000" + "00000000"), b.array());
+        Wire.put(b, Wire.HELLO, Wire.ST_OK, 56, Wire.MAGIC, 0, 0, 0);
+        assertArrayEquals(HexFormat.of().parseHex("01000000" // type HELLO, status, flags, reserved
+                + "38000000"                                   // payload: 56 bytes of private data
+                + "0300000054464f53"                           // "SOFT", version 3 (u64 LE)
+                + "00000000" + "00000000" + "00000000" + "00000000"), b.array());
         assertEquals(Wire.MAGIC, Wire.addr(b, 0));
+    }
+
+    @Test
+    void acceptCarriesUpTo196BytesOfPrivateData() {
+        ByteBuffer b = header();
+        Wire.put(b, Wire.ACCEPT, Wire.ST_OK, 196, 0, 0, 0, 0);
+        assertArrayEquals(HexFormat.of().parseHex("02000000" + "c4000000" + "0000000000000000" + "00000000"
+                + "00000000" + "00000000" + "00000000"), b.array());
+    }
+
+    @Test
+    void rejectCarriesTheReasonInAuxAndItsPrivateDataLength() {
+        ByteBuffer b = header();
+        Wire.put(b, Wire.REJECT, Wire.ST_OK, 148, 0, 0, 0, 129);
+        assertArrayEquals(HexFormat.of().parseHex("03000000" + "94000000" + "0000000000000000" + "00000000"
+                + "00000000"
+                + "81000000"                                   // aux: reason 129 (EKEYREJECTED)
+                + "00000000"), b.array());
+    }
+
+    @Test
+    void sendWithInvalidateCarriesTheRkeyToInvalidateAtOffset16() {
+        ByteBuffer b = header();
+        Wire.put(b, Wire.SEND_INV, Wire.ST_OK, Wire.ACK_REQ, 0, 0, 0x11223344, 0, 0, 0);
+        assertArrayEquals(HexFormat.of().parseHex("0c000100" // type 12 SEND_INV, status, ACK_REQ, reserved
+                + "00000000"                                   // empty payload
+                + "0000000000000000"
+                + "44332211"                                   // the receiver's rkey to invalidate
+                + "00000000" + "00000000" + "00000000"), b.array());
+    }
+
+    @Test
+    void privateDataLimitsAreTheIbCms() {
+        assertEquals(56, Wire.maxPrivateData(Wire.HELLO));
+        assertEquals(196, Wire.maxPrivateData(Wire.ACCEPT));
+        assertEquals(148, Wire.maxPrivateData(Wire.REJECT));
+        assertEquals(-1, Wire.maxPrivateData(Wire.SEND));
+        assertTrue(Wire.hasPayload(Wire.ACCEPT) && Wire.hasPayload(Wire.REJECT) && Wire.hasPayload(Wire.SEND_INV));
+        assertFalse(Wire.hasPayload(Wire.ACK) || Wire.hasPayload(Wire.READ_REQ) || Wire.hasPayload(Wire.DISCONNECT));
     }
 }

@@ -22,8 +22,14 @@ public final class ExportComponent {
     @ObjectClassDefinition(name = "RNBD export",
             description = "A block device served to RNBD clients; keys backend.X go to the backend as X")
     public @interface Config {
-        @AttributeDefinition(name = "Name", description = "Export name, as clients give it in OPEN (at most 254 bytes)")
+        @AttributeDefinition(name = "Name", description = "Export name (at most 254 bytes); with the default path, "
+                + "what clients give in OPEN under the default search path")
         String name() default "";
+
+        @AttributeDefinition(name = "Path", description = "Where OPEN finds the export once its device name is resolved "
+                + "against the server's dev.search.path (as Linux's rnbd-server resolves it), e.g. /dev/ram0 or "
+                + "/srv/hostA/disk1; empty = /<name>")
+        String path() default "";
 
         @AttributeDefinition(name = "Backend", description = "rnbd.backend property of the BlockBackend service to use (memory, file)")
         String backend() default "memory";

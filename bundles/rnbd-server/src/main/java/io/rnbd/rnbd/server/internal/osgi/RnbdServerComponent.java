@@ -14,30 +14,61 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The RNBD server as the RTRS server's upper layer, fed with exports and backends. */
-@Component(immediate = true, service = {RtrsServerOps.class, RnbdServerAdmin.class})
+/**
+ * The RNBD server as the RTRS server's upper layer, fed with exports and backends; its own
+ * settings under the singleton PID {@code io.rnbd.server}.
+ */
+@Component(immediate = true, service = {RtrsServerOps.class, RnbdServerAdmin.class},
+        configurationPid = "io.rnbd.server", configurationPolicy = ConfigurationPolicy.OPTIONAL)
+@Designate(ocd = RnbdServerComponent.Config.class)
 public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin {
     private static final Logger LOG = LoggerFactory.getLogger(RnbdServerComponent.class);
+
+    @ObjectClassDefinition(name = "RNBD server", description = "How OPEN requests find exports.")
+    public @interface Config {
+        @AttributeDefinition(name = "Device search path", description = "Linux rnbd-server's dev_search_path: an "
+                + "OPEN's device name is looked up at <path>/<name> (duplicate slashes squeezed), %SESSNAME% standing "
+                + "for the client's session name (what follows it is dropped, as in Linux). An export is published "
+                + "at its 'path', by default /<name>.")
+        String dev_search_path() default "/";
+    }
 
     private final ScheduledExecutorService scheduler;
     private final RnbdServer server;
 
     @Activate
-    public RnbdServerComponent() {
+    public RnbdServerComponent(Config cfg) {
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rnbd-server-timer");
             t.setDaemon(true);
             return t;
         });
         server = new RnbdServer(scheduler);
+        try {
+            server.devSearchPath(cfg.dev_search_path());
+        } catch (IllegalArgumentException e) {
+            scheduler.shutdownNow();
+            throw e;
+        }
+    }
+
+    @Modified
+    void modified(Config cfg) {
+        server.devSearchPath(cfg.dev_search_path());
+        LOG.info("OPEN looks for exports under {}", cfg.dev_search_path());
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

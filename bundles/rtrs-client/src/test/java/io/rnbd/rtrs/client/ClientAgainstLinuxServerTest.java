@@ -1,0 +1,183 @@
+package io.rnbd.rtrs.client;
+
+import io.rnbd.rdma.api.Errno;
+import io.rnbd.rdma.core.internal.DeviceRegistry;
+import io.rnbd.rdma.soft.internal.SoftDevice;
+import io.rnbd.rtrs.api.PathState;
+import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.rtrs.proto.ConReq;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The client against a server that speaks only Linux's RTRS ({@link LinuxStyleServer}):
+ * what it connects with, that IO works with and without always_invalidate and with one
+ * descriptor for all chunks, that refusals carry the server's errno, and that failover
+ * resubmits at once, since such a server cannot fence. The Linux server in the rxe guest
+ * is the judge; this keeps the same expectations on the host.
+ */
+class ClientAgainstLinuxServerTest {
+    private SoftDevice dev;
+    private final DeviceRegistry registry = new DeviceRegistry();
+    private final DeviceSet devices = new DeviceSet();
+    private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2);
+    private final List<AutoCloseable> closers = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        dev = new SoftDevice("soft-lx", InetAddress.getByName("127.0.0.1"));
+        registry.addDevice(dev);
+        registry.addClient(devices);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closers.size() - 1; i >= 0; i--) {
+            closers.get(i).close();
+        }
+        registry.close();
+        timer.shutdownNow();
+        timer.awaitTermination(5, TimeUnit.SECONDS);
+        dev.close();
+    }
+
+    private LinuxStyleServer server(boolean alwaysInvalidate) throws Exception {
+        LinuxStyleServer s = new LinuxStyleServer(dev, alwaysInvalidate);
+        closers.add(s);
+        return s;
+    }
+
+    private ClientSession open(ClientConfig cfg) {
+        ClientSession s = new ClientSession(cfg, devices, () -> null, timer, System::nanoTime);
+        closers.add(s::close);
+        return s;
+    }
+
+    private static ClientConfig config(String name, PathAddress... paths) {
+        return ClientConfig.of(name, List.of(paths)).withTimings(50, 0, 0, 5000, 5).withCons(2);
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void verifiedIoWithAndWithoutAlwaysInvalidate(boolean alwaysInvalidate) throws Exception {
+        LinuxStyleServer srv = server(alwaysInvalidate);
+        ClientSession s = open(config("lx", srv.path()));
+        Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+        assertEquals(LinuxStyleServer.QD, s.queueDepth());
+        Random rnd = new Random(7);
+        byte[][] blocks = new byte[40][];
+        List<CompletableFuture<Integer>> writes = new ArrayList<>();
+        for (int i = 0; i < blocks.length; i++) {
+            blocks[i] = new byte[4096 + i * 64];
+            rnd.nextBytes(blocks[i]);
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            s.write(MemoryOps.hdr(i * 16384L), ByteBuffer.wrap(blocks[i]), f::complete);
+            writes.add(f);
+        }
+        for (CompletableFuture<Integer> f : writes) {
+            assertEquals(0, f.get(10, TimeUnit.SECONDS));
+        }
+        for (int i = 0; i < blocks.length; i++) {
+            ByteBuffer dst = ByteBuffer.allocate(blocks[i].length);
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            s.read(MemoryOps.hdr(i * 16384L), dst, f::complete);
+            assertEquals(0, f.get(10, TimeUnit.SECONDS));
+            assertArrayEquals(blocks[i], dst.array(), "block " + i);
+        }
+        assertEquals(0, srv.foreignSends.get(), "nothing but INFO_REQ was SENT: no AUTH, no FENCE");
+    }
+
+    /**
+     * Every connection's CON_REQ: the session's uuid at offset 28, the path's at 12, one
+     * cid_num, the extension bit; and only the first path may create the session: the
+     * second connects once the first's connection 0 was accepted, without first_conn
+     * (Linux's for_new_clt).
+     */
+    @Test
+    void conReqsCarryTheUuidsAsLinuxAndOnlyTheFirstPathCreatesTheSession() throws Exception {
+        LinuxStyleServer srv = server(false);
+        PathAddress a = srv.path();
+        PathAddress b = new PathAddress(null, a.dst(), a.port());
+        ClientSession s = open(config("lx2", a, b));
+        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        List<ConReq> reqs = srv.conReqs;
+        assertEquals(6, reqs.size(), "two paths of three connections");
+        assertEquals(1, reqs.stream().map(ConReq::sessionUuid).distinct().count());
+        List<UUID> paths = reqs.stream().map(ConReq::pathUuid).distinct().collect(Collectors.toList());
+        assertEquals(2, paths.size());
+        UUID first = reqs.get(0).pathUuid();
+        assertEquals(0, reqs.get(0).cid(), "the creating path's connection 0 comes first, alone");
+        for (ConReq r : reqs) {
+            assertEquals(3, r.cidNum());
+            assertTrue(r.extensions());
+            assertEquals(r.pathUuid().equals(first), r.firstConn(), "first_conn only for the creating path");
+        }
+    }
+
+    /** A path whose server refuses cannot block the others: once the creator failed, the next one creates. */
+    @Test
+    void whenTheFirstPathFailsTheNextOneCreatesTheSession() throws Exception {
+        LinuxStyleServer srv = server(false);
+        PathAddress dead = new PathAddress(null, srv.address().getAddress(), SoftFixture.freePort());
+        ClientSession s = open(config("lx3", dead, srv.path()));
+        Await.until("second path connected", () -> s.state() == SessionState.CONNECTED);
+        assertTrue(srv.conReqs.stream().allMatch(ConReq::firstConn));
+    }
+
+    /** rtrs_rdma_conn_rejected: the reject's CON_RSP errno is what the path reports. */
+    @Test
+    void rejectCarriesTheServersErrno() throws Exception {
+        LinuxStyleServer srv = server(false);
+        srv.rejectWith = Errno.EBUSY;
+        ClientSession s = open(config("lx4", srv.path()));
+        Await.until("refused", () -> s.pathInfo().get(0).lastError() == Errno.EBUSY);
+        assertFalse(s.state() == SessionState.CONNECTED);
+        srv.rejectWith = 0;
+        Await.until("reconnected once the server lets it", () -> s.state() == SessionState.CONNECTED);
+    }
+
+    /** fail_all_outstanding_reqs: with a server that cannot fence, a dead path's requests go elsewhere at once. */
+    @Test
+    void failoverWithoutFencingResubmitsAtOnce() throws Exception {
+        LinuxStyleServer srv = server(true);
+        PathAddress a = srv.path();
+        ClientSession s = open(config("lx5", a, new PathAddress(null, a.dst(), a.port())));
+        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        srv.ops.hold = r -> true;
+        List<CompletableFuture<Integer>> writes = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            s.write(MemoryOps.hdr(i * 4096L), ByteBuffer.wrap(new byte[4096]), f::complete);
+            writes.add(f);
+        }
+        Await.until("all held", () -> srv.ops.held.size() == 6);
+        srv.ops.hold = r -> false;
+        UUID victim = srv.conReqs.get(0).pathUuid();
+        srv.ops.held.clear(); // the server lost them with the path
+        srv.disconnectPath(victim);
+        for (CompletableFuture<Integer> f : writes) {
+            assertEquals(0, f.get(10, TimeUnit.SECONDS));
+        }
+        assertEquals(0, srv.foreignSends.get(), "no FENCE was sent to a server without extensions");
+    }
+}

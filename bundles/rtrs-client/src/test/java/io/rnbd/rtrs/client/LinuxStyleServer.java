@@ -1,0 +1,233 @@
+package io.rnbd.rtrs.client;
+
+import io.rnbd.rdma.api.Access;
+import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.MemoryRegion;
+import io.rnbd.rdma.api.ProtectionDomain;
+import io.rnbd.rdma.api.QpInit;
+import io.rnbd.rdma.api.QueuePair;
+import io.rnbd.rdma.api.RdmaDevice;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.RecvWr;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
+import io.rnbd.rdma.api.WorkCompletion;
+import io.rnbd.rdma.api.WrOpcode;
+import io.rnbd.rtrs.proto.ConReq;
+import io.rnbd.rtrs.proto.ConRsp;
+import io.rnbd.rtrs.proto.Imm;
+import io.rnbd.rtrs.proto.InfoReq;
+import io.rnbd.rtrs.proto.InfoRsp;
+import io.rnbd.rtrs.proto.MsgType;
+import io.rnbd.rtrs.proto.RdmaReadMsg;
+import io.rnbd.rtrs.proto.RdmaWriteMsg;
+import io.rnbd.rtrs.proto.RkeyRsp;
+import io.rnbd.rtrs.proto.SgDesc;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A raw-verbs RTRS server that does on the wire what Linux's rtrs-srv.c does and nothing
+ * more (no extensions): CON_RSP in the accept; INFO_RSP with one descriptor per chunk under
+ * always_invalidate, else one descriptor for all chunks (one region, as Linux registers
+ * as many chunks per region as the adapter allows); answers as empty RDMA_WRITE_WITH_IMM,
+ * or SEND_WITH_IMM with an RKEY_RSP under IO_RSP; read data RDMA-written first. Storage
+ * is {@link MemoryOps}'s, whose user header is {u64 offset}.
+ */
+final class LinuxStyleServer implements AutoCloseable {
+    static final int QD = 8;
+    static final int CHUNK = 16384;
+    private static final int RECVS = 64;
+    private static final int SLOT = 512;
+
+    final MemoryOps ops = new MemoryOps(1 << 20);
+    final List<ConReq> conReqs = new CopyOnWriteArrayList<>();
+    /** Set to make every connect be rejected with this errno, as rtrs_rdma_do_reject does. */
+    volatile int rejectWith;
+    private final boolean alwaysInvalidate;
+    private final ProtectionDomain pd;
+    private final CmListener listener;
+    private final ByteBuffer chunks = ByteBuffer.allocateDirect(QD * CHUNK).order(ByteOrder.LITTLE_ENDIAN);
+    private final MemoryRegion[] mrs;
+    private final MemoryRegion rkeyBuf;
+    private final List<QueuePair> qps = new CopyOnWriteArrayList<>();
+    private final java.util.Map<java.util.UUID, List<QueuePair>> byPath = new java.util.concurrent.ConcurrentHashMap<>();
+    /** SENDs other than INFO_REQ: Linux's server would close the path on them (FENCE, AUTH). */
+    final java.util.concurrent.atomic.AtomicInteger foreignSends = new java.util.concurrent.atomic.AtomicInteger();
+
+    LinuxStyleServer(RdmaDevice dev, boolean alwaysInvalidate) throws RdmaException {
+        this.alwaysInvalidate = alwaysInvalidate;
+        pd = dev.allocPd();
+        int n = alwaysInvalidate ? QD : 1;
+        mrs = new MemoryRegion[n];
+        for (int i = 0; i < n; i++) {
+            int len = alwaysInvalidate ? CHUNK : QD * CHUNK;
+            mrs[i] = pd.register(chunks.duplicate().position(i * CHUNK).limit(i * CHUNK + len).slice(), Access.all());
+        }
+        rkeyBuf = pd.register(ByteBuffer.allocateDirect(QD * RkeyRsp.SIZE), Access.of(Access.LOCAL_WRITE));
+        listener = dev.listen(new InetSocketAddress(dev.addresses().get(0), 0), req -> {
+            try {
+                ConReq cr = ConReq.decode(req.privateData());
+                conReqs.add(cr);
+                if (rejectWith != 0) {
+                    req.reject(rejectWith, ConRsp.refuse(rejectWith, false).toBytes());
+                    return;
+                }
+                MemoryRegion rx = pd.register(ByteBuffer.allocateDirect(RECVS * SLOT), Access.of(Access.LOCAL_WRITE));
+                ConRsp rsp = ConRsp.accept(QD, CHUNK - 4096, 4096, alwaysInvalidate ? ConRsp.NEW_RKEY_F : 0);
+                QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx)), (q, e) -> { },
+                        rsp.toBytes(), q -> {
+                            for (int i = 0; i < RECVS; i++) {
+                                q.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
+                            }
+                        });
+                qps.add(qp);
+                byPath.computeIfAbsent(cr.pathUuid(), u -> new CopyOnWriteArrayList<>()).add(qp);
+            } catch (Exception e) {
+                req.reject(io.rnbd.rdma.api.Errno.ECONNRESET, ConRsp.refuse(io.rnbd.rdma.api.Errno.ECONNRESET, false)
+                        .toBytes());
+            }
+        });
+    }
+
+    InetSocketAddress address() {
+        return listener.localAddress();
+    }
+
+    PathAddress path() {
+        return new PathAddress(address().getAddress(), address().getAddress(), address().getPort());
+    }
+
+    /** Drop the connections of one path, as close_path does. */
+    void disconnectPath(java.util.UUID path) {
+        byPath.getOrDefault(path, List.of()).forEach(QueuePair::disconnect);
+    }
+
+    /** Drop every connection, as a server crash or close_path would. */
+    void disconnectAll() {
+        qps.forEach(QueuePair::disconnect);
+    }
+
+    private void onWc(QueuePair qp, WorkCompletion wc, MemoryRegion rx) {
+        if (!wc.ok() || (wc.opcode() != WcOpcode.RECV && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM)) {
+            return;
+        }
+        try {
+            if (wc.opcode() == WcOpcode.RECV) {
+                ByteBuffer msg = rx.buffer().slice((int) wc.wrId() * SLOT, wc.byteLen());
+                if (MsgType.peek(msg) != MsgType.INFO_REQ) {
+                    foreignSends.incrementAndGet();
+                    qp.disconnect(); // Linux's server knows no other SEND
+                    return;
+                }
+                InfoReq.decode(msg);
+                List<SgDesc> d = new ArrayList<>();
+                for (MemoryRegion mr : mrs) {
+                    d.add(new SgDesc(mr.address(), mr.rkey(), mr.length()));
+                }
+                InfoRsp r = new InfoRsp(d);
+                send(qp, r.size(), r::encode);
+            } else if (Imm.type(wc.imm()) == Imm.HB_MSG) {
+                qp.postSend(new SendWr(3, WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), Imm.hbAck(), 0, 0, false));
+            } else if (Imm.type(wc.imm()) == Imm.IO_REQ) {
+                ioReq(qp, wc.imm());
+            }
+            qp.postRecv(new RecvWr(wc.wrId(), List.of(new Sge(rx, (int) wc.wrId() * SLOT, SLOT))));
+        } catch (Exception e) {
+            qp.disconnect();
+        }
+    }
+
+    private MemoryRegion mrOf(int id) {
+        return alwaysInvalidate ? mrs[id] : mrs[0];
+    }
+
+    private void ioReq(QueuePair qp, int imm) throws Exception {
+        int id = Imm.reqBufId(imm, Imm.offsetBits(QD));
+        int off = Imm.reqOffset(imm, Imm.offsetBits(QD));
+        ByteBuffer chunk = chunks.duplicate().position(id * CHUNK).limit(id * CHUNK + CHUNK).slice()
+                .order(ByteOrder.LITTLE_ENDIAN);
+        if (alwaysInvalidate) {
+            mrs[id].invalidate();
+        }
+        ByteBuffer at = chunk.duplicate().position(off);
+        List<SendWr> chain = new ArrayList<>();
+        int errno;
+        if (MsgType.peek(at) == MsgType.RDMA_WRITE) {
+            int usrLen = RdmaWriteMsg.decode(at).usrLen();
+            errno = serve(true, chunk.slice(off - usrLen, usrLen), chunk.slice(0, off - usrLen));
+        } else {
+            RdmaReadMsg m = RdmaReadMsg.decode(at);
+            int dataLen = off - m.usrLen();
+            errno = serve(false, chunk.slice(dataLen, m.usrLen()), chunk.slice(0, dataLen));
+            if (errno == 0 && !m.descs().isEmpty()) {
+                SgDesc d = m.descs().get(0);
+                int base = alwaysInvalidate ? 0 : id * CHUNK;
+                chain.add(new SendWr(4, WrOpcode.RDMA_WRITE, List.of(new Sge(mrOf(id), base, d.len())), 0, d.addr(),
+                        d.key(), false));
+            }
+        }
+        int rsp = Imm.ioRsp(id, errno, false);
+        if (alwaysInvalidate) {
+            int rkey = mrs[id].reregister();
+            new RkeyRsp(id, rkey).encode(rkeyBuf.buffer().duplicate().position(id * RkeyRsp.SIZE));
+            chain.add(new SendWr(5, WrOpcode.SEND_WITH_IMM, List.of(new Sge(rkeyBuf, id * RkeyRsp.SIZE,
+                    RkeyRsp.SIZE)), rsp, 0, 0, false));
+        } else {
+            chain.add(new SendWr(5, WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), rsp, 0, 0, false));
+        }
+        qp.postSend(chain);
+    }
+
+    private int serve(boolean write, ByteBuffer usr, ByteBuffer data) {
+        int[] result = new int[1];
+        ops.onRequest(new io.rnbd.rtrs.api.RtrsServerRequest() {
+            @Override
+            public io.rnbd.rtrs.api.RtrsServerSession session() {
+                return null;
+            }
+
+            @Override
+            public boolean isWrite() {
+                return write;
+            }
+
+            @Override
+            public ByteBuffer userHeader() {
+                return usr.duplicate();
+            }
+
+            @Override
+            public ByteBuffer data() {
+                return data.duplicate();
+            }
+
+            @Override
+            public void complete(int errno) {
+                result[0] = errno;
+            }
+        });
+        return result[0];
+    }
+
+    private void send(QueuePair qp, int size, java.util.function.Consumer<ByteBuffer> enc) throws RdmaException {
+        ByteBuffer b = ByteBuffer.allocateDirect(size);
+        enc.accept(b);
+        b.flip();
+        MemoryRegion mr = pd.register(b, Access.of(Access.LOCAL_WRITE));
+        qp.postSend(SendWr.send(1000, List.of(Sge.whole(mr))));
+    }
+
+    @Override
+    public void close() {
+        listener.close();
+        qps.forEach(QueuePair::close);
+        pd.close();
+    }
+}

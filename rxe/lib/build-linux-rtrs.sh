@@ -1,0 +1,152 @@
+#!/bin/bash
+# Builds Linux's own RTRS and RNBD modules (rtrs-core, rtrs-client, rtrs-server, rnbd-client,
+# rnbd-server) out of tree for the guest's kernel and installs them into the guest's module
+# tree: the interop peer that nobody in this project wrote. Debian's kernels do not build
+# them (# CONFIG_INFINIBAND_RTRS_CLIENT is not set), but their sources are in Debian's
+# linux-source-<series> and build in well under a minute against linux-headers-<kver>.
+#
+#   build-linux-rtrs.sh KROOT KVER CACHE
+#
+# KROOT  the guest's kernel tree (dpkg -x of linux-image-<kver>); its .deb-version file holds
+#        the Debian version of that image (run-rxe-tests.sh writes it)
+# KVER   the kernel release, e.g. 6.1.0-56-amd64
+# CACHE  where the result is kept, keyed by kernel release and Debian version:
+#        CACHE/<kver>/<version>/ko/*.ko; a second run with the same kernel does not rebuild
+#
+# The headers, the kbuild tools and the source must be the very build of the image the guest
+# boots (same Debian version): each is fetched with apt-get download at that version, and
+# the run refuses loudly otherwise. They are unpacked with dpkg -x under CACHE, not installed:
+# installing linux-headers-<kver> would pull the image onto the host (backports' headers
+# depend on it) and could not serve two kernels side by side. apt-get honours APT_CONFIG, so
+# the caller can point it at another suite (RXE_KERNEL=backports). The built modules must
+# carry the vermagic of the image's own rdma_rxe.ko, or they are not installed.
+#
+# Exit 0: modules installed in KROOT/lib/modules/<kver>/updates/linux-rtrs (depmod run).
+# Exit 1: with a line starting "linux-rtrs: FAILED" that says why.
+set -uo pipefail
+KROOT=${1:?usage: build-linux-rtrs.sh KROOT KVER CACHE}
+KVER=${2:?kernel release}
+CACHE=${3:?cache directory}
+T0=$(date +%s)
+say() { echo "linux-rtrs: $*"; }
+fail() { say "FAILED: $*"; exit 1; }
+MODULES="rtrs/rtrs-core rtrs/rtrs-client rtrs/rtrs-server rnbd/rnbd-client rnbd/rnbd-server"
+
+IMGVER=$(cat "$KROOT/.deb-version" 2>/dev/null) || fail "$KROOT/.deb-version missing (which build of linux-image-$KVER is this?)"
+[ -n "$IMGVER" ] || fail "empty $KROOT/.deb-version"
+series=$(echo "$KVER" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')      # 6.1.0-56-amd64 -> 6.1, 6.12.95+deb12-amd64 -> 6.12
+KEY=$CACHE/$KVER/$IMGVER
+DEST=$KROOT/lib/modules/$KVER/updates/linux-rtrs
+rxe_ko=$(find "$KROOT/lib/modules/$KVER" -name 'rdma_rxe.ko*' | head -1)
+[ -n "$rxe_ko" ] || fail "no rdma_rxe module in $KROOT"
+want_magic=$(modinfo -F vermagic "$rxe_ko") || fail "cannot read the vermagic of $rxe_ko"
+
+install_modules() {
+  mkdir -p "$DEST" || fail "cannot create $DEST"
+  local changed=0 m
+  for m in $MODULES; do
+    cmp -s "$KEY/ko/${m#*/}.ko" "$DEST/${m#*/}.ko" && continue
+    cp "$KEY/ko/${m#*/}.ko" "$DEST/" || fail "cannot install ${m#*/}.ko into $DEST"
+    changed=1
+  done
+  if [ $changed = 1 ] || ! grep -q 'updates/linux-rtrs/rnbd-client.ko' "$KROOT/lib/modules/$KVER/modules.dep"; then
+    depmod -b "$KROOT" "$KVER" || fail "depmod -b $KROOT $KVER"
+  fi
+  say "installed in $DEST ($(modinfo -F vermagic "$DEST/rnbd-client.ko"))"
+}
+
+# --- cached? --------------------------------------------------------------------------------
+complete=1
+for m in $MODULES; do [ -f "$KEY/ko/${m#*/}.ko" ] || complete=0; done
+if [ $complete = 1 ] && [ "$(modinfo -F vermagic "$KEY/ko/rnbd-client.ko")" = "$want_magic" ]; then
+  say "cached for $KVER ($IMGVER) in $KEY"
+  install_modules
+  exit 0
+fi
+
+# --- fetch the exact build's headers, kbuild tools and source ------------------------------
+say "building for $KVER ($IMGVER) from linux-source-$series and linux-headers-$KVER"
+B=$KEY/build
+rm -rf "$B" "$KEY/ko"
+mkdir -p "$B/debs" "$B/root" "$B/src" "$KEY/ko" || fail "cannot create $B"
+cd "$B/debs" || fail "cd $B/debs"
+fetch() {   # fetch NAME: apt-get download NAME=$IMGVER, and check what arrived
+  local log="$B/apt-download.log"
+  if ! apt-get download -q -o APT::Sandbox::User=root "$1=$IMGVER" >>"$log" 2>&1; then
+    local offered
+    offered=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
+    fail "$1 $IMGVER (the guest image's version) cannot be downloaded; apt offers ${offered:-nothing} (see $log). \
+The image, its headers and linux-source must be one build: refusing to build against another."
+  fi
+  local got
+  got=$(dpkg-deb -f "$1"_*.deb Version)
+  [ "$got" = "$IMGVER" ] || fail "$1 is $got, the image is $IMGVER"
+}
+fetch "linux-headers-$KVER"
+# the flavour's headers name the common headers and the kbuild tools they were built with
+deps=$(dpkg-deb -f "linux-headers-$KVER"_*.deb Depends | tr ',' '\n' | sed -E 's/^ *//; s/ .*//')
+common=$(echo "$deps" | grep -E '^linux-headers-.*-common$' | head -1)
+kbuild=$(echo "$deps" | grep -E '^linux-kbuild-' | head -1)
+[ -n "$common" ] && [ -n "$kbuild" ] || fail "linux-headers-$KVER names no common headers or kbuild package: $deps"
+fetch "$common"
+fetch "$kbuild"
+fetch "linux-source-$series"
+
+# the build tools kbuild needs on the host (gcc-<n>, make, libelf for objtool, ...)
+need=()
+compiler=$(echo "$deps" | grep -E '^gcc-[0-9]+$' | head -1)
+for p in make ${compiler:-gcc} $(dpkg-deb -f "$kbuild"_*.deb Depends | tr ',|' '\n\n' | sed -E 's/^ *//; s/ .*//' | grep -v '^$'); do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  say "apt-get install ${need[*]}"
+  # best effort: a tool that is missing (e.g. pahole, only for BTF) shows up in the build log
+  # with the host's own sources (APT_CONFIG may point at a backports-only list)
+  env -u APT_CONFIG DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >"$B/apt-install.log" 2>&1 \
+    || say "warning: apt-get install ${need[*]} failed (see $B/apt-install.log); building anyway"
+fi
+
+for d in "linux-headers-$KVER" "$common" "$kbuild"; do
+  dpkg -x "$d"_*.deb "$B/root" || fail "dpkg -x $d"
+done
+HDR=$B/root/usr/src/linux-headers-$KVER
+[ -f "$HDR/Makefile" ] || fail "no $HDR/Makefile"
+# The flavour's Makefile includes the common headers' Makefile by absolute path; make it ours.
+sed -i -E "s#(^|[[:space:]])/usr/src/#\1$B/root/usr/src/#g" "$HDR/Makefile"
+# Only the two driver directories are needed out of the ~140 MB source tarball.
+dpkg-deb --fsys-tarfile "linux-source-$series"_*.deb | tar -xO "./usr/src/linux-source-$series.tar.xz" \
+  | xz -dc -T0 | tar -x -C "$B/src" --wildcards \
+    "linux-source-$series/drivers/infiniband/ulp/rtrs/*" "linux-source-$series/drivers/block/rnbd/*" \
+  || fail "cannot extract rtrs/ and rnbd/ from linux-source-$series"
+rm -f "linux-source-$series"_*.deb          # 140 MB; the modules are what is cached
+
+# --- build ---------------------------------------------------------------------------------
+OOT=$B/oot
+mkdir -p "$OOT"
+cp -r "$B/src/linux-source-$series/drivers/infiniband/ulp/rtrs" "$OOT/rtrs"
+cp -r "$B/src/linux-source-$series/drivers/block/rnbd" "$OOT/rnbd"
+# rnbd includes rtrs.h from the kernel tree; out of tree it sits beside it
+sed -i 's#-I$(srctree)/drivers/infiniband/ulp/rtrs#-I$(src)/../rtrs#' "$OOT/rnbd/Makefile"
+echo 'obj-m += rtrs/ rnbd/' > "$OOT/Kbuild"
+say "make (log $B/make.log)"
+# no BTF: test modules need none, and 6.12's headers ship a vmlinux, which would make kbuild run pahole
+make -j"$(nproc)" -C "$HDR" M="$OOT" \
+  CONFIG_INFINIBAND_RTRS=m CONFIG_INFINIBAND_RTRS_CLIENT=m CONFIG_INFINIBAND_RTRS_SERVER=m \
+  CONFIG_BLK_DEV_RNBD=y CONFIG_BLK_DEV_RNBD_CLIENT=m CONFIG_BLK_DEV_RNBD_SERVER=m \
+  CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$B/make.log" 2>&1 \
+  || { tail -30 "$B/make.log"; fail "make (log $B/make.log)"; }
+for m in $MODULES; do
+  [ -f "$OOT/$m.ko" ] || fail "$m.ko was not built (log $B/make.log)"
+  strip --strip-debug -o "$KEY/ko/${m#*/}.ko" "$OOT/$m.ko" || fail "strip $m.ko"
+done
+got_magic=$(modinfo -F vermagic "$KEY/ko/rnbd-client.ko")
+if [ "$got_magic" != "$want_magic" ]; then
+  rm -rf "$KEY/ko"
+  fail "built modules say '$got_magic', the image's rdma_rxe.ko says '$want_magic'"
+fi
+# what they were built from, beside them
+rm -rf "$KEY/src"; cp -r "$B/src/linux-source-$series/drivers" "$KEY/src"
+echo "$IMGVER" > "$KEY/ko/deb-version"
+[ "${RXE_KEEP_BUILD:-0}" = 1 ] || rm -rf "$B"
+say "built in $(( $(date +%s) - T0 ))s: $(cd "$KEY/ko" && ls -- *.ko | tr '\n' ' ')"
+install_modules
