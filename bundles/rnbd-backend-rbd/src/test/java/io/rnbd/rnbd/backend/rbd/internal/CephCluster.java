@@ -130,6 +130,17 @@ final class CephCluster implements ExtensionContext.Store.CloseableResource {
         control("osd-pause");
     }
 
+    /** The OSD's state letter from /proc (T: stopped), for failure messages. */
+    String osdState() {
+        try {
+            String pid = Files.readString(dir.resolve("pid.osd")).strip();
+            return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream()
+                    .filter(l -> l.startsWith("State:")).findFirst().orElse("?");
+        } catch (IOException e) {
+            return "? (" + e.getMessage() + ")";
+        }
+    }
+
     void resumeOsd() {
         control("osd-resume");
     }
