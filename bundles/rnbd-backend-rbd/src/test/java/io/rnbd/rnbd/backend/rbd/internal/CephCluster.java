@@ -125,9 +125,42 @@ final class CephCluster implements ExtensionContext.Store.CloseableResource {
         return r.out;
     }
 
-    /** SIGSTOP the OSD: the cluster stops answering, its (memstore) data kept. */
+    /**
+     * SIGSTOP the OSD: the cluster stops answering, its (memstore) data kept. Returns once
+     * every thread of the OSD shows as stopped: kill returns before a group stop is complete.
+     */
     void pauseOsd() {
         control("osd-pause");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!osdStopped()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the OSD did not stop within 10 s: " + osdState());
+            }
+            try {
+                Thread.sleep(5); // the kernel stops the OSD's threads one by one; no event to wait on
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    private boolean osdStopped() {
+        try {
+            String pid = Files.readString(dir.resolve("pid.osd")).strip();
+            try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+                for (Path t : (Iterable<Path>) tasks::iterator) {
+                    String stat = Files.readString(t.resolve("stat"));
+                    char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                    if (state != 'T' && state != 't') {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** The OSD's state letter from /proc (T: stopped), for failure messages. */
