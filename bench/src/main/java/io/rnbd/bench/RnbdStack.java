@@ -1,6 +1,7 @@
 package io.rnbd.bench;
 
 import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.backend.memory.internal.MemoryBackend;
 import io.rnbd.rnbd.client.DevicePublisher;
@@ -15,7 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A mapped RNBD device in this JVM: the memory backend behind an RNBD server export ("disk"),
+ * A mapped RNBD device in this JVM: the memory backend (or one given) behind an RNBD server export ("disk"),
  * the RNBD server as the RTRS server's upper layer, RTRS over two rdma-soft devices on
  * loopback ({@link SoftStack}), the RNBD client mapping the export as {@code rnbd0}. What the
  * appliance does across two Karaf instances, minus OSGi.
@@ -25,21 +26,27 @@ final class RnbdStack implements AutoCloseable {
     static final int CHUNK = 256 * 1024;
 
     private final ScheduledExecutorService scheduler;
-    private final MemoryBackend backend = new MemoryBackend();
+    private final MemoryBackend memory;
     private final RnbdServer server;
     private final SoftStack rtrs;
     private final RnbdClient client;
     final RemoteBlockDevice device;
 
     RnbdStack(String size, boolean alwaysInvalidate) throws Exception {
+        this(new MemoryBackend(), Map.of("size", size), alwaysInvalidate);
+    }
+
+    /** The export "disk" on {@code backend} opened with {@code params}; a memory backend is closed with the stack. */
+    RnbdStack(BlockBackend backend, Map<String, String> params, boolean alwaysInvalidate) throws Exception {
+        memory = backend instanceof MemoryBackend m ? m : null;
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "bench-rnbd-server");
             t.setDaemon(true);
             return t;
         });
         server = new RnbdServer(scheduler);
-        server.backendAdded(MemoryBackend.TYPE, backend);
-        server.addExport(new ExportConfig("disk", MemoryBackend.TYPE, false, Set.of(), 0, Map.of("size", size)));
+        server.backendAdded(backend.type(), backend);
+        server.addExport(new ExportConfig("disk", backend.type(), false, Set.of(), 0, params));
         rtrs = new SoftStack(new ServerConfig(0, CHUNK, 512, alwaysInvalidate, 5000, 5), server);
         client = new RnbdClient(DevicePublisher.NONE);
         client.sessionAdded(rtrs.session);
@@ -51,7 +58,9 @@ final class RnbdStack implements AutoCloseable {
         client.close();
         rtrs.close();
         server.close();
-        backend.close();
+        if (memory != null) {
+            memory.close();
+        }
         scheduler.shutdownNow();
         scheduler.awaitTermination(5, TimeUnit.SECONDS);
     }

@@ -2,6 +2,7 @@ package io.rnbd.rnbd.api;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongConsumer;
 
 /**
  * A block device: byte-addressed here, every offset and length a multiple of
@@ -50,6 +51,16 @@ public interface BlockDevice extends AutoCloseable {
      */
     default BlockPlug plug() {
         return BlockPlug.NONE;
+    }
+
+    /**
+     * Be told when the size changes behind the device's back (an {@code rbd resize} from
+     * Ceph's command line, say): {@code listener} gets the new size in bytes, on a thread of
+     * the device, once {@link #size()} returns it; it must not block. The default never
+     * calls: a device whose size changes only by its owner's hand has nothing to report.
+     */
+    default SizeWatch watchSize(LongConsumer listener) {
+        return SizeWatch.NONE;
     }
 
     @Override

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Issue #19: what the appliance adds in front of Ceph RBD, in one run on one cluster (the
+# project's one-node cluster, itests/ceph/one-node.sh: one mon, one memstore OSD, on this
+# machine). Every tool gets its own image of the same size, written once end to end first
+# (the rbd backend holds an image's exclusive lock, so tools cannot share one):
+#
+#   fio       fio --ioengine=rbd (librbd, C, no appliance)                    image bench-fio
+#   rbdbench  rbd bench (librbd, C++, no appliance)                           image bench-rbd
+#   backend   the rnbd load generator on the rbd backend (librbd through the
+#             project's JNI library), no transport                            image bench-be
+#   appliance the rnbd load generator on an RNBD device: RNBD client -> RTRS over two
+#             rdma-soft devices -> RNBD server -> rbd backend, one JVM         image bench-app
+#
+# Points: 4 KiB random read/write at depth 32 (IOPS), 128 KiB sequential read/write at depth 8
+# (MiB/s). Repetitions are interleaved (each rep runs every tool once), medians are reported,
+# with the ratio appliance / fio (target: >= 0.85, the appliance adding at most 15 % to
+# librbd alone) and appliance / rbd bench, backend / fio. The CPU other processes took during
+# the run is read from /proc and printed: on a shared machine that is what moves the figures.
+#
+#   bench/rbd-compare.sh            # one command; ~4 min with the defaults
+#
+# Needs: java 17, fio (with the rbd engine: Debian's has it), rbd/ceph (ceph-common), ceph-mon,
+# ceph-osd, uuidgen, python3, and the built tree (mvn -B -q install -DskipTests: the bench jar
+# and bundles/rnbd-backend-rbd/target/classes/native/librnbd-rbd.so).
+#
+# Environment knobs:
+#   REPS=3                repetitions per point and tool
+#   SECONDS_PER_POINT=5   length of each measurement (rbd bench: the IO total that takes
+#                         about as long at the rates seen here)
+#   SIZE=256              image size in MiB (4 images; the OSD (memstore) holds 4 x SIZE + 512 MiB of RAM)
+#   OUT=dir               logs and raw results (default: a new /tmp/rnbd-rbd.*)
+#   CEPH_PORT=            the monitor's port (default: a free one)
+#   BATCH=4, POLL_USEC=0, SERVER_POLL_USEC=0   the load generator's submission batch and the
+#                         soft devices' busy polling, as in compare-peers.sh (polling is off
+#                         here by default: the OSD needs the CPUs a poller would take)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+jar=${JAR:-$here/target/benchmarks.jar}
+native=$root/bundles/rnbd-backend-rbd/target/classes/native
+script=$root/itests/ceph/one-node.sh
+REPS=${REPS:-3}
+SECS=${SECONDS_PER_POINT:-5}
+SIZE=${SIZE:-256}
+POINTS="randread:4k:32 randwrite:4k:32 read:128k:8 write:128k:8"
+
+report() {
+python3 - "$OUT" <<'EOF' | tee "$OUT/table.txt"
+import json, statistics, sys, collections
+out = sys.argv[1]
+rows = [json.loads(l) for l in open(f"{out}/results.jsonl") if l.strip()]
+by = collections.defaultdict(list)
+for r in rows:
+    by[(r["target"], r["point"])].append(r)
+M = {k: {f: statistics.median(x[f] for x in v) for f in ("iops", "mibPerSecond", "meanUs")} | {"n": len(v)}
+     for k, v in by.items()}
+points = ["randread:4k:32", "randwrite:4k:32", "read:128k:8", "write:128k:8"]
+tools = ["fio", "rbdbench", "backend", "appliance"]
+print(f"\n== medians of {max(v['n'] for v in M.values())} runs per point and tool "
+      f"(4 KiB: IOPS; 128 KiB: MiB/s; mean latency in us)")
+print(f"{'point':<17}" + "".join(f"{t:>20}" for t in tools) + f"{'app/fio':>9}{'app/rbd':>9}{'be/fio':>8}")
+def val(t, p):
+    m = M.get((t, p))
+    if not m:
+        return None
+    return m["iops"] if ":4k:" in p else m["mibPerSecond"]
+for p in points:
+    cells = []
+    for t in tools:
+        m = M.get((t, p))
+        cells.append(f"{val(t, p):>11.0f} ({m['meanUs']:>5.0f} us)" if m else f"{'-':>20}")
+    def ratio(a, b):
+        x, y = val(a, p), val(b, p)
+        return f"{x / y:.2f}" if x and y else "-"
+    print(f"{p:<17}" + "".join(f"{c:>20}" for c in cells) + f"{ratio('appliance', 'fio'):>9}"
+          f"{ratio('appliance', 'rbdbench'):>9}{ratio('backend', 'fio'):>8}")
+C = {k: statistics.median(x["cpuUsPerIo"] for x in v) for k, v in by.items() if all("cpuUsPerIo" in x for x in v)}
+print(f"\nCPU per IO in us (the client process + the OSD; load-independent where IOPS are not)")
+print(f"{'point':<17}" + "".join(f"{t:>12}" for t in tools) + f"{'app/fio':>9}{'be/fio':>8}")
+for p in points:
+    cells = [f"{C[(t, p)]:>12.1f}" if (t, p) in C else f"{'-':>12}" for t in tools]
+    rat = lambda a: f"{C[(a, p)] / C[('fio', p)]:.2f}" if (a, p) in C and ("fio", p) in C else "-"
+    print(f"{p:<17}" + "".join(cells) + f"{rat('appliance'):>9}{rat('backend'):>8}")
+print("\ntarget: the appliance adds at most 15 % to librbd alone (appliance / fio >= 0.85):")
+for p in points:
+    x, y = val("appliance", p), val("fio", p)
+    if x and y:
+        print(f"  {'MET   ' if x / y >= 0.85 else 'MISSED'} {p}: {x / y:.2f}")
+EOF
+}
+if [[ ${1:-} == --report ]]; then OUT=$2; report; exit 0; fi
+
+missing=()
+for tool in java fio rbd ceph ceph-mon ceph-osd uuidgen python3; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+    echo "missing: ${missing[*]} (apt-get install fio ceph-common ceph-mon ceph-osd uuid-runtime python3)" >&2
+    exit 1
+fi
+for f in "$jar" "$native/librnbd-rbd.so"; do
+    [[ -f $f ]] || { echo "missing $f: build with: cd $root && mvn -B -q install -DskipTests" >&2; exit 1; }
+done
+fio --enghelp=rbd >/dev/null 2>&1 || { echo "this fio has no rbd engine" >&2; exit 1; }
+OUT=${OUT:-$(mktemp -d /tmp/rnbd-rbd.XXXXXX)}
+mkdir -p "$OUT"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=${CEPH_PORT:-$(free_port)}
+
+cleanup() { bash "$script" stop "$OUT/ceph" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+# CPU from /proc: the machine's busy ticks (/proc/stat), this script's own and its waited-for
+# children's (fio, rbd, java: cutime/cstime of $$), the cluster's daemons, and every process's
+# ticks, so that what OTHER processes took during the run can be named.
+snap() { python3 - "$1" "$$" <<'EOF2'
+import os, sys
+out = []
+with open('/proc/stat') as f:
+    cpu = [int(x) for x in f.readline().split()[1:]]
+out.append(f"machine\t{sum(cpu[:8]) - cpu[3] - cpu[4]}\t-\t-")
+s = open(f'/proc/{sys.argv[2]}/stat').read()
+f = s[s.rindex(')') + 2:].split()
+out.append(f"self\t{sum(int(x) for x in f[11:15])}\t-\t-")
+for p in os.listdir('/proc'):
+    if not p.isdigit():
+        continue
+    try:
+        s = open(f'/proc/{p}/stat').read()
+        comm = s[s.index('(') + 1:s.rindex(')')]
+        f = s[s.rindex(')') + 2:].split()
+        args = open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\0', b' ').decode(errors='replace')[:90]
+        out.append(f"{p}\t{int(f[11]) + int(f[12])}\t{comm}\t{args}")
+    except (OSError, ValueError, IndexError):
+        pass
+open(sys.argv[1], 'w').write('\n'.join(out) + '\n')
+EOF2
+}
+# cpu_report BEFORE AFTER SECONDS OUR_PIDS...: CPU in % of one CPU (100 % = one CPU busy)
+cpu_report() { python3 - "$@" <<'EOF2'
+import os, sys
+a, b, secs, ours = sys.argv[1], sys.argv[2], float(sys.argv[3]), set(sys.argv[4:])
+tck = os.sysconf('SC_CLK_TCK')
+def load(f):
+    d = {}
+    for line in open(f):
+        p = line.rstrip('\n').split('\t')
+        if len(p) == 4:
+            d[p[0]] = (int(p[1]), p[2], p[3])
+    return d
+A, B = load(a), load(b)
+pct = lambda ticks: 100.0 * ticks / tck / secs
+delta = lambda k: B[k][0] - A.get(k, (0,))[0]
+machine, mine = pct(delta('machine')), pct(delta('self')) + sum(pct(delta(p)) for p in ours if p in B)
+print(f"CPU during the run ({secs:.0f} s, from /proc): the machine was busy {machine:.0f} % of one CPU "
+      f"(it has {os.cpu_count() * 100} %); this benchmark (its tools, JVMs and the cluster's daemons) "
+      f"{mine:.0f} %; OTHER processes {max(0.0, machine - mine):.0f} %")
+rows = sorted(((pct(delta(p)), p, v[1], v[2]) for p, v in B.items() if p not in ('machine', 'self')
+               and p not in ours and delta(p) > 0), reverse=True)
+print("top other processes:")
+for c, pid, comm, args in rows[:8]:
+    print(f"  {c:6.1f} %  {pid:>7} {comm:<16} {args}")
+EOF2
+}
+
+{
+    echo "date:      $(date -u +%FT%TZ)"
+    echo "machine:   nproc=$(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
+    echo "jdk:       $(java -version 2>&1 | head -1)"
+    echo "tools:     $(fio --version), $(rbd --version | cut -d' ' -f1-3)"
+    echo "loadavg:   $(cat /proc/loadavg) (before)"
+    echo "points:    $POINTS, ${REPS}x${SECS}s each, images of $SIZE MiB"
+} | tee "$OUT/machine.txt"
+
+echo; echo "== one-node cluster (mon port $port)"
+# four images in RAM and room for the OSD's own; Ceph's default watch timeout: this machine
+# may be busy enough to starve a client's watch pings for the tests' 5 s
+env_lines=$(ONE_NODE_MEMSTORE_MIB=$((4 * SIZE + 512)) ONE_NODE_WATCH_TIMEOUT=30 bash "$script" start "$OUT/ceph" "$port")
+export CEPH_CONF=$OUT/ceph/ceph.conf
+osd=$(cat "$OUT/ceph/pid.osd")
+for img in bench-fio bench-rbd bench-be bench-app; do
+    rbd create --size "${SIZE}M" "rbd/$img"
+    rbd bench --io-type write --io-pattern seq --io-size 4M --io-threads 4 --io-total "${SIZE}M" "rbd/$img" >/dev/null
+done
+echo "$env_lines"
+
+# One measurement of fio or rbd bench: runs the tool, reads its result, and charges it the CPU
+# it used (its own, from wait4's rusage, start-up included) plus the OSD's over the same time,
+# per IO: the same "client + OSD CPU per IO" RbdBenchMain reports for its JVM. Unlike IOPS it
+# barely moves with what other processes do to the machine.
+cat >"$OUT/measure.py" <<'EOF2'
+import json, os, re, subprocess, sys, time
+tool, image, rw, bs, qd, secs, osd, point, rep = sys.argv[1:10]
+tck = os.sysconf('SC_CLK_TCK')
+def osd_ticks():
+    f = open(f'/proc/{osd}/stat').read()
+    f = f[f.rindex(')') + 2:].split()
+    return int(f[11]) + int(f[12])
+size = int(bs[:-1]) * 1024
+if tool == 'fio':
+    cmd = ['fio', '--name=x', '--ioengine=rbd', '--clientname=admin', '--pool=rbd', f'--rbdname={image}',
+           f'--rw={rw}', f'--bs={bs}', f'--iodepth={qd}', '--time_based', f'--runtime={secs}',
+           '--output-format=json']
+else:
+    # rbd bench has no time limit: an IO total that takes about secs at this machine's rates
+    total = int(secs) * (40 if bs == '4k' else 400)
+    cmd = ['rbd', 'bench', '--io-type', rw.replace('rand', ''), '--io-pattern', 'rand' if rw.startswith('rand') else 'seq',
+           '--io-size', bs.upper(), '--io-threads', qd, '--io-total', f'{total}M', f'rbd/{image}']
+o0 = osd_ticks()
+p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+out = p.stdout.read()
+_, status, ru = os.wait4(p.pid, 0)
+cpu_s = ru.ru_utime + ru.ru_stime + (osd_ticks() - o0) / tck
+if tool == 'fio':
+    j = json.loads(out[out.index('{'):])['jobs'][0]
+    r = j['read'] if j['read']['io_bytes'] > 0 else j['write']
+    ios, iops, mean = r['total_ios'], r['iops'], r['lat_ns']['mean'] / 1e3
+else:
+    m = re.search(r'elapsed:\s*[\d.]+\s+ops:\s*(\d+)\s+ops/sec:\s*([\d.]+)', out)
+    if not m:
+        sys.exit('rbd bench gave no summary: ' + out[-300:])
+    ios, iops, mean = int(m.group(1)), float(m.group(2)), 0  # "elapsed" is whole seconds, ops/sec is not
+print(json.dumps({'target': 'rbdbench' if tool == 'rbd' else tool, 'point': point, 'rep': int(rep), 'iops': iops,
+                  'mibPerSecond': iops * size / 2**20, 'meanUs': mean, 'cpuUsPerIo': cpu_s * 1e6 / max(1, ios)}))
+EOF2
+
+: >"$OUT/results.jsonl"
+snap "$OUT/cpu0"; t0=$(date +%s)
+for rep in $(seq "$REPS"); do
+    echo; echo "== rep $rep/$REPS"
+    for pt in $POINTS; do
+        IFS=: read -r rw bs qd <<<"$pt"
+        python3 "$OUT/measure.py" fio bench-fio "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
+        python3 "$OUT/measure.py" rbd bench-rbd "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
+    done
+    java -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+        -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" -Drnbd.bench.poll.usec="${POLL_USEC:-0}" \
+        -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-0}" -cp "$jar" io.rnbd.bench.RbdBenchMain run \
+        --conf "$CEPH_CONF" --backend-image bench-be --appliance-image bench-app --points "${POINTS// /,}" \
+        --rep "$rep" --seconds "$SECS" --peer-pid "$osd" 2>"$OUT/java-$rep.err" | grep '^RESULT' | sed 's/^RESULT //' \
+        | python3 -c 'import json,sys
+for l in sys.stdin:
+    d=json.loads(l); print(json.dumps({k: d[k] for k in ("target","point","rep","iops","mibPerSecond","meanUs","cpuUsPerIo")}))' \
+        | tee -a "$OUT/results.jsonl"
+done
+t1=$(date +%s); snap "$OUT/cpu1"
+echo
+cpu_report "$OUT/cpu0" "$OUT/cpu1" $((t1 - t0)) "$osd" "$(cat "$OUT/ceph/pid.mon")" | tee "$OUT/cpu.txt"
+report
+echo; echo "loadavg:   $(cat /proc/loadavg) (after)"
+echo "raw results and logs: $OUT"

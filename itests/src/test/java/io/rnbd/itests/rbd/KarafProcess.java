@@ -1,0 +1,156 @@
+package io.rnbd.itests.rbd;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The built distribution as an operator runs it: unpacked into a directory of its own, its
+ * etc/ edited, started with {@code bin/karaf daemon} (which execs the JVM, so the process is
+ * the JVM and {@link #kill9()} is a real {@code kill -9}), driven through {@code bin/client}.
+ * What Pax Exam cannot do from inside the container: kill it and start it again.
+ */
+final class KarafProcess implements AutoCloseable {
+    final String name;
+    final Path home;
+    final int sshPort;
+    private Process process;
+
+    private KarafProcess(String name, Path home, int sshPort) {
+        this.name = name;
+        this.home = home;
+        this.sshPort = sshPort;
+    }
+
+    /** Unpacks {@code distribution} (the tar.gz) into {@code parent/name}, replacing what was there. */
+    static KarafProcess unpack(String name, Path distribution, Path parent, int sshPort) throws Exception {
+        Path home = parent.resolve(name);
+        Tools.run(60_000, "rm", "-rf", home.toString());
+        Path staging = parent.resolve(name + ".unpack");
+        Tools.run(60_000, "rm", "-rf", staging.toString());
+        Files.createDirectories(staging);
+        Tools.run(120_000, "tar", "xzf", distribution.toString(), "-C", staging.toString());
+        try (var top = Files.list(staging)) {
+            Files.move(top.findFirst().orElseThrow(), home);
+        }
+        Files.delete(staging);
+        KarafProcess k = new KarafProcess(name, home, sshPort);
+        k.set("org.apache.karaf.shell.cfg", "sshPort", Integer.toString(sshPort));
+        k.set("org.ops4j.pax.url.mvn.cfg", "org.ops4j.pax.url.mvn.offline", "true");
+        return k;
+    }
+
+    /** Sets {@code key} in the properties file {@code etc/file}, replacing its line if there is one. */
+    void set(String file, String key, String value) throws IOException {
+        Path p = home.resolve("etc").resolve(file);
+        List<String> lines = Files.exists(p) ? new ArrayList<>(Files.readAllLines(p)) : new ArrayList<>();
+        boolean replaced = false;
+        for (int i = 0; i < lines.size(); i++) {
+            String l = lines.get(i).trim();
+            if (l.startsWith(key + " ") || l.startsWith(key + "=")) {
+                lines.set(i, key + " = " + value);
+                replaced = true;
+            }
+        }
+        if (!replaced) {
+            lines.add(key + " = " + value);
+        }
+        write(file, String.join("\n", lines) + "\n");
+    }
+
+    /** Writes {@code etc/file} atomically, so that fileinstall never reads half of it. */
+    void write(String file, String content) throws IOException {
+        Path p = home.resolve("etc").resolve(file);
+        Path tmp = home.resolve(file + ".tmp");
+        Files.writeString(tmp, content, StandardCharsets.UTF_8);
+        Files.move(tmp, p, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    void delete(String file) throws IOException {
+        Files.deleteIfExists(home.resolve("etc").resolve(file));
+    }
+
+    /** Adds {@code feature} to what Karaf installs at boot. */
+    void bootFeature(String feature) throws IOException {
+        Path p = home.resolve("etc/org.apache.karaf.features.cfg");
+        String cfg = Files.readString(p);
+        String marker = "featuresBoot = \\\n";
+        if (!cfg.contains(marker)) {
+            throw new IllegalStateException("no featuresBoot list in " + p);
+        }
+        Files.writeString(p, cfg.replace(marker, marker + "    " + feature + ", \\\n"));
+    }
+
+    void start() throws IOException {
+        if (alive()) {
+            throw new IllegalStateException(name + " is running");
+        }
+        ProcessBuilder pb = new ProcessBuilder(home.resolve("bin/karaf").toString(), "daemon");
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("console.out").toFile()));
+        process = pb.start();
+    }
+
+    boolean alive() {
+        return process != null && process.isAlive();
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** SIGKILL the JVM, as {@code kill -9}: no shutdown hook, no bundle stop, nothing flushed. */
+    void kill9() throws InterruptedException {
+        if (process != null) {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Runs a console command through bin/client (ssh as karaf/karaf); its output. */
+    String console(String command) throws Exception {
+        Tools.Result r = Tools.exec(90_000, home.resolve("bin/client").toString(), "-a", Integer.toString(sshPort),
+                "-u", "karaf", "-p", "karaf", "-r", "30", "-d", "2", command);
+        if (r.exit() != 0) {
+            throw new AssertionError(name + ": '" + command + "' exited " + r.exit() + ": " + r.output());
+        }
+        return r.output();
+    }
+
+    /** The names of the JVM's threads as Linux shows them (15 characters at most). */
+    List<String> threadNames() throws IOException {
+        List<String> names = new ArrayList<>();
+        try (var tasks = Files.list(Path.of("/proc/" + pid() + "/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    names.add(Files.readString(t.resolve("comm")).strip());
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return names;
+    }
+
+    /** The last lines of Karaf's log, for failure messages. */
+    String logTail(int lines) {
+        try {
+            List<String> all = Files.readAllLines(home.resolve("data/log/karaf.log"));
+            return "--- " + name + " karaf.log\n"
+                    + String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "--- " + name + ": no karaf.log (" + e.getMessage() + ")";
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        kill9();
+    }
+}
