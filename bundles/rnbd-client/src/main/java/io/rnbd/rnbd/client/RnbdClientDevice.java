@@ -523,11 +523,32 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     /**
      * Whether a piece answered ENXIO should go again: a remap is due or under way (the
      * server answered a reconnected session that has not re-opened yet), or done with a new
-     * id. ENXIO for the current id of a MAPPED device is a real one (force-closed).
+     * id.
      */
     private synchronized boolean stale(Piece p) {
         return state == DeviceState.OPENING || state == DeviceState.DISCONNECTED
                 || (state == DeviceState.MAPPED && geometry.deviceId() != p.sentWith);
+    }
+
+    /**
+     * ENXIO for the current id of a MAPPED device: the server forgot the open while the
+     * session stayed up (its RNBD layer restarted, or an operator force-closed it). Open
+     * again and resend, as Linux's client re-opens its devices when its session comes back;
+     * if the server now refuses the OPEN (export removed, access revoked), the device fails
+     * with that errno. False when the piece was not sent with the current id.
+     */
+    private boolean reopenIfForgotten(Piece p) {
+        synchronized (this) {
+            if (state != DeviceState.MAPPED || geometry.deviceId() != p.sentWith) {
+                return false;
+            }
+            LOG.warn("device {}: the server no longer knows device id {} (restarted or force-closed): opening export {} "
+                    + "again", name, p.sentWith, exportName);
+            moveTo(DeviceState.OPENING);
+            held.add(p);
+        }
+        open();
+        return true;
     }
 
     /** One caller request: completes when all its pieces have, with the first error. */
@@ -586,11 +607,17 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         }
 
         void completed(int errno) {
-            if (errno == Errno.ENXIO && resends < MAX_RESENDS && stale(this)) {
+            if (errno == Errno.ENXIO && resends < MAX_RESENDS) {
+                if (stale(this)) {
+                    resends++;
+                    LOG.debug("device {}: request sent with stale id {} goes again", name, sentWith);
+                    submit(this);
+                    return;
+                }
                 resends++;
-                LOG.debug("device {}: request sent with stale id {} goes again", name, sentWith);
-                submit(this);
-                return;
+                if (reopenIfForgotten(this)) {
+                    return;
+                }
             }
             finish(errno);
         }

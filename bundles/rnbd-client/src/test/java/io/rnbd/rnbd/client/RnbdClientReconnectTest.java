@@ -3,6 +3,7 @@ package io.rnbd.rnbd.client;
 import static io.rnbd.rnbd.server.Wire.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
@@ -152,14 +153,37 @@ class RnbdClientReconnectTest {
         assertEquals(0, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
     }
 
+    /**
+     * The server forgets the open while the session stays up (force-close; the same as a
+     * restarted RNBD server): the next IO's ENXIO makes the client open again and resend, so
+     * the IO succeeds and lands.
+     */
     @Test
-    void serverForceCloseFailsIoUntilRemap() throws Exception {
+    void serverForgettingTheOpenIsFollowedByAReopen() throws Exception {
         client.sessionAdded(rtrs.connect("s1"));
         RemoteBlockDevice d = get(client.map("rnbd0", "s1", "disk", AccessMode.RW));
+        int before = serverDeviceId();
         server.forceClose("disk", "s1");
-        assertEquals(Errno.ENXIO, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
-        get(client.remap("rnbd0"));
-        assertEquals(0, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
+        assertEquals(0, server.exports().get(0).openers().size());
+        byte[] data = random(512, 3);
+        assertEquals(0, errnoOf(d.write(4096, ByteBuffer.wrap(data), false)), "resent after the re-OPEN");
+        assertEquals(DeviceState.MAPPED, state());
+        assertEquals(1, server.exports().get(0).openers().size(), "open again on the server");
+        assertTrue(serverDeviceId() != before, "under a new id");
+        ByteBuffer back = ByteBuffer.allocate(512);
+        assertEquals(0, errnoOf(d.read(4096, back)));
+        assertArrayEquals(data, back.array());
+    }
+
+    /** If the server now refuses the OPEN, the device fails with that errno, and so does the IO. */
+    @Test
+    void aReopenTheServerRefusesFailsTheDevice() throws Exception {
+        client.sessionAdded(rtrs.connect("s1"));
+        RemoteBlockDevice d = get(client.map("rnbd0", "s1", "disk", AccessMode.RW));
+        server.removeExport("disk");
+        assertEquals(Errno.ENOENT, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
+        assertEquals(DeviceState.FAILED, state());
+        assertEquals(Errno.ENOENT, client.devices().get(0).lastError());
     }
 
     @Test

@@ -27,7 +27,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -54,6 +56,8 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
     private final LongSupplier nanos;
     private final Map<RdmaDevice, DeviceContext> devices = new ConcurrentHashMap<>();
     private final Map<UUID, ServerSession> sessions = new ConcurrentHashMap<>();
+    /** Requests that arrived while there was no upper layer; guarded by itself. */
+    private final List<ServerRequest> parked = new ArrayList<>();
 
     /**
      * @param ops   the upper layer now (may change between calls; null = none, requests fail with ENODEV)
@@ -251,12 +255,76 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         return false;
     }
 
+    /**
+     * Hand a request to the upper layer. While there is none (its bundle restarts) the
+     * request waits up to {@code upper.wait.ms} instead of failing: the client sees a stall,
+     * and the new upper layer, which knows none of the old one's device ids, answers ENXIO,
+     * which makes the RNBD client open again and resend.
+     */
     void dispatch(ServerRequest r) {
         RtrsServerOps o = ops.get();
         if (o == null) {
+            park(r);
+            return;
+        }
+        deliver(o, r);
+    }
+
+    private void park(ServerRequest r) {
+        if (cfg.upperWaitMs() == 0) {
             r.complete(Errno.ENODEV);
             return;
         }
+        synchronized (parked) {
+            parked.add(r);
+        }
+        try {
+            timer.schedule(() -> {
+                boolean expired;
+                synchronized (parked) {
+                    expired = parked.remove(r);
+                }
+                if (expired) {
+                    r.complete(Errno.ENODEV);
+                }
+            }, cfg.upperWaitMs(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopped) {
+            synchronized (parked) {
+                parked.remove(r);
+            }
+            r.complete(Errno.ENODEV);
+        }
+        // the upper layer may have come while we parked
+        upperLayerChanged();
+    }
+
+    /** Requests waiting for an upper layer now. */
+    int waitingForUpperLayer() {
+        synchronized (parked) {
+            return parked.size();
+        }
+    }
+
+    /** The upper layer came, went or was replaced: what waited for one goes to it now. */
+    public void upperLayerChanged() {
+        RtrsServerOps o = ops.get();
+        if (o == null) {
+            return;
+        }
+        List<ServerRequest> go;
+        synchronized (parked) {
+            go = new ArrayList<>(parked);
+            parked.clear();
+        }
+        if (!go.isEmpty()) {
+            LOG.info("rtrs-server: {} requests that waited for an upper layer go to it", go.size());
+        }
+        for (ServerRequest r : go) {
+            deliver(o, r);
+        }
+    }
+
+    private void deliver(RtrsServerOps o, ServerRequest r) {
         try {
             o.onRequest(r);
         } catch (RuntimeException e) {

@@ -12,10 +12,22 @@ import io.rnbd.rtrs.proto.Rtrs;
  * @param alwaysInvalidate invalidate a chunk's rkey before the upper layer sees it
  * @param hbIntervalMs     heartbeat period
  * @param hbMissedMax      heartbeats missed before a path is declared dead
+ * @param upperWaitMs      how long a request waits for an upper layer (the RNBD server) while
+ *                         there is none, e.g. while its bundle restarts; then ENODEV
  */
 public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwaysInvalidate, long hbIntervalMs,
-                           int hbMissedMax) {
+                           int hbMissedMax, long upperWaitMs) {
+    public static final long DEFAULT_UPPER_WAIT_MS = 30_000;
+
+    public ServerConfig(int port, int chunkSize, int queueDepth, boolean alwaysInvalidate, long hbIntervalMs,
+                        int hbMissedMax) {
+        this(port, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, DEFAULT_UPPER_WAIT_MS);
+    }
+
     public ServerConfig {
+        if (upperWaitMs < 0) {
+            throw new IllegalArgumentException("upper.wait.ms must be >= 0: " + upperWaitMs);
+        }
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535: " + port);
         }
@@ -44,6 +56,6 @@ public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwa
     }
 
     public ServerConfig withPort(int p) {
-        return new ServerConfig(p, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax);
+        return new ServerConfig(p, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, upperWaitMs);
     }
 }

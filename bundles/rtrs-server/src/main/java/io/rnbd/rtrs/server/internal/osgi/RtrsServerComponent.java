@@ -57,6 +57,11 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
         @AttributeDefinition(name = "Heartbeats missed", description = "Missed heartbeats after which a path is closed.")
         int hb_missed_max() default 5;
 
+        @AttributeDefinition(name = "Upper layer wait (ms)", description = "How long a request waits for an upper "
+                + "layer (the RNBD server) while there is none, e.g. while its bundle restarts; then it fails with "
+                + "ENODEV. 0 = fail at once.")
+        long upper_wait_ms() default 30000;
+
         @AttributeDefinition(name = "Authentication method", description = "rtrs.auth of the authenticator new paths must pass (none, chap). Empty = the highest-ranked authenticator present (none present = no authentication). A configured method whose bundle is not running refuses new paths with EAGAIN (retried) until it is.")
         String auth_method() default "";
     }
@@ -76,7 +81,7 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
         ServerConfig sc;
         try {
             sc = new ServerConfig(cfg.port(), cfg.chunk_size(), cfg.queue_depth(), cfg.always_invalidate(),
-                    cfg.hb_interval_ms(), cfg.hb_missed_max());
+                    cfg.hb_interval_ms(), cfg.hb_missed_max(), cfg.upper_wait_ms());
         } catch (IllegalArgumentException e) {
             timer.shutdownNow();
             throw e;
@@ -90,14 +95,21 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
             policyOption = ReferencePolicyOption.GREEDY)
     void bindOps(RtrsServerOps o, Map<String, Object> props) {
         ops.put(o, props);
+        upperLayerChanged();
     }
 
     void updatedOps(RtrsServerOps o, Map<String, Object> props) {
         ops.put(o, props);
+        upperLayerChanged();
     }
 
     void unbindOps(RtrsServerOps o) {
         ops.remove(o);
+    }
+
+    /** Requests that waited while there was no upper layer go to the new one (SCR binds after construction). */
+    private void upperLayerChanged() {
+        server.upperLayerChanged();
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
