@@ -10,6 +10,7 @@ public final class BlockStats {
     private final LongAdder writeBytes = new LongAdder();
     private final LongAdder errors = new LongAdder();
     private final LongAdder inflight = new LongAdder();
+    private final LongAdder timeouts = new LongAdder();
 
     public void started() {
         inflight.increment();
@@ -33,6 +34,10 @@ public final class BlockStats {
         errors.increment();
     }
 
+    public void timeout() {
+        timeouts.increment();
+    }
+
     public long inflight() {
         return inflight.sum();
     }
@@ -44,10 +49,11 @@ public final class BlockStats {
         writes.reset();
         writeBytes.reset();
         errors.reset();
+        timeouts.reset();
     }
 
     public BlockIoStats snapshot() {
         return new BlockIoStats(reads.sum(), readBytes.sum(), writes.sum(), writeBytes.sum(), errors.sum(),
-                inflight.sum());
+                inflight.sum(), timeouts.sum());
     }
 }

@@ -58,8 +58,8 @@ final class Export {
         }
     }
 
-    private record Waiter(Function<BlockDevice, CompletableFuture<Void>> op, IntConsumer done,
-                          ScheduledFuture<?>[] timer) {
+    private record Waiter(Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating, long timeoutMs,
+                          IntConsumer done, ScheduledFuture<?>[] timer) {
     }
 
     private final ExportConfig config;
@@ -67,6 +67,8 @@ final class Export {
     private final BlockStats stats = new BlockStats();
     private final Set<Opening> openers = new LinkedHashSet<>();
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    /** Mutating requests answered ETIMEDOUT that the backend has not given back yet; guarded by this. */
+    private int abandonedWrites;
     private State state = State.OFFLINE;
     private BlockDevice device;
     private Geometry geometry;
@@ -131,7 +133,7 @@ final class Export {
         // only completes waiters it still finds there.
         for (Waiter w : ready) {
             w.timer()[0].cancel(false);
-            run(dev, w.op(), w.done());
+            run(dev, w.op(), w.mutating(), w.timeoutMs(), w.done());
         }
     }
 
@@ -260,23 +262,34 @@ final class Export {
      * Run {@code op} on the device now; while the backend is away, after it comes back or
      * fail with ENODEV when {@code offline.wait.ms} runs out (at once when it is 0).
      * {@code done} gets 0 or an errno, exactly once.
+     *
+     * <p>The backend gets {@code timeoutMs} (0 = forever) per request: past it the request is
+     * answered ETIMEDOUT, so a hung backend cannot hold the client's IO and permits forever.
+     * A write it abandons may still land later, so until every abandoned {@code mutating}
+     * request has come back, new mutating requests are refused with ETIMEDOUT at once: no
+     * newer write can reach the backend before a stale one.
      */
-    void submit(Function<BlockDevice, CompletableFuture<Void>> op, IntConsumer done) {
+    void submit(Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating, long timeoutMs,
+                IntConsumer done) {
         BlockDevice dev;
         synchronized (this) {
+            if (mutating && abandonedWrites > 0) {
+                done.accept(Errno.ETIMEDOUT);
+                return;
+            }
             dev = device;
             if (dev == null) {
                 if (state == State.CLOSED || config.offlineWaitMs() == 0) {
                     done.accept(Errno.ENODEV);
                     return;
                 }
-                Waiter w = new Waiter(op, done, new ScheduledFuture<?>[1]);
+                Waiter w = new Waiter(op, mutating, timeoutMs, done, new ScheduledFuture<?>[1]);
                 waiters.add(w);
                 w.timer()[0] = scheduler.schedule(() -> expire(w), config.offlineWaitMs(), TimeUnit.MILLISECONDS);
                 return;
             }
         }
-        run(dev, op, done);
+        run(dev, op, mutating, timeoutMs, done);
     }
 
     private void expire(Waiter w) {
@@ -289,13 +302,58 @@ final class Export {
         }
     }
 
-    private static void run(BlockDevice dev, Function<BlockDevice, CompletableFuture<Void>> op, IntConsumer done) {
+    private void run(BlockDevice dev, Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating,
+                     long timeoutMs, IntConsumer done) {
         CompletableFuture<Void> f;
         try {
             f = op.apply(dev);
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        f.whenComplete((v, t) -> done.accept(t == null ? 0 : BlockIoException.errnoOf(t)));
+        if (timeoutMs <= 0 || f.isDone()) {
+            f.whenComplete((v, t) -> done.accept(t == null ? 0 : BlockIoException.errnoOf(t)));
+            return;
+        }
+        java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
+        ScheduledFuture<?> timer;
+        try {
+            timer = scheduler.schedule(() -> {
+                if (answered.compareAndSet(false, true)) {
+                    abandoned(mutating, timeoutMs);
+                    done.accept(Errno.ETIMEDOUT);
+                }
+            }, timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            timer = null;
+        }
+        ScheduledFuture<?> t0 = timer;
+        f.whenComplete((v, t) -> {
+            if (answered.compareAndSet(false, true)) {
+                if (t0 != null) {
+                    t0.cancel(false);
+                }
+                done.accept(t == null ? 0 : BlockIoException.errnoOf(t));
+            } else {
+                cameBack(mutating, t);
+            }
+        });
+    }
+
+    private synchronized void abandoned(boolean mutating, long timeoutMs) {
+        stats.timeout();
+        if (mutating) {
+            abandonedWrites++;
+        }
+        lastError = "backend held a request beyond " + timeoutMs + " ms" + (abandonedWrites > 0
+                ? "; writes refused until its " + abandonedWrites + " abandoned writes come back" : "");
+        LOG.warn("export {}: {}", name(), lastError);
+    }
+
+    private synchronized void cameBack(boolean mutating, Throwable t) {
+        if (mutating && --abandonedWrites == 0) {
+            lastError = "";
+            LOG.info("export {}: every abandoned write came back ({}); writes accepted again", name(),
+                    t == null ? "the last succeeded" : "the last failed: " + t);
+        }
     }
 }

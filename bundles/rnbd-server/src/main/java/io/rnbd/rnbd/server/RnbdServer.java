@@ -53,6 +53,8 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
      * client queued before a reconnect can never hit another device that reused its id.
      */
     private volatile DevSearchPath searchPath = new DevSearchPath(DevSearchPath.DEFAULT);
+    /** How long the backend may hold one request before it is answered ETIMEDOUT; 0 = forever. */
+    private volatile long backendTimeoutMs = DEFAULT_BACKEND_TIMEOUT_MS;
     private final AtomicInteger nextDeviceId = new AtomicInteger(ThreadLocalRandom.current().nextInt(1 << 30));
 
     /** @param scheduler times out IO waiting for an offline backend; owned by the caller */
@@ -272,6 +274,20 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         return null;
     }
 
+    /**
+     * Below the client's default request timeout (30 s), so that a hung backend is answered
+     * with an error for that request before the client gives up on the whole path.
+     */
+    public static final long DEFAULT_BACKEND_TIMEOUT_MS = 25_000;
+
+    /** How long the backend may hold one request (0 = forever), see {@link Export#submit}. */
+    public void backendTimeoutMs(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("backend.timeout.ms must be >= 0: " + ms);
+        }
+        this.backendTimeoutMs = ms;
+    }
+
     /** Linux's dev_search_path (rnbd-server module parameter): where OPEN's device names are looked up. */
     public void devSearchPath(String path) {
         this.searchPath = new DevSearchPath(path);
@@ -326,7 +342,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             throw ex;
         }
         stats.started();
-        e.submit(op, errno -> {
+        e.submit(op, io.op() != Io.OP_READ, backendTimeoutMs, errno -> {
             stats.finished();
             if (errno != 0) {
                 stats.error();

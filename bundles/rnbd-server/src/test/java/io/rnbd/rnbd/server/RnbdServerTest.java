@@ -337,6 +337,37 @@ class RnbdServerTest {
         return out;
     }
 
+    /**
+     * A backend that holds a write beyond backend.timeout.ms (fake time): the request is
+     * answered ETIMEDOUT, counted, and further writes are refused until the abandoned one
+     * comes back (it may still land, and nothing newer may overtake it); reads go on.
+     */
+    @Test
+    void aHungBackendIsBoundedAndItsAbandonedWriteBlocksNewerWrites() {
+        server.backendTimeoutMs(2000);
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "disk", AccessMode.RW);
+        MemBlockDevice d = backend.device("disk");
+        d.hold();
+        CompletableFuture<Integer> stuck = Wire.write(c, Io.of(dev, 0, Io.OP_WRITE, 0, 512).toBuffer(),
+                ByteBuffer.wrap(new byte[512]));
+        await("write reached the backend", () -> d.heldCount() == 1);
+        scheduler.advance(Duration.ofMillis(1999));
+        assertFalse(stuck.isDone(), "not before backend.timeout.ms");
+        scheduler.advance(Duration.ofMillis(1));
+        assertEquals(Errno.ETIMEDOUT, get(stuck));
+        assertEquals(1, server.exports().get(0).stats().timeouts());
+        assertTrue(server.exports().get(0).lastError().contains("abandoned"), server.exports().get(0).lastError());
+
+        byte[] newer = new byte[512];
+        newer[0] = 42;
+        assertEquals(Errno.ETIMEDOUT, write(c, dev, 0, newer), "a newer write could be overtaken: refused");
+        d.release(); // the abandoned write lands at last
+        await("abandoned write back", () -> server.exports().get(0).lastError().isEmpty());
+        assertEquals(0, write(c, dev, 0, newer));
+        assertArrayEquals(newer, read(c, dev, 0, 512));
+    }
+
     @Test
     void backendGoneFailsIoAtOnceWithoutWait() {
         FakeRtrs.Client c = rtrs.connect("s1");

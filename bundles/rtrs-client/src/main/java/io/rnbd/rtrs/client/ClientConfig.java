@@ -11,8 +11,21 @@ import java.util.List;
  */
 public record ClientConfig(String sessionName, List<PathAddress> paths, String mpPolicy, int maxReconnectAttempts,
                            int reconnectDelayMs, int reconnectBackoffMs, long ioTimeoutMs, int consPerPath,
-                           String hostId, long hbIntervalMs, int hbMissedMax) {
+                           String hostId, long hbIntervalMs, int hbMissedMax, long requestTimeoutMs) {
+    /** Linux's block layer times a request out after 30 s. */
+    public static final long DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+    public ClientConfig(String sessionName, List<PathAddress> paths, String mpPolicy, int maxReconnectAttempts,
+                        int reconnectDelayMs, int reconnectBackoffMs, long ioTimeoutMs, int consPerPath,
+                        String hostId, long hbIntervalMs, int hbMissedMax) {
+        this(sessionName, paths, mpPolicy, maxReconnectAttempts, reconnectDelayMs, reconnectBackoffMs, ioTimeoutMs,
+                consPerPath, hostId, hbIntervalMs, hbMissedMax, DEFAULT_REQUEST_TIMEOUT_MS);
+    }
+
     public ClientConfig {
+        if (requestTimeoutMs < 0) {
+            throw new IllegalArgumentException("request.timeout.ms must be >= 0");
+        }
         // Linux's client and server refuse '/' and '.' in the name (rtrs_clt_open, process_info_req)
         if (sessionName == null || sessionName.isBlank() || sessionName.length() >= Rtrs.NAME_MAX
                 || !sessionName.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '/' && c != '.')) {
@@ -40,17 +53,23 @@ public record ClientConfig(String sessionName, List<PathAddress> paths, String m
     public ClientConfig withTimings(int reconnectDelayMs, int backoffMs, long ioTimeoutMs, long hbIntervalMs,
                                     int hbMissedMax) {
         return new ClientConfig(sessionName, paths, mpPolicy, maxReconnectAttempts, reconnectDelayMs, backoffMs,
-                ioTimeoutMs, consPerPath, hostId, hbIntervalMs, hbMissedMax);
+                ioTimeoutMs, consPerPath, hostId, hbIntervalMs, hbMissedMax, requestTimeoutMs);
     }
 
     public ClientConfig withCons(int cons) {
         return new ClientConfig(sessionName, paths, mpPolicy, maxReconnectAttempts, reconnectDelayMs,
-                reconnectBackoffMs, ioTimeoutMs, cons, hostId, hbIntervalMs, hbMissedMax);
+                reconnectBackoffMs, ioTimeoutMs, cons, hostId, hbIntervalMs, hbMissedMax, requestTimeoutMs);
     }
 
     public ClientConfig withMaxReconnectAttempts(int n) {
         return new ClientConfig(sessionName, paths, mpPolicy, n, reconnectDelayMs,
-                reconnectBackoffMs, ioTimeoutMs, consPerPath, hostId, hbIntervalMs, hbMissedMax);
+                reconnectBackoffMs, ioTimeoutMs, consPerPath, hostId, hbIntervalMs, hbMissedMax, requestTimeoutMs);
+    }
+
+    /** 0 = never time a request out. */
+    public ClientConfig withRequestTimeout(long ms) {
+        return new ClientConfig(sessionName, paths, mpPolicy, maxReconnectAttempts, reconnectDelayMs,
+                reconnectBackoffMs, ioTimeoutMs, consPerPath, hostId, hbIntervalMs, hbMissedMax, ms);
     }
 
     public int effectiveCons() {

@@ -534,6 +534,26 @@ final class ClientPath implements PathView {
         return sm.state() == PathState.CONNECTED;
     }
 
+    /**
+     * Under the lock: a request in flight here has gone unanswered for longer than the
+     * session's request timeout (as Linux's block layer times a request out): the path is
+     * failed, so the request and its companions go to another path, fenced.
+     */
+    boolean timeOutStuck(long nowNanos, long timeoutNanos) {
+        if (sm.state() != PathState.CONNECTED) {
+            return false;
+        }
+        for (ClientRequest r : inflight.values()) {
+            long age = nowNanos - r.sentNanos;
+            if (age > timeoutNanos) {
+                stats.requestTimeout();
+                fail(Errno.ETIMEDOUT, "a request went unanswered for " + age / 1_000_000 + " ms");
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether this path's server fences (another appliance): Linux's does not. */
     boolean serverFences() {
         return serverExtensions;

@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -88,6 +89,7 @@ public final class ClientSession implements RtrsClientSession {
     /** Nesting of {@link #lockedThen} on the thread that holds the lock. Guarded by this. */
     private int depth;
     private final Consumer<RdmaDevice> onDeviceRemoved = this::deviceRemoved;
+    private ScheduledFuture<?> timeoutSweep;
     private int fenceSeq;
     private long sequence;
     private volatile int queueDepth;
@@ -137,6 +139,11 @@ public final class ClientSession implements RtrsClientSession {
         this.reconnectPolicy = new ReconnectPolicy(cfg.maxReconnectAttempts(), cfg.reconnectDelayMs(),
                 cfg.reconnectBackoffMs(), uuid.getLeastSignificantBits() ^ cfg.sessionName().hashCode());
         devices.listen(onDeviceRemoved);
+        if (cfg.requestTimeoutMs() > 0) {
+            long period = Math.max(10, Math.min(1000, cfg.requestTimeoutMs() / 4));
+            timeoutSweep = timer.scheduleAtFixedRate(() -> locked(this::sweepStuckRequests), period, period,
+                    TimeUnit.MILLISECONDS);
+        }
         locked(() -> {
             for (PathAddress a : cfg.paths()) {
                 ClientPath p = new ClientPath(this, a);
@@ -393,8 +400,20 @@ public final class ClientSession implements RtrsClientSession {
         listeners.remove(l);
     }
 
+    /** Under the lock: fail every path that holds a request older than the request timeout. */
+    private void sweepStuckRequests() {
+        long now = nanos.getAsLong();
+        long limit = TimeUnit.MILLISECONDS.toNanos(cfg.requestTimeoutMs());
+        for (ClientPath p : paths) {
+            p.timeOutStuck(now, limit);
+        }
+    }
+
     @Override
     public void close() {
+        if (timeoutSweep != null) {
+            timeoutSweep.cancel(false);
+        }
         lockedAndRelease(() -> {
             if (closed) {
                 return;
@@ -477,7 +496,35 @@ public final class ClientSession implements RtrsClientSession {
         dispatch(r);
     }
 
+    /**
+     * Send {@code r} on a path, or queue it while no path is usable. New IO also waits while
+     * a fence is outstanding (see {@link #fenceBarrier}).
+     */
     private void dispatch(ClientRequest r) {
+        if (fenceBarrier()) {
+            if (cfg.ioTimeoutMs() == 0 && paths.stream().noneMatch(ClientPath::usable)) {
+                complete(r, Errno.EIO, true);
+                return;
+            }
+            pending.add(r);
+            expireLater(r);
+            return;
+        }
+        send(r);
+    }
+
+    /**
+     * The second half of the failover ordering rule: while the server has not fenced a
+     * failed path instance, requests of it may still land, so nothing newer may reach the
+     * server — not queued IO, not new IO, not after a full outage in which those requests
+     * were failed to the caller (their group stays until its fence is answered). Requests of
+     * a fenced group themselves go out at once ({@link #onFenceRsp}).
+     */
+    private boolean fenceBarrier() {
+        return !unfenced.isEmpty();
+    }
+
+    private void send(ClientRequest r) {
         ClientPath p = choose(r);
         if (p == null) {
             if (cfg.ioTimeoutMs() == 0) {
@@ -651,14 +698,22 @@ public final class ClientSession implements RtrsClientSession {
         return auth.get();
     }
 
+    /** A path is up: fences first, then what queued, unless a fence is still out. */
     void pathConnected(ClientPath p) {
         everConnected = true;
+        sendFences();
+        releasePending();
+    }
+
+    private void releasePending() {
+        if (fenceBarrier() || pending.isEmpty()) {
+            return;
+        }
         List<ClientRequest> w = new ArrayList<>(pending);
         pending.clear();
         for (ClientRequest r : w) {
             dispatch(r);
         }
-        sendFences();
     }
 
     void pathGaveUp(ClientPath p, int errno) {
@@ -742,9 +797,10 @@ public final class ClientSession implements RtrsClientSession {
             if (r.finished || rsp.status() != 0) {
                 complete(r, Errno.EIO, true);
             } else {
-                dispatch(r);
+                send(r); // fenced: no stale copy of it can land any more
             }
         }
+        releasePending();
     }
 
     private void deviceRemoved(RdmaDevice d) {

@@ -14,6 +14,7 @@ public final class PathStats {
     private final LongAdder failovers = new LongAdder();
     private final LongAdder reconnectsOk = new LongAdder();
     private final LongAdder reconnectsFailed = new LongAdder();
+    private final LongAdder requestTimeouts = new LongAdder();
 
     void io(boolean write, int bytes) {
         (write ? writes : reads).increment();
@@ -24,13 +25,17 @@ public final class PathStats {
         failovers.add(n);
     }
 
+    void requestTimeout() {
+        requestTimeouts.increment();
+    }
+
     void reconnect(boolean ok) {
         (ok ? reconnectsOk : reconnectsFailed).increment();
     }
 
     public RtrsPathStats snapshot(int inflight, long rtt, long ioLatency) {
         return new RtrsPathStats(new RtrsIoStats(reads.sum(), readBytes.sum(), writes.sum(), writeBytes.sum(), inflight),
-                failovers.sum(), reconnectsOk.sum(), reconnectsFailed.sum(), rtt, ioLatency);
+                failovers.sum(), reconnectsOk.sum(), reconnectsFailed.sum(), rtt, ioLatency, requestTimeouts.sum());
     }
 
     public void reset() {
@@ -41,5 +46,6 @@ public final class PathStats {
         failovers.reset();
         reconnectsOk.reset();
         reconnectsFailed.reset();
+        requestTimeouts.reset();
     }
 }

@@ -11,6 +11,8 @@ import java.util.Random;
 public final class ReconnectPolicy {
     /** Or'ed into a status: the server said retrying cannot help (CON_RSP/AUTH DNR flag). */
     public static final int DNR = 1 << 16;
+    /** The backoff stops growing here. */
+    public static final long MAX_BACKOFF_MS = 60_000;
 
     private final int delayMs;
     private final int backoffMs;
@@ -62,9 +64,14 @@ public final class ReconnectPolicy {
         return maxAttempts == -1 || attempts < maxAttempts;
     }
 
-    /** Base delay before attempt {@code attempt} (1-based): delay + (attempt - 1) × backoff. */
+    /**
+     * Base delay before attempt {@code attempt} (1-based): delay + (attempt - 1) × backoff,
+     * capped at {@link #MAX_BACKOFF_MS} (or the delay itself, if that is longer): a path that
+     * has been down for an hour still comes back within a minute of its server.
+     */
     public long baseDelayMs(int attempt) {
-        return delayMs + (long) Math.max(0, attempt - 1) * backoffMs;
+        long grown = delayMs + (long) Math.max(0, attempt - 1) * backoffMs;
+        return Math.min(grown, Math.max(delayMs, MAX_BACKOFF_MS));
     }
 
     /** The base delay spread uniformly over ±50 %. */

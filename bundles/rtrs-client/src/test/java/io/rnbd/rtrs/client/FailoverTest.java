@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.client;
 
+import io.rnbd.rdma.api.Errno;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.api.SessionState;
@@ -17,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class FailoverTest {
@@ -150,6 +152,53 @@ class FailoverTest {
             byte[] got = new byte[LEN];
             System.arraycopy(f.ops.disk, (int) at, got, 0, LEN);
             assertArrayEquals(Patterns.block(40, 2, LEN).array(), got);
+        }
+    }
+
+    /**
+     * A full outage: both paths go while a write is stuck in the server's upper layer, so
+     * the write fails to the caller with EIO (io.timeout.ms 0). The caller rewrites the block
+     * once a path is back. That rewrite must not reach the server before the stale copy has
+     * landed or been dropped, so it waits for the fence of the old path instance, which the
+     * server answers only once the stale copy is done: the newer write lands last.
+     */
+    @Test
+    void aRewriteAfterAFullOutageWaitsForTheFenceOfTheStaleCopy() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(false))) {
+            ClientSession s = f.open(f.config("outage", f.path(f.dev1), f.path(f.dev2)));
+            bothConnected(s);
+            long at = 7 * LEN;
+            f.ops.hold = r -> r.isWrite() && MemoryOps.offset(r) == at;
+            CompletableFuture<Integer> v1 = new CompletableFuture<>();
+            s.write(MemoryOps.hdr(at), Patterns.block(7, 1, LEN), v1::complete);
+            Await.until("write held in the server", () -> !f.ops.held.isEmpty());
+            f.ops.hold = r -> false;
+            for (RtrsClientPathInfo p : s.pathInfo()) {
+                s.disconnectPath(p.name());
+            }
+            assertEquals(Errno.EIO, v1.get(10, TimeUnit.SECONDS), "failed to the caller in the outage");
+            for (RtrsClientPathInfo p : s.pathInfo()) {
+                s.reconnectPath(p.name());
+            }
+            Await.until("a path is back", () -> s.pathInfo().stream().anyMatch(p -> p.state() == PathState.CONNECTED));
+            CompletableFuture<Integer> v2 = new CompletableFuture<>();
+            s.write(MemoryOps.hdr(at), Patterns.block(7, 2, LEN), v2::complete);
+            assertThrows(TimeoutException.class, () -> v2.get(300, TimeUnit.MILLISECONDS),
+                    "the rewrite went out while the stale copy could still land");
+            f.ops.releaseHeld(); // the stale copy lands; the fence is answered; the rewrite follows
+            assertEquals(0, v2.get(10, TimeUnit.SECONDS));
+            List<Long> stamps = new ArrayList<>();
+            synchronized (f.ops) {
+                for (long[] l : f.ops.landed) {
+                    if (l[0] == at) {
+                        stamps.add(l[1]);
+                    }
+                }
+            }
+            assertEquals(List.of(1L, 2L), stamps, "the stale copy, then the rewrite");
+            byte[] got = new byte[LEN];
+            System.arraycopy(f.ops.disk, (int) at, got, 0, LEN);
+            assertArrayEquals(Patterns.block(7, 2, LEN).array(), got);
         }
     }
 }

@@ -45,6 +45,19 @@ class ReconnectPolicyTest {
     }
 
     @Test
+    void backoffIsCappedAtAMinute() {
+        ReconnectPolicy p = new ReconnectPolicy(-1, 10_000, 1000, 1);
+        assertEquals(60_000, p.baseDelayMs(51));
+        assertEquals(60_000, p.baseDelayMs(5000), "not 5 009 s after a long outage");
+        assertEquals(59_000, p.baseDelayMs(50));
+        ReconnectPolicy slow = new ReconnectPolicy(-1, 120_000, 1000, 1);
+        assertEquals(120_000, slow.baseDelayMs(30), "a configured delay above the cap is kept");
+        for (int i = 0; i < 100; i++) {
+            assertTrue(p.delayMs(10_000) <= 90_000, "jitter stays within ±50 % of the cap");
+        }
+    }
+
+    @Test
     void jitterSpreadsOverPlusMinusHalfAndDependsOnTheSeed() {
         ReconnectPolicy p = new ReconnectPolicy(-1, 10_000, 1000, 7);
         long min = Long.MAX_VALUE;

@@ -44,6 +44,12 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
                 + "for the client's session name (what follows it is dropped, as in Linux). An export is published "
                 + "at its 'path', by default /<name>.")
         String dev_search_path() default "/";
+
+        @AttributeDefinition(name = "Backend timeout (ms)", description = "How long a backend may hold one request "
+                + "before it is answered ETIMEDOUT (a write abandoned so refuses the export's writes until it comes "
+                + "back, so that nothing newer can be overtaken by it); 0 = forever. Below the client's 30 s request "
+                + "timeout by default.")
+        long backend_timeout_ms() default 25000;
     }
 
     private final ScheduledExecutorService scheduler;
@@ -59,6 +65,7 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
         server = new RnbdServer(scheduler);
         try {
             server.devSearchPath(cfg.dev_search_path());
+            server.backendTimeoutMs(cfg.backend_timeout_ms());
         } catch (IllegalArgumentException e) {
             scheduler.shutdownNow();
             throw e;
@@ -68,7 +75,9 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     @Modified
     void modified(Config cfg) {
         server.devSearchPath(cfg.dev_search_path());
-        LOG.info("OPEN looks for exports under {}", cfg.dev_search_path());
+        server.backendTimeoutMs(cfg.backend_timeout_ms());
+        LOG.info("OPEN looks for exports under {}; backend timeout {} ms", cfg.dev_search_path(),
+                cfg.backend_timeout_ms());
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

@@ -50,6 +50,11 @@ public final class ClientSessionComponent {
         @AttributeDefinition(name = "IO timeout (ms)", description = "How long IO waits while no path is connected; 0 = fail at once with EIO, as the kernel does.")
         long io_timeout_ms() default 0;
 
+        @AttributeDefinition(name = "Request timeout (ms)", description = "A request unanswered this long on a connected "
+                + "path fails that path, and it and its companions go to another path (fenced where the server can), "
+                + "as Linux's block layer times out a request after 30 s; 0 = never.")
+        long request_timeout_ms() default 30000;
+
         @AttributeDefinition(name = "Connections per path", description = "IO connections per path besides the service connection; 0 = number of CPUs.")
         int cons_per_path() default 0;
 
@@ -89,7 +94,8 @@ public final class ClientSessionComponent {
         ClientConfig d = ClientConfig.of(c.session_name(), paths);
         return new ClientConfig(c.session_name(), paths, c.mp_policy(), c.max_reconnect_attempts(),
                 c.reconnect_delay_sec() * 1000, 1000, c.io_timeout_ms(), c.cons_per_path(),
-                c.host_id().isBlank() ? d.hostId() : c.host_id(), c.hb_interval_ms(), c.hb_missed_max());
+                c.host_id().isBlank() ? d.hostId() : c.host_id(), c.hb_interval_ms(), c.hb_missed_max(),
+                c.request_timeout_ms());
     }
 
     @Deactivate
