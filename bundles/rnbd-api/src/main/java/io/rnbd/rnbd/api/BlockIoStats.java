@@ -1,11 +1,23 @@
 package io.rnbd.rnbd.api;
 
+import io.rnbd.rdma.api.LatencyHistogram;
+
 /**
  * A snapshot of IO counters of an export or a mapped device.
  *
  * @param inflight requests started and not yet answered
+ * @param latency  every finished request's latency from start to answer (failed ones too)
  */
 public record BlockIoStats(long reads, long readBytes, long writes, long writeBytes, long errors,
-                           long inflight) {
+                           long inflight, LatencyHistogram.Snapshot latency) {
     public static final BlockIoStats ZERO = new BlockIoStats(0, 0, 0, 0, 0, 0);
+
+    public BlockIoStats {
+        latency = latency == null ? LatencyHistogram.EMPTY : latency;
+    }
+
+    /** Counters without a latency histogram. */
+    public BlockIoStats(long reads, long readBytes, long writes, long writeBytes, long errors, long inflight) {
+        this(reads, readBytes, writes, writeBytes, errors, inflight, LatencyHistogram.EMPTY);
+    }
 }

@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.api;
 
+import io.rnbd.rdma.api.LatencyHistogram;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Live IO counters of an export or a mapped device; {@link #snapshot()} for admin views. */
@@ -10,6 +11,7 @@ public final class BlockStats {
     private final LongAdder writeBytes = new LongAdder();
     private final LongAdder errors = new LongAdder();
     private final LongAdder inflight = new LongAdder();
+    private final LatencyHistogram latency = new LatencyHistogram();
 
     public void started() {
         inflight.increment();
@@ -29,6 +31,11 @@ public final class BlockStats {
         writeBytes.add(bytes);
     }
 
+    /** A request finished (well or not) {@code nanos} after it started. */
+    public void latency(long nanos) {
+        latency.record(nanos);
+    }
+
     public void error() {
         errors.increment();
     }
@@ -44,10 +51,11 @@ public final class BlockStats {
         writes.reset();
         writeBytes.reset();
         errors.reset();
+        latency.reset();
     }
 
     public BlockIoStats snapshot() {
         return new BlockIoStats(reads.sum(), readBytes.sum(), writes.sum(), writeBytes.sum(), errors.sum(),
-                inflight.sum());
+                inflight.sum(), latency.snapshot());
     }
 }

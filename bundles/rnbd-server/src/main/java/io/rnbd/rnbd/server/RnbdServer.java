@@ -299,8 +299,10 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             throw ex;
         }
         stats.started();
+        long startNanos = System.nanoTime();
         e.submit(op, errno -> {
             stats.finished();
+            stats.latency(System.nanoTime() - startNanos);
             if (errno != 0) {
                 stats.error();
             } else if (io.op() == Io.OP_READ) {

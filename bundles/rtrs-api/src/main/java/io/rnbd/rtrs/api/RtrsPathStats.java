@@ -1,9 +1,25 @@
 package io.rnbd.rtrs.api;
 
+import io.rnbd.rdma.api.LatencyHistogram;
+
 /**
  * A client path's counters: IO moved, failovers away from this path, reconnects, and the
  * latencies a min-latency policy would look at.
+ *
+ * @param ioLatencyNanos     the smoothed IO latency (a moving average, what min-latency compares)
+ * @param ioLatencyHistogram every IO's latency from post to response, for scrapers that need
+ *                           percentiles and rates (JMX, /metrics, the dashboard)
  */
 public record RtrsPathStats(RtrsIoStats io, long failovers, long reconnectsOk, long reconnectsFailed,
-                            long heartbeatRttNanos, long ioLatencyNanos) {
+                            long heartbeatRttNanos, long ioLatencyNanos,
+                            LatencyHistogram.Snapshot ioLatencyHistogram) {
+    public RtrsPathStats {
+        ioLatencyHistogram = ioLatencyHistogram == null ? LatencyHistogram.EMPTY : ioLatencyHistogram;
+    }
+
+    /** Counters without a latency histogram. */
+    public RtrsPathStats(RtrsIoStats io, long failovers, long reconnectsOk, long reconnectsFailed,
+                         long heartbeatRttNanos, long ioLatencyNanos) {
+        this(io, failovers, reconnectsOk, reconnectsFailed, heartbeatRttNanos, ioLatencyNanos, LatencyHistogram.EMPTY);
+    }
 }

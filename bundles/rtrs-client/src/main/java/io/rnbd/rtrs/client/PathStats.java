@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.client;
 
+import io.rnbd.rdma.api.LatencyHistogram;
 import io.rnbd.rtrs.api.RtrsIoStats;
 import io.rnbd.rtrs.api.RtrsPathStats;
 
@@ -14,10 +15,15 @@ public final class PathStats {
     private final LongAdder failovers = new LongAdder();
     private final LongAdder reconnectsOk = new LongAdder();
     private final LongAdder reconnectsFailed = new LongAdder();
+    private final LatencyHistogram ioLatency = new LatencyHistogram();
 
     void io(boolean write, int bytes) {
         (write ? writes : reads).increment();
         (write ? writeBytes : readBytes).add(bytes);
+    }
+
+    void latency(long nanos) {
+        ioLatency.record(nanos);
     }
 
     void failovers(int n) {
@@ -30,7 +36,7 @@ public final class PathStats {
 
     public RtrsPathStats snapshot(int inflight, long rtt, long ioLatency) {
         return new RtrsPathStats(new RtrsIoStats(reads.sum(), readBytes.sum(), writes.sum(), writeBytes.sum(), inflight),
-                failovers.sum(), reconnectsOk.sum(), reconnectsFailed.sum(), rtt, ioLatency);
+                failovers.sum(), reconnectsOk.sum(), reconnectsFailed.sum(), rtt, ioLatency, this.ioLatency.snapshot());
     }
 
     public void reset() {
@@ -41,5 +47,6 @@ public final class PathStats {
         failovers.reset();
         reconnectsOk.reset();
         reconnectsFailed.reset();
+        ioLatency.reset();
     }
 }
