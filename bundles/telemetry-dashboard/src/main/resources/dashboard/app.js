@@ -6,7 +6,7 @@
 
 (function () {
   const POLL_MS = 1000;
-  const WINDOW_S = 120;
+  const WINDOW_S = 60;
   const COLORS = ['#2457c5', '#e07b00', '#1b873f', '#c62828', '#7b3fb5', '#00838f', '#8d6e63', '#d81b60'];
 
   if (document.body.dataset.page === 'login') {
@@ -125,9 +125,11 @@
       const mine = paths.filter(p => p.session === s.session);
       const up = mine.filter(p => p.state === 'CONNECTED').length;
       const policy = s.mp_policy === s.active_mp_policy ? s.mp_policy : s.mp_policy + ' (using ' + s.active_mp_policy + ')';
-      rows.push(cells(el('tr', { class: 'group', 'data-session': s.session }), headers,
-        [s.session, badge(s.state), policy, '', '', '', '', '', '', '', up + '/' + mine.length + ' paths',
-          'qd ' + s.queue_depth, s.last_error || '']));
+      rows.push(el('tr', { class: 'group', 'data-session': s.session }, el('td', {}, s.session),
+        el('td', {}, badge(s.state)),
+        el('td', { colSpan: headers.length - 3 }, 'policy ' + policy + ' · ' + up + '/' + mine.length
+          + ' paths connected · queue depth ' + s.queue_depth),
+        el('td', { class: 'num' }, s.last_error || '')));
       for (const p of mine) {
         const o = old.get(pathKey(p));
         const iops = o ? perSecond(p.reads + p.writes, o.reads + o.writes, dt) : null;
@@ -208,6 +210,13 @@
     while (s.length && s[0].t < t - WINDOW_S * 1000) s.shift();
   }
 
+  // markers, and series of paths or devices that are gone, leave once they scrolled out
+  function forget(now) {
+    const start = now - WINDOW_S * 1000;
+    while (markers.length && markers[0].t < start) markers.shift();
+    [rate, latency].forEach(map => map.forEach((s, name) => { if (!s.length || s[s.length - 1].t < start) map.delete(name); }));
+  }
+
   function niceMax(v) {
     if (!(v > 0)) return 1;
     const p = Math.pow(10, Math.floor(Math.log10(v)));
@@ -237,13 +246,16 @@
       g.textAlign = 'right'; g.fillText(v >= 100 ? Math.round(v).toLocaleString('en-US') : +v.toFixed(1), left - 6, y + 4);
     }
     g.textAlign = 'center';
-    for (let s = WINDOW_S; s >= 0; s -= 30) g.fillText(s === 0 ? 'now' : '−' + s + ' s', X(now - s * 1000), h - 6);
+    for (let s = WINDOW_S; s >= 0; s -= 15) g.fillText(s === 0 ? 'now' : '−' + s + ' s', X(now - s * 1000), h - 6);
     g.save();
     g.setLineDash([4, 3]); g.strokeStyle = '#c62828'; g.fillStyle = '#c62828'; g.textAlign = 'left';
     markers.filter(m => m.t >= x0).forEach(m => {
       const x = X(m.t);
       g.beginPath(); g.moveTo(x, top); g.lineTo(x, h - bottom); g.stroke();
-      g.fillText(m.text, x + 3, top + 10);
+      // the label on the side of the line where there is room for it
+      const right = x < w / 2;
+      g.textAlign = right ? 'left' : 'right';
+      g.fillText(m.text, right ? x + 3 : x - 3, top + 10 + (markers.indexOf(m) % 3) * 12);
     });
     g.restore();
     const legend = document.getElementById(legendId);
@@ -309,6 +321,7 @@
     drawRdma(state);
     drawGateway(state);
     drawEvents();
+    forget(t);
     chart('rate-chart', 'rate-legend', rate, t, 'IOPS');
     chart('latency-chart', 'latency-legend', latency, t, 'µs');
     previous = state;
