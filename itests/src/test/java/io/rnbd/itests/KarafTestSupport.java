@@ -145,7 +145,25 @@ public abstract class KarafTestSupport {
                 editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.offline", "true"),
                 editConfigurationFilePut("etc/org.apache.karaf.shell.cfg", "sshPort", Integer.toString(freePort())),
                 editConfigurationFilePut("etc/org.apache.karaf.features.cfg", "featuresBoot", "(" + bootFeatures + ")"),
+                observabilityOnFreePorts(),
                 vmOptions(KARAF_JVM_FLAGS));
+    }
+
+    /**
+     * Karaf's HTTP port (/metrics, the dashboard) on a free port rather than 8181, handed to the
+     * tests as system property rnbd.itest.http.port. (Pax Exam itself moves the JMX RMI ports
+     * to free ones: the tests read the connector's address.)
+     */
+    private static Option observabilityOnFreePorts() {
+        int http = freePort();
+        return composite(
+                editConfigurationFilePut("etc/org.ops4j.pax.web.cfg", "org.osgi.service.http.port", Integer.toString(http)),
+                org.ops4j.pax.exam.CoreOptions.systemProperty("rnbd.itest.http.port").value(Integer.toString(http)));
+    }
+
+    /** Karaf's HTTP port in the container (see {@link #observabilityOnFreePorts()}). */
+    protected static int httpPort() {
+        return Integer.parseInt(System.getProperty("rnbd.itest.http.port"));
     }
 
     private static String required(String key) {
