@@ -336,18 +336,18 @@ public class ObservabilityIT extends KarafTestSupport {
             assertEquals("karaf", browser.text("document.getElementById('user').textContent"));
 
             // IO on both paths, then one of them taken away while the page watches
-            Future<String> bench = load.submit(() -> executeCommand("rnbd:bench --rw randrw --qd 8 --runtime 20s rnbd0"));
+            Future<String> bench = load.submit(() -> executeCommand("rnbd:bench --rw randrw --qd 8 --runtime 16s rnbd0"));
             browser.await("IO rates on the chart", "document.querySelectorAll('#rate-legend span').length === 2 && "
                     + "!document.getElementById('rate-legend').textContent.includes(' – IOPS')", TIMEOUT_MS,
                     "document.getElementById('rate-legend').textContent");
-            Thread.sleep(6000); // both paths on the chart for a while before the failure
+            Thread.sleep(4000); // both paths on the chart for a while before the failure
             assertTrue(run("rtrs:path-disconnect " + SESSION + " " + path1()).startsWith("path disconnected"));
             long failed = System.nanoTime();
             browser.await(path1() + " CLOSED on the page", state1 + " === 'CLOSED'", 10_000, state1);
             long seenMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failed);
             assertTrue("the event list shows the change: " + browser.text(events),
                     browser.text(events).contains(path1() + ": CONNECTED → ") && browser.text(events).contains("→ CLOSED"));
-            Thread.sleep(4000); // the other path takes the IO: let the chart show it
+            Thread.sleep(3000); // the other path takes the IO: let the chart show it
             browser.screenshot(reports.resolve("dashboard-failover.png"));
 
             assertTrue(run("rtrs:path-reconnect " + SESSION + " " + path1()).startsWith("path reconnecting"));
