@@ -38,13 +38,13 @@ import org.apache.karaf.shell.api.console.Session;
 import org.apache.karaf.shell.api.console.SessionFactory;
 import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.karaf.options.LogLevelOption.LogLevel;
+import org.osgi.framework.AllServiceListener;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
 import org.osgi.framework.Filter;
 import org.osgi.framework.FrameworkUtil;
 import org.osgi.framework.InvalidSyntaxException;
-import org.osgi.framework.ServiceListener;
 import org.osgi.service.component.runtime.ServiceComponentRuntime;
 import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
 import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
@@ -145,7 +145,25 @@ public abstract class KarafTestSupport {
                 editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.offline", "true"),
                 editConfigurationFilePut("etc/org.apache.karaf.shell.cfg", "sshPort", Integer.toString(freePort())),
                 editConfigurationFilePut("etc/org.apache.karaf.features.cfg", "featuresBoot", "(" + bootFeatures + ")"),
+                observabilityOnFreePorts(),
                 vmOptions(KARAF_JVM_FLAGS));
+    }
+
+    /**
+     * Karaf's HTTP port (/metrics, the dashboard) on a free port rather than 8181, handed to the
+     * tests as system property rnbd.itest.http.port. (Pax Exam itself moves the JMX RMI ports
+     * to free ones: the tests read the connector's address.)
+     */
+    private static Option observabilityOnFreePorts() {
+        int http = freePort();
+        return composite(
+                editConfigurationFilePut("etc/org.ops4j.pax.web.cfg", "org.osgi.service.http.port", Integer.toString(http)),
+                org.ops4j.pax.exam.CoreOptions.systemProperty("rnbd.itest.http.port").value(Integer.toString(http)));
+    }
+
+    /** Karaf's HTTP port in the container (see {@link #observabilityOnFreePorts()}). */
+    protected static int httpPort() {
+        return Integer.parseInt(System.getProperty("rnbd.itest.http.port"));
     }
 
     private static String required(String key) {
@@ -306,7 +324,11 @@ public abstract class KarafTestSupport {
      */
     protected void awaitNoProblems(String what, Supplier<String> problems, long timeoutMs) throws InterruptedException {
         Semaphore changed = new Semaphore(0);
-        ServiceListener listener = event -> changed.release();
+        // An AllServiceListener: a plain ServiceListener makes the framework check whether each
+        // service's class is visible to the probe, which wires the probe's DynamicImport-Package
+        // to the bundle exporting it (javax.servlet, org.osgi.jmx ...); uninstalling that feature
+        // then refreshes the probe under the running test ("Invalid BundleContext").
+        AllServiceListener listener = event -> changed.release();
         bundleContext.addServiceListener(listener);
         try {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);

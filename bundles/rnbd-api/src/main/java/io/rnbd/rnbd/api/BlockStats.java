@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.api;
 
+import io.rnbd.rdma.api.LatencyHistogram;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Live IO counters of an export or a mapped device; {@link #snapshot()} for admin views. */
@@ -10,6 +11,7 @@ public final class BlockStats {
     private final LongAdder writeBytes = new LongAdder();
     private final LongAdder errors = new LongAdder();
     private final LongAdder inflight = new LongAdder();
+    private final LatencyHistogram latency = new LatencyHistogram();
     private final LongAdder timeouts = new LongAdder();
 
     public void started() {
@@ -30,12 +32,18 @@ public final class BlockStats {
         writeBytes.add(bytes);
     }
 
-    public void error() {
-        errors.increment();
+    /** A request finished (well or not) {@code nanos} after it started. */
+    public void latency(long nanos) {
+        latency.record(nanos);
     }
 
+    /** The backend held a request beyond the server's backend.timeout.ms. */
     public void timeout() {
         timeouts.increment();
+    }
+
+    public void error() {
+        errors.increment();
     }
 
     public long inflight() {
@@ -49,11 +57,12 @@ public final class BlockStats {
         writes.reset();
         writeBytes.reset();
         errors.reset();
+        latency.reset();
         timeouts.reset();
     }
 
     public BlockIoStats snapshot() {
         return new BlockIoStats(reads.sum(), readBytes.sum(), writes.sum(), writeBytes.sum(), errors.sum(),
-                inflight.sum(), timeouts.sum());
+                inflight.sum(), latency.snapshot(), timeouts.sum());
     }
 }

@@ -558,6 +558,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         final AtomicInteger left;
         final AtomicInteger firstError = new AtomicInteger();
         final long length;
+        final long startNanos = System.nanoTime();
 
         Request(int op, int pieces, long length) {
             this.op = op;
@@ -571,6 +572,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             }
             if (left.decrementAndGet() == 0) {
                 stats.finished();
+                stats.latency(System.nanoTime() - startNanos);
                 int e = firstError.get();
                 if (e == 0) {
                     if (op == Io.OP_READ) {

@@ -240,6 +240,7 @@ class RnbdClientDeviceTest {
         assertEquals(1, stats.errors());
         assertEquals(0, stats.reads());
         assertEquals(0, stats.inflight());
+        assertEquals(1, stats.latency().count(), "one latency per request, not per piece");
     }
 
     @Test

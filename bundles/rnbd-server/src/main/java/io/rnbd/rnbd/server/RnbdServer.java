@@ -342,8 +342,10 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             throw ex;
         }
         stats.started();
+        long startNanos = System.nanoTime();
         e.submit(op, io.op() != Io.OP_READ, backendTimeoutMs, errno -> {
             stats.finished();
+            stats.latency(System.nanoTime() - startNanos);
             if (errno != 0) {
                 stats.error();
             } else if (io.op() == Io.OP_READ) {

@@ -489,6 +489,8 @@ class RnbdServerTest {
         assertEquals(2, s.reads());
         assertEquals(4608, s.readBytes());
         assertEquals(1, s.errors());
+        // the refused write never reached the backend: three latencies, one per IO that did
+        assertEquals(3, s.latency().count());
         server.resetStats("disk");
         assertEquals(io.rnbd.rnbd.api.BlockIoStats.ZERO, server.exports().get(0).stats());
     }

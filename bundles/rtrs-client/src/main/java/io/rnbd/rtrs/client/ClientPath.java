@@ -436,6 +436,7 @@ final class ClientPath implements PathView {
                 inflightCount = inflight.size();
                 long lat = session.nanos.getAsLong() - r.sentNanos;
                 ioLatency = ioLatency == 0 ? lat : ioLatency + (lat - ioLatency) / 8;
+                stats.latency(lat);
                 session.finish(r, Imm.rspErrno(imm));
             }
             default -> throw new ProtoException(Errno.EPROTO, "unexpected imm type " + Imm.type(imm));

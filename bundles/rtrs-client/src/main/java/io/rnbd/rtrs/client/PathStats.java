@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.client;
 
+import io.rnbd.rdma.api.LatencyHistogram;
 import io.rnbd.rtrs.api.RtrsIoStats;
 import io.rnbd.rtrs.api.RtrsPathStats;
 
@@ -15,10 +16,15 @@ public final class PathStats {
     private final LongAdder reconnectsOk = new LongAdder();
     private final LongAdder reconnectsFailed = new LongAdder();
     private final LongAdder requestTimeouts = new LongAdder();
+    private final LatencyHistogram ioLatency = new LatencyHistogram();
 
     void io(boolean write, int bytes) {
         (write ? writes : reads).increment();
         (write ? writeBytes : readBytes).add(bytes);
+    }
+
+    void latency(long nanos) {
+        ioLatency.record(nanos);
     }
 
     void failovers(int n) {
@@ -35,7 +41,8 @@ public final class PathStats {
 
     public RtrsPathStats snapshot(int inflight, long rtt, long ioLatency) {
         return new RtrsPathStats(new RtrsIoStats(reads.sum(), readBytes.sum(), writes.sum(), writeBytes.sum(), inflight),
-                failovers.sum(), reconnectsOk.sum(), reconnectsFailed.sum(), rtt, ioLatency, requestTimeouts.sum());
+                failovers.sum(), reconnectsOk.sum(), reconnectsFailed.sum(), rtt, ioLatency, this.ioLatency.snapshot(),
+                requestTimeouts.sum());
     }
 
     public void reset() {
@@ -47,5 +54,6 @@ public final class PathStats {
         reconnectsOk.reset();
         reconnectsFailed.reset();
         requestTimeouts.reset();
+        ioLatency.reset();
     }
 }

@@ -94,9 +94,12 @@ class AdminTest {
             assertEquals(64, info.queueDepth());
             long writes = info.paths().stream().mapToLong(p -> p.stats().io().writes()).sum();
             assertEquals(3, writes);
+            assertEquals(3, info.paths().stream().mapToLong(p -> p.stats().ioLatencyHistogram().count()).sum());
             client.resetStats("adm");
             assertEquals(0, client.session("adm").orElseThrow().paths().stream()
                     .mapToLong(p -> p.stats().io().writes()).sum());
+            assertEquals(0, client.session("adm").orElseThrow().paths().stream()
+                    .mapToLong(p -> p.stats().ioLatencyHistogram().count()).sum());
 
             client.removePath("adm", p2);
             assertEquals(1, client.session("adm").orElseThrow().paths().size());

@@ -3,11 +3,14 @@ package io.rnbd.nbd.gateway.internal.osgi;
 import io.rnbd.nbd.gateway.internal.DeviceExports;
 import io.rnbd.nbd.gateway.internal.NbdServer;
 import io.rnbd.nbd.gateway.internal.NbdServerConfig;
+import io.rnbd.nbd.gateway.internal.NbdServerStats;
+import io.rnbd.rnbd.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -22,11 +25,14 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Serves every mapped {@link RemoteBlockDevice} over NBD, one export per device, named after it. */
-@Component(service = {}, immediate = true, configurationPid = NbdGatewayComponent.PID,
+/**
+ * Serves every mapped {@link RemoteBlockDevice} over NBD, one export per device, named after it;
+ * registered as {@link NbdGatewayAdmin} for JMX, /metrics and the dashboard.
+ */
+@Component(service = NbdGatewayAdmin.class, immediate = true, configurationPid = NbdGatewayComponent.PID,
         configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = NbdGatewayComponent.Config.class)
-public final class NbdGatewayComponent {
+public final class NbdGatewayComponent implements NbdGatewayAdmin {
     static final String PID = "io.rnbd.nbd.gateway";
     private static final Logger LOG = LoggerFactory.getLogger(NbdGatewayComponent.class);
 
@@ -86,6 +92,17 @@ public final class NbdGatewayComponent {
     private static String nameOf(RemoteBlockDevice device, Map<String, Object> props) {
         Object n = props.get(RemoteBlockDevice.PROP_NAME);
         return n != null ? n.toString() : device.name();
+    }
+
+    @Override
+    public GatewayInfo info() {
+        InetSocketAddress tcp = server.tcpAddress();
+        Path unix = server.unixSocket();
+        NbdServerStats.Snapshot s = server.stats().snapshot();
+        return new GatewayInfo(tcp == null ? "" : tcp.getAddress().getHostAddress() + ":" + tcp.getPort(),
+                unix == null ? "" : unix.toString(), List.copyOf(exports.names()), server.connectionCount(),
+                new GatewayStats(s.connections(), s.refused(), s.handshakeTimeouts(), s.dropped(), s.requests(),
+                        s.errors(), s.bytesRead(), s.bytesWritten()));
     }
 
     /** The bound TCP address (tests configure port 0). */

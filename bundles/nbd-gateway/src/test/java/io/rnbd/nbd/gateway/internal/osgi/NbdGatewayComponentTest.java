@@ -7,6 +7,7 @@ import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.rnbd.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.lang.annotation.Annotation;
 import java.net.ConnectException;
@@ -77,6 +78,40 @@ class NbdGatewayComponentTest {
     void badConfigurationFailsActivation() {
         assertThrows(IllegalArgumentException.class, () -> new NbdGatewayComponent(config("127.0.0.1", 70000, "")));
         assertThrows(IllegalArgumentException.class, () -> new NbdGatewayComponent(config(" ", 10809, "")));
+    }
+
+    @Test
+    void adminViewShowsExportsConnectionsAndCounters() throws Exception {
+        NbdGatewayComponent gw = new NbdGatewayComponent(config("127.0.0.1", 0, ""));
+        try {
+            NbdGatewayAdmin.GatewayInfo idle = gw.info();
+            assertEquals("127.0.0.1:" + gw.tcpAddress().getPort(), idle.address());
+            assertEquals("", idle.unixSocket());
+            assertEquals(List.of(), idle.exports());
+            assertEquals(0, idle.connectionsOpen());
+            Remote rnbd0 = new Remote("rnbd0", new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), null));
+            gw.bindDevice(rnbd0, Map.of(RemoteBlockDevice.PROP_NAME, "rnbd0"));
+            try (NbdClient c = NbdClient.connect(gw.tcpAddress(), "rnbd0")) {
+                c.write(0, ByteBuffer.allocate(4096), false).get(5, TimeUnit.SECONDS);
+                c.read(0, ByteBuffer.allocate(1024)).get(5, TimeUnit.SECONDS);
+                NbdGatewayAdmin.GatewayInfo busy = gw.info();
+                // the reply's bytes are counted once its write returned, which may be just after
+                // the client read it
+                for (long end = System.nanoTime() + 5_000_000_000L; busy.stats().bytesRead() < 1024
+                        && System.nanoTime() < end; busy = gw.info()) {
+                    Thread.sleep(10);
+                }
+                assertEquals(List.of("rnbd0"), busy.exports());
+                assertEquals(1, busy.connectionsOpen());
+                assertEquals(1, busy.stats().connections());
+                assertEquals(2, busy.stats().requests());
+                assertEquals(4096, busy.stats().bytesWritten());
+                assertEquals(1024, busy.stats().bytesRead());
+                assertEquals(0, busy.stats().errors());
+            }
+        } finally {
+            gw.deactivate();
+        }
     }
 
     /** A mapped device as the RNBD client would register it. */

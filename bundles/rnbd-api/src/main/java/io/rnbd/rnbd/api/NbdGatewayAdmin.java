@@ -1,0 +1,42 @@
+package io.rnbd.rnbd.api;
+
+import java.util.List;
+
+/**
+ * A read-only view of the NBD gateway (bundle nbd-gateway), which serves the mapped devices
+ * to qemu-img, nbdcopy and fio, for JMX, /metrics and the dashboard. It sits in rnbd-api,
+ * beside the client and server admin views, so that those readers need no import of the
+ * gateway bundle itself (whose activation opens a listening socket).
+ */
+public interface NbdGatewayAdmin {
+    /**
+     * @param address         the TCP address listened on, {@code host:port} ("" when none)
+     * @param unixSocket      the Unix socket path listened on ("" when none)
+     * @param exports         names of the devices served, sorted
+     * @param connectionsOpen NBD connections open now
+     */
+    record GatewayInfo(String address, String unixSocket, List<String> exports, int connectionsOpen,
+                       GatewayStats stats) {
+        public GatewayInfo {
+            exports = List.copyOf(exports);
+        }
+    }
+
+    /**
+     * Counters since the gateway started.
+     *
+     * @param connections       connections accepted
+     * @param refused           connections refused because too many were open
+     * @param handshakeTimeouts connections closed because the option haggling took too long
+     * @param dropped           connections closed on a protocol error or a broken socket
+     * @param requests          transmission requests read
+     * @param errors            requests answered with an error
+     * @param bytesRead         bytes sent to clients in read replies
+     * @param bytesWritten      bytes clients sent in write requests
+     */
+    record GatewayStats(long connections, long refused, long handshakeTimeouts, long dropped, long requests,
+                        long errors, long bytesRead, long bytesWritten) {
+    }
+
+    GatewayInfo info();
+}

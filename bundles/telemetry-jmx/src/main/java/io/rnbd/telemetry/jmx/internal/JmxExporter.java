@@ -1,0 +1,92 @@
+package io.rnbd.telemetry.jmx.internal;
+
+import io.rnbd.telemetry.api.Telemetry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything this bundle puts into an MBeanServer: the three subsystem MBeans with the
+ * operations, and the row MBeans kept in step with the rows by a refresh every
+ * {@code refreshMillis} on one daemon thread. {@link #close()} takes all of it away again,
+ * thread included.
+ */
+public final class JmxExporter implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(JmxExporter.class);
+    public static final String THREAD_NAME = "rnbd-telemetry-jmx";
+
+    private final MBeanServer server;
+    private final RowMBeans rows;
+    private final List<ObjectName> subsystems = new ArrayList<>();
+    private final ScheduledExecutorService refresher;
+
+    public JmxExporter(MBeanServer server, Telemetry telemetry, Operations.Factory operations, long refreshMillis)
+            throws JMException {
+        if (refreshMillis < 100) {
+            throw new IllegalArgumentException("refresh.ms must be at least 100, not " + refreshMillis);
+        }
+        this.server = server;
+        this.rows = new RowMBeans(server, telemetry);
+        Operations ops = operations.create(this::refresh);
+        try {
+            register(new NamedStandardMBean<>(ops.rtrsClient(), RtrsClientMBean.class), "rtrs-client");
+            register(new NamedStandardMBean<>(ops.rnbdClient(), RnbdClientMBean.class), "rnbd-client");
+            register(new NamedStandardMBean<>(ops.rnbdServer(), RnbdServerMBean.class), "rnbd-server");
+        } catch (JMException | RuntimeException e) {
+            close();
+            throw e;
+        }
+        rows.sync();
+        refresher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, THREAD_NAME);
+            t.setDaemon(true);
+            return t;
+        });
+        refresher.scheduleWithFixedDelay(this::refresh, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
+    }
+
+    private void register(Object mbean, String type) throws JMException {
+        ObjectName name = new ObjectName(RowMBeans.DOMAIN + ":type=" + type);
+        server.registerMBean(mbean, name);
+        subsystems.add(name);
+    }
+
+    /** Registers and unregisters row MBeans as rows came and went. */
+    public void refresh() {
+        try {
+            rows.sync();
+        } catch (RuntimeException e) {
+            LOG.warn("JMX: refreshing the MBeans failed: {}", e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (refresher != null) {
+            refresher.shutdownNow();
+            try {
+                if (!refresher.awaitTermination(5, TimeUnit.SECONDS)) {
+                    LOG.warn("JMX: {} did not end within 5 s", THREAD_NAME);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        rows.close();
+        for (ObjectName name : subsystems) {
+            try {
+                server.unregisterMBean(name);
+            } catch (JMException e) {
+                LOG.warn("JMX: cannot unregister {}: {}", name, e.toString());
+            }
+        }
+        subsystems.clear();
+    }
+}

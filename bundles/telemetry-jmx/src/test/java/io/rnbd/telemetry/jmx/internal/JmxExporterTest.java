@@ -1,0 +1,218 @@
+package io.rnbd.telemetry.jmx.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rtrs.api.PathState;
+import io.rnbd.rtrs.api.RtrsClientSessionInfo;
+import io.rnbd.telemetry.api.Column;
+import io.rnbd.telemetry.api.Table;
+import io.rnbd.telemetry.api.TableSchema;
+import io.rnbd.telemetry.internal.TelemetryReader;
+import io.rnbd.telemetry.testing.StubAdmins;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanServer;
+import javax.management.MBeanServerFactory;
+import javax.management.ObjectName;
+import javax.management.openmbean.CompositeData;
+import javax.management.openmbean.TabularData;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class JmxExporterTest {
+    private final MBeanServer server = MBeanServerFactory.newMBeanServer();
+    private final StubAdmins admins = new StubAdmins().applianceProfile();
+    private final TelemetryReader telemetry = new TelemetryReader(admins.sources());
+    private final List<String> consoleLines = new ArrayList<>();
+    private String consoleAnswer = "done";
+    private JmxExporter exporter;
+
+    private JmxExporter start(long refreshMillis) throws Exception {
+        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> admins.rtrsClient,
+                () -> admins.rnbdClient, () -> admins.rnbdServer, () -> line -> {
+                    consoleLines.add(line);
+                    return consoleAnswer;
+                }, changed), refreshMillis);
+        return exporter;
+    }
+
+    @AfterEach
+    void stop() {
+        if (exporter != null) {
+            exporter.close();
+        }
+    }
+
+    private Set<String> names() throws Exception {
+        return server.queryNames(new ObjectName("io.rnbd:*"), null).stream().map(ObjectName::toString)
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    @Test
+    void everyRowIsAnMBeanNamedByItsIdentity() throws Exception {
+        start(60_000);
+        assertEquals(new TreeSet<>(List.of(
+                "io.rnbd:type=rtrs-client", "io.rnbd:type=rnbd-client", "io.rnbd:type=rnbd-server",
+                "io.rnbd:type=rdma-device,device=soft0", "io.rnbd:type=rdma-device,device=soft1",
+                "io.rnbd:type=rtrs-client-session,session=appliance",
+                "io.rnbd:type=rtrs-client-path,session=appliance,path=127.0.0.1@127.0.0.1",
+                "io.rnbd:type=rtrs-client-path,session=appliance,path=127.0.0.2@127.0.0.2",
+                "io.rnbd:type=rtrs-server-session,session=appliance",
+                "io.rnbd:type=rtrs-server-path,session=appliance,path=00000000-0000-0003-0000-000000000004",
+                "io.rnbd:type=rtrs-server-path,session=appliance,path=00000000-0000-0005-0000-000000000006",
+                "io.rnbd:type=rnbd-export,export=mem0", "io.rnbd:type=rnbd-export-opener,export=mem0,session=appliance",
+                "io.rnbd:type=rnbd-device,device=rnbd0", "io.rnbd:type=nbd-gateway")), names());
+    }
+
+    @Test
+    void attributesAreEveryColumnReadLive() throws Exception {
+        start(60_000);
+        ObjectName path = new ObjectName("io.rnbd:type=rtrs-client-path,session=appliance,path=127.0.0.1@127.0.0.1");
+        TableSchema schema = telemetry.table("rtrs_client_path").orElseThrow().schema();
+        assertEquals(schema.columns().stream().map(Column::attribute).toList(),
+                List.of(server.getMBeanInfo(path).getAttributes()).stream().map(MBeanAttributeInfo::getName).toList());
+        assertEquals("CONNECTED", server.getAttribute(path, "State"));
+        assertEquals(1042L, server.getAttribute(path, "Reads"));
+        assertEquals(1042L * 4096, server.getAttribute(path, "ReadBytes"));
+        assertEquals("soft0", server.getAttribute(path, "HcaName"));
+        CompositeData latency = (CompositeData) server.getAttribute(path, "IoLatency");
+        assertEquals(1042L, latency.get("count"));
+        assertEquals(1042 * 80_000 / 1e9, (Double) latency.get("sum_seconds"), 1e-9);
+        assertEquals(((long[]) latency.get("counts")).length, ((double[]) latency.get("bounds_seconds")).length + 1);
+
+        admins.pathState("appliance", "127.0.0.1@127.0.0.1", PathState.CLOSED);
+        assertEquals("CLOSED", server.getAttribute(path, "State"), "not cached");
+
+        ObjectName soft0 = new ObjectName("io.rnbd:type=rdma-device,device=soft0");
+        assertArrayEquals(new String[] {"127.0.0.1"}, (String[]) server.getAttribute(soft0, "Addresses"));
+        TabularData counters = (TabularData) server.getAttribute(soft0, "Counters");
+        assertEquals(12L, counters.get(new Object[] {"polls"}).get("value"));
+        assertEquals(Boolean.FALSE, server.getAttribute(new ObjectName("io.rnbd:type=rnbd-export,export=mem0"), "ReadOnly"));
+        assertEquals(1L, server.getAttribute(new ObjectName("io.rnbd:type=nbd-gateway"), "ConnectionsOpen"));
+    }
+
+    @Test
+    void rowsThatComeAndGoAreRegisteredAndUnregisteredByTheRefresh() throws Exception {
+        start(100);
+        ObjectName extra = new ObjectName("io.rnbd:type=rtrs-client-path,session=appliance,path=\"10.0.0.1@10.0.0.2:1234\"");
+        RtrsClientSessionInfo s = admins.clientSessions.get(0);
+        List<io.rnbd.rtrs.api.RtrsClientPathInfo> paths = new ArrayList<>(s.paths());
+        paths.add(StubAdmins.clientPath("10.0.0.1@10.0.0.2:1234", PathState.CONNECTING, "", 0, 0));
+        admins.clientSessions.set(0, new RtrsClientSessionInfo(s.name(), s.state(), 0, 512, "min-inflight",
+                "min-inflight", -1, paths));
+        awaitRegistered(extra, true);
+        assertEquals("CONNECTING", server.getAttribute(extra, "State"));
+        admins.clientSessions.set(0, s);
+        awaitRegistered(extra, false);
+        admins.devices.clear();
+        awaitRegistered(new ObjectName("io.rnbd:type=rnbd-device,device=rnbd0"), false);
+    }
+
+    private void awaitRegistered(ObjectName name, boolean registered) throws InterruptedException {
+        long end = System.nanoTime() + 5_000_000_000L;
+        while (server.isRegistered(name) != registered) {
+            assertTrue(System.nanoTime() < end, name + (registered ? " never registered" : " never unregistered"));
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void closingTakesEveryMBeanAndTheRefreshThreadAway() throws Exception {
+        start(100);
+        assertTrue(names().size() > 3);
+        assertTrue(refreshThreads() == 1, "one refresh thread while running");
+        exporter.close();
+        exporter = null;
+        assertEquals(Set.of(), names());
+        assertEquals(0, refreshThreads());
+    }
+
+    private static long refreshThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().equals(JmxExporter.THREAD_NAME)).count();
+    }
+
+    @Test
+    void pathOperationsGoToTheAdminAndItsErrorsComeBack() throws Exception {
+        start(60_000);
+        ObjectName client = new ObjectName("io.rnbd:type=rtrs-client");
+        assertArrayEquals(new String[] {"appliance"}, (String[]) server.getAttribute(client, "Sessions"));
+        server.invoke(client, "disconnectPath", new Object[] {"appliance", "127.0.0.1@127.0.0.1"},
+                new String[] {"java.lang.String", "java.lang.String"});
+        server.invoke(client, "setMaxReconnectAttempts", new Object[] {"appliance", 7},
+                new String[] {"java.lang.String", "int"});
+        assertEquals(List.of("disconnectPath appliance 127.0.0.1@127.0.0.1", "setMaxReconnectAttempts appliance 7"),
+                admins.calls);
+        Exception e = assertThrows(Exception.class, () -> server.invoke(client, "addPath",
+                new Object[] {"nope", "1.2.3.4"}, new String[] {"java.lang.String", "java.lang.String"}));
+        assertTrue(String.valueOf(e.getCause()).contains("no session 'nope'"), String.valueOf(e.getCause()));
+        javax.management.MBeanOperationInfo addPath = List.of(server.getMBeanInfo(client).getOperations()).stream()
+                .filter(o -> o.getName().equals("addPath")).findFirst().orElseThrow();
+        assertEquals(List.of("session", "path"), List.of(addPath.getSignature()).stream()
+                .map(javax.management.MBeanParameterInfo::getName).toList(), "parameter names for jconsole");
+    }
+
+    @Test
+    void mapAndExportOperationsRunTheConsoleCommandsWithSafeArguments() throws Exception {
+        start(60_000);
+        ObjectName client = new ObjectName("io.rnbd:type=rnbd-client");
+        ObjectName srv = new ObjectName("io.rnbd:type=rnbd-server");
+        String[] four = {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String"};
+        consoleAnswer = "rnbd1 mapped: mem0 over appliance, RO, 1.0 GiB";
+        assertEquals(consoleAnswer, server.invoke(client, "map", new Object[] {"rnbd1", "appliance", "mem0", "RO"}, four));
+        server.invoke(client, "unmap", new Object[] {"rnbd1"}, new String[] {"java.lang.String"});
+        server.invoke(srv, "addExport", new Object[] {"vol1", "file", "1g", "/srv/vol1.img", true, false},
+                new String[] {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String",
+                        "boolean", "boolean"});
+        server.invoke(srv, "removeExport", new Object[] {"vol1"}, new String[] {"java.lang.String"});
+        assertEquals(List.of("rnbd:map --session appliance --export mem0 --mode RO rnbd1", "rnbd:unmap rnbd1",
+                "rnbd:export-add --backend file --size 1g --path /srv/vol1.img --create vol1",
+                "rnbd:export-remove vol1"), consoleLines);
+
+        // an argument can never become an option or a second command
+        for (String bad : new String[] {"--force", "rnbd0;shutdown", "a b", "$(x)", ""}) {
+            Exception e = assertThrows(Exception.class, () -> server.invoke(client, "unmap", new Object[] {bad},
+                    new String[] {"java.lang.String"}));
+            assertTrue(String.valueOf(e.getCause()).contains("device"), bad + ": " + e.getCause());
+        }
+        assertEquals(4, consoleLines.size(), "nothing ran for the refused arguments");
+
+        consoleAnswer = "Error: rnbd0: EBUSY: rnbd0 is in use (rnbd:unmap --force rnbd0 unmaps anyway)";
+        Exception e = assertThrows(Exception.class, () -> server.invoke(client, "unmap", new Object[] {"rnbd0"},
+                new String[] {"java.lang.String"}));
+        assertTrue(String.valueOf(e.getCause()).contains("EBUSY"), String.valueOf(e.getCause()));
+        assertFalse(String.valueOf(e.getCause()).contains("Error: "));
+    }
+
+    @Test
+    void withoutTheShellConsoleOperationsSaySoAndPathOperationsStillWork() throws Exception {
+        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> admins.rtrsClient,
+                () -> admins.rnbdClient, () -> admins.rnbdServer, () -> null, changed), 60_000);
+        Exception e = assertThrows(Exception.class, () -> server.invoke(new ObjectName("io.rnbd:type=rnbd-client"),
+                "unmap", new Object[] {"rnbd0"}, new String[] {"java.lang.String"}));
+        assertTrue(String.valueOf(e.getCause()).contains("shell is not running"), String.valueOf(e.getCause()));
+        server.invoke(new ObjectName("io.rnbd:type=rtrs-client"), "resetStats", new Object[] {"appliance"},
+                new String[] {"java.lang.String"});
+        assertEquals(List.of("resetStats appliance"), admins.calls);
+    }
+
+    @Test
+    void aTooShortRefreshIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> start(10));
+    }
+
+    @Test
+    void everyTableHasAnMBeanType() {
+        for (Table t : telemetry.tables()) {
+            assertFalse(t.rows().isEmpty(), t.schema().name() + " has rows in the appliance profile");
+        }
+    }
+}

@@ -1,0 +1,574 @@
+package io.rnbd.itests;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanServer;
+import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
+import javax.management.openmbean.CompositeData;
+import javax.management.openmbean.TabularData;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
+
+import org.junit.Assume;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.CoreOptions;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.Bundle;
+
+import io.rnbd.telemetry.api.Column;
+import io.rnbd.telemetry.api.ColumnType;
+import io.rnbd.telemetry.api.TableSchema;
+import io.rnbd.telemetry.api.Telemetry;
+
+/**
+ * Issue #23, against the running distribution (the default profile on free ports): JMX through
+ * a real RMI connection with Karaf's JAAS login, /metrics scraped over HTTP and read by the
+ * Prometheus project's parser, the dashboard in headless Chromium watching a path fail and
+ * come back, every field the console's --json prints present in JMX and /metrics, and nothing
+ * left behind when the bundles stop.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class ObservabilityIT extends KarafTestSupport {
+
+    private static final String SESSION = "appliance";
+    private static final String[] TWO_STRINGS = {String.class.getName(), String.class.getName()};
+    private static final String[] ONE_STRING = {String.class.getName()};
+
+    @Configuration
+    public Option[] config() {
+        return new Option[] {applianceOnFreePorts(), 
+            CoreOptions.systemProperty("rnbd.itest.reports").value(new File("target/observability").getAbsolutePath())};
+    }
+
+    // ---- JMX --------------------------------------------------------------------------------
+
+    @Test
+    public void jmxOverRmiShowsWhatTheConsoleShowsAndRunsItsOperations() throws Exception {
+        awaitApplianceUp();
+        try (JMXConnector connector = connectJmx("karaf", "karaf")) {
+            MBeanServerConnection jmx = connector.getMBeanServerConnection();
+            ObjectName p1 = pathMBean(path1());
+            awaitRegistered(jmx, p1, true);
+            assertEquals("CONNECTED", jmx.getAttribute(p1, "State"));
+            assertEquals("soft0", jmx.getAttribute(p1, "HcaName"));
+            assertEquals("CONNECTED", jmx.getAttribute(
+                    new ObjectName("io.rnbd:type=rtrs-client-session,session=" + SESSION), "State"));
+            assertEquals("ONLINE", jmx.getAttribute(new ObjectName("io.rnbd:type=rnbd-export,export=mem0"), "State"));
+            assertEquals("MAPPED", jmx.getAttribute(new ObjectName("io.rnbd:type=rnbd-device,device=rnbd0"), "State"));
+            assertEquals(List.of("rnbd0"), List.of((String[]) jmx.getAttribute(
+                    new ObjectName("io.rnbd:type=nbd-gateway"), "Exports")));
+            CompositeData latency = (CompositeData) jmx.getAttribute(p1, "IoLatency");
+            assertEquals(((long[]) latency.get("counts")).length, ((double[]) latency.get("bounds_seconds")).length + 1);
+
+            // a path taken down and brought back through JMX; the console sees the same
+            ObjectName client = new ObjectName("io.rnbd:type=rtrs-client");
+            jmx.invoke(client, "disconnectPath", new Object[] {SESSION, path1()}, TWO_STRINGS);
+            awaitAttribute(jmx, p1, "State", "CLOSED");
+            assertTrue(run("rtrs:paths " + SESSION), rowOf(run("rtrs:paths " + SESSION), path1()).contains(" closed "));
+            jmx.invoke(client, "reconnectPath", new Object[] {SESSION, path1()}, TWO_STRINGS);
+            awaitAttribute(jmx, p1, "State", "CONNECTED");
+            String unknown = message(() -> jmx.invoke(client, "resetStats", new Object[] {"nope"}, ONE_STRING));
+            assertTrue(unknown, unknown.contains("no session") && unknown.contains("nope"));
+
+            // an export and a mapping through JMX, as the console makes them (configurations)
+            ObjectName server = new ObjectName("io.rnbd:type=rnbd-server");
+            ObjectName rnbdClient = new ObjectName("io.rnbd:type=rnbd-client");
+            String added = (String) jmx.invoke(server, "addExport", new Object[] {"jmx1", "memory", "16m", "", false, false},
+                    new String[] {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String",
+                        "boolean", "boolean"});
+            assertTrue(added, added.startsWith("export jmx1 added"));
+            ObjectName export = new ObjectName("io.rnbd:type=rnbd-export,export=jmx1");
+            awaitAttribute(jmx, export, "State", "ONLINE");
+            String mapped = (String) jmx.invoke(rnbdClient, "map", new Object[] {"rnbdjmx", SESSION, "jmx1", "RO"},
+                    new String[] {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String"});
+            assertTrue(mapped, mapped.startsWith("rnbdjmx mapped: jmx1 over " + SESSION + ", RO"));
+            ObjectName device = new ObjectName("io.rnbd:type=rnbd-device,device=rnbdjmx");
+            awaitAttribute(jmx, device, "State", "MAPPED");
+            assertEquals("RO", jmx.getAttribute(device, "AccessMode"));
+            assertEquals(16L << 20, jmx.getAttribute(device, "Size"));
+            assertTrue(rowOf(run("rnbd:devices"), "rnbdjmx").contains(" mapped "));
+            assertTrue(String.valueOf(jmx.getAttribute(new ObjectName(
+                    "io.rnbd:type=rnbd-export-opener,export=jmx1,session=" + SESSION), "AccessMode")).equals("RO"));
+            // the console's refusals come back as they are
+            String refused = message(() -> jmx.invoke(server, "removeExport", new Object[] {"jmx1"}, ONE_STRING));
+            assertTrue(refused, refused.contains("open by " + SESSION));
+            String injected = message(() -> jmx.invoke(rnbdClient, "unmap", new Object[] {"--force"}, ONE_STRING));
+            assertTrue(injected, injected.contains("not accepted"));
+            assertEquals("rnbdjmx unmapped", jmx.invoke(rnbdClient, "unmap", new Object[] {"rnbdjmx"}, ONE_STRING));
+            awaitRegistered(jmx, device, false);
+            assertEquals("export jmx1 removed", jmx.invoke(server, "removeExport", new Object[] {"jmx1"}, ONE_STRING));
+            awaitRegistered(jmx, export, false);
+        }
+        String denied = message(() -> connectJmx("karaf", "wrong").close());
+        assertTrue(denied, denied.contains("Authentication failed"));
+    }
+
+    // ---- /metrics ---------------------------------------------------------------------------
+
+    @Test
+    public void metricsAreScrapedOverHttpAndReadByThePrometheusParser() throws Exception {
+        String why = PromParser.unavailable();
+        Assume.assumeTrue("skipped: " + why, why == null);
+        awaitApplianceUp();
+        io.rnbd.rnbd.api.RemoteBlockDevice rnbd0 = waitForDevice("rnbd0");
+        int ios = 40;
+        for (int i = 0; i < ios / 2; i++) {
+            rnbd0.write(i * 4096L, ByteBuffer.allocate(4096), false).get(10, TimeUnit.SECONDS);
+            rnbd0.read(i * 4096L, ByteBuffer.allocate(4096)).get(10, TimeUnit.SECONDS);
+        }
+        HttpResponse<String> scrape = get("/metrics");
+        assertEquals(200, scrape.statusCode());
+        assertTrue(scrape.headers().firstValue("Content-Type").orElse(""),
+                scrape.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+        Map<String, PromParser.Family> metrics = PromParser.parse(scrape.body());
+
+        List<String> problems = new ArrayList<>();
+        for (TableSchema schema : telemetry().schemas()) {
+            for (Column c : schema.columns()) {
+                if (c.type() != ColumnType.ID && !metrics.containsKey(parsedFamily(schema, c))) {
+                    problems.add(schema.name() + "." + c.key() + ": no " + schema.family(c));
+                }
+            }
+        }
+        assertEquals(List.of(), problems);
+
+        Map<String, Object> p1 = Map.of("session", SESSION, "path", path1());
+        assertEquals(1.0, value(metrics, "rnbd_rtrs_client_path_state", with(p1, "state", "CONNECTED")), 0);
+        assertEquals(0.0, value(metrics, "rnbd_rtrs_client_path_state", with(p1, "state", "CLOSED")), 0);
+        Map<String, Object> dev = Map.of("device", "rnbd0");
+        Map<String, Object> console = device(run("rnbd:devices --json"), "rnbd0");
+        Map<String, Object> stats = JsonText.object(console.get("stats"));
+        assertEquals(((Number) stats.get("reads")).doubleValue(), value(metrics, "rnbd_device_reads_total", dev), 0);
+        assertEquals(((Number) stats.get("write_bytes")).doubleValue(),
+                value(metrics, "rnbd_device_write_bytes_total", dev), 0);
+        double count = value(metrics, "rnbd_device_io_latency_seconds_count", dev);
+        assertTrue("the device's latency histogram counted our " + ios + " IOs: " + count, count >= ios);
+        assertEquals(count, value(metrics, "rnbd_device_io_latency_seconds_bucket", with(dev, "le", "+Inf")), 0);
+        assertTrue(value(metrics, "rnbd_device_io_latency_seconds_sum", dev) > 0);
+        assertEquals(1.0, value(metrics, "rnbd_export_opener_info",
+                Map.of("export", "mem0", "session", SESSION, "access_mode", "RW")), 0);
+        assertEquals(1.0, value(metrics, "rnbd_rdma_device_state", Map.of("device", "soft1", "state", "ACTIVE")), 0);
+    }
+
+    // ---- the console's fields, all in JMX and /metrics -----------------------------------
+
+    /**
+     * Every key of every console listing's --json (the console's raw view: the tables show the
+     * same fields, formatted) must be a telemetry column, and every such column an attribute of
+     * the row's MBean and a family (or label) of /metrics. A field added to a console command
+     * and forgotten here fails this test; so does a nested object the walk does not know.
+     */
+    @Test
+    public void theConsoleShowsNothingThatJmxAndMetricsLack() throws Exception {
+        awaitApplianceUp();
+        Map<String, Set<String>> consoleKeys = new TreeMap<>();
+        Map<String, Object> counters = new TreeMap<>();
+        List<String> problems = new ArrayList<>();
+        Map<String, String> paths = Map.of("paths", "rtrs_client_path", "stats", "rtrs_client_path");
+        walk(problems, consoleKeys, "rdma:devices --json", "rdma_device", Map.of(), Map.of());
+        for (Object d : JsonText.array(JsonText.parse(run("rdma:statistic --json")))) {
+            counters.putAll(JsonText.object(JsonText.object(d).get("counters")));
+        }
+        walk(problems, consoleKeys, "rdma:statistic --json", "rdma_device", Map.of(), Map.of());
+        walk(problems, consoleKeys, "rtrs:sessions --json", "rtrs_client_session", paths, Map.of());
+        walk(problems, consoleKeys, "rtrs:paths --json", "rtrs_client_path", paths, Map.of());
+        walk(problems, consoleKeys, "rtrs:stats --json", "rtrs_client_path", paths, Map.of("path", "name"));
+        walk(problems, consoleKeys, "rtrs:mp-policy --json " + SESSION, "rtrs_client_session", Map.of(),
+                Map.of("session", "name"));
+        walk(problems, consoleKeys, "rtrs:max-reconnect-attempts --json " + SESSION, "rtrs_client_session", Map.of(),
+                Map.of("session", "name"));
+        walk(problems, consoleKeys, "rtrs:server-sessions --json", "rtrs_server_session",
+                Map.of("paths", "rtrs_server_path", "stats", "rtrs_server_session"), Map.of());
+        walk(problems, consoleKeys, "rnbd:exports --json", "rnbd_export",
+                Map.of("openers", "rnbd_export_opener", "stats", "rnbd_export"), Map.of());
+        walk(problems, consoleKeys, "rnbd:devices --json", "rnbd_device", Map.of("stats", "rnbd_device"), Map.of());
+        assertFalse("the console showed no counters of the soft devices", counters.isEmpty());
+
+        Map<String, TableSchema> schemas = new LinkedHashMap<>();
+        telemetry().schemas().forEach(s -> schemas.put(s.name(), s));
+        String scrape = get("/metrics").body();
+        MBeanServer jmx = waitForService(MBeanServer.class, null, TIMEOUT_MS);
+        for (Map.Entry<String, Set<String>> e : consoleKeys.entrySet()) {
+            TableSchema schema = schemas.get(e.getKey());
+            Set<ObjectName> rows = awaitMBeans(jmx, new ObjectName("io.rnbd:type=" + schema.jmxType() + ",*"));
+            Set<String> attributes = new TreeSet<>();
+            for (MBeanAttributeInfo a : jmx.getMBeanInfo(rows.iterator().next()).getAttributes()) {
+                attributes.add(a.getName());
+            }
+            for (String key : e.getValue()) {
+                Column c = schema.columns().stream().filter(col -> col.console().equals(key)).findFirst().orElse(null);
+                if (c == null) {
+                    problems.add(schema.name() + ": the console's " + key + " is no telemetry column");
+                    continue;
+                }
+                if (!attributes.contains(c.attribute())) {
+                    problems.add(schema.name() + ": the console's " + key + " is no attribute of " + rows.iterator().next());
+                }
+                String family = schema.family(c);
+                // an identity labels every sample of the table; a text field its _info samples
+                String sample = c.type() == ColumnType.HISTOGRAM ? family + "_bucket{"
+                        : c.type() == ColumnType.ID ? schema.metricPrefix() + "_" : family + "{";
+                if (!hasSample(scrape, sample, c.isLabel() ? c.key() : null)) {
+                    problems.add(schema.name() + ": the console's " + key + " has no samples in /metrics (" + family + ")");
+                }
+            }
+        }
+        // the provider's own counters (rdma:statistic) by name, in both
+        TabularData soft0 = (TabularData) jmx.getAttribute(new ObjectName("io.rnbd:type=rdma-device,device=soft0"),
+                "Counters");
+        for (String name : counters.keySet()) {
+            if (!scrape.contains("rnbd_rdma_device_counter_total{device=\"soft0\",counter=\"" + name + "\"}")) {
+                problems.add("rdma:statistic's counter " + name + " is not in /metrics");
+            }
+            if (soft0.get(new Object[] {name}) == null) {
+                problems.add("rdma:statistic's counter " + name + " is not in JMX");
+            }
+        }
+        assertEquals(String.join("\n", problems), List.of(), problems);
+        assertTrue("the walk saw the console's fields: " + consoleKeys, consoleKeys.get("rtrs_client_path").size() > 15);
+    }
+
+    /**
+     * Collects the keys of a command's --json by the table they belong to: {@code nested} names
+     * the keys whose objects or arrays are rows of another table (or the same one, as "stats"),
+     * {@code renamed} maps a command's own key to the name the listings use.
+     */
+    private void walk(List<String> problems, Map<String, Set<String>> keys, String command, String table,
+            Map<String, String> nested, Map<String, String> renamed) {
+        String out = run(command);
+        Object json;
+        try {
+            json = JsonText.parse(out);
+        } catch (RuntimeException e) {
+            problems.add(command + " printed no JSON: " + out);
+            return;
+        }
+        walk(problems, keys, command, json, table, nested, renamed);
+    }
+
+    private void walk(List<String> problems, Map<String, Set<String>> keys, String command, Object json, String table,
+            Map<String, String> nested, Map<String, String> renamed) {
+        if (json instanceof List<?> list) {
+            if (list.isEmpty()) {
+                problems.add(command + ": nothing to compare (an empty list for " + table + ")");
+            }
+            list.forEach(item -> walk(problems, keys, command, item, table, nested, renamed));
+            return;
+        }
+        for (Map.Entry<String, Object> e : JsonText.object(json).entrySet()) {
+            String key = renamed.getOrDefault(e.getKey(), e.getKey());
+            boolean structured = e.getValue() instanceof Map || (e.getValue() instanceof List<?> l && !l.isEmpty()
+                    && (l.get(0) instanceof Map));
+            if (nested.containsKey(key) && structured) {
+                walk(problems, keys, command, e.getValue(), nested.get(key), nested, Map.of());
+            } else if (nested.containsKey(key) && (e.getValue() == null || e.getValue() instanceof List)) {
+                continue; // no rows here (an export nobody opened): seen where there are
+            } else if (structured && !key.equals("counters")) {
+                problems.add(command + ": " + key + " holds rows of a table this test does not know");
+            } else {
+                keys.computeIfAbsent(table, t -> new TreeSet<>()).add(key);
+            }
+        }
+    }
+
+    // ---- the dashboard in a real browser -----------------------------------------------------
+
+    @Test
+    public void theDashboardInHeadlessChromiumShowsAFailoverAsItHappens() throws Exception {
+        String why = Chromium.unavailable();
+        Assume.assumeTrue("skipped: " + why, why == null);
+        awaitApplianceUp();
+        Path reports = Path.of(System.getProperty("rnbd.itest.reports"));
+        Files.createDirectories(reports);
+        String base = "http://127.0.0.1:" + httpPort() + "/rnbd/";
+        String row = "document.querySelector('#paths tr[data-path=' + " + JsonText.quote(JsonText.quote(SESSION + "/"
+                + path1())) + " + '] .state')";
+        String state1 = "(() => { const s = " + row + "; return s ? s.dataset.state : 'no row'; })()";
+        String events = "[...document.querySelectorAll('#events li')].map(li => li.textContent).join(' | ')";
+
+        ExecutorService load = Executors.newSingleThreadExecutor();
+        try (Chromium browser = new Chromium(1400, 1500, reports.resolve("chromium.log"))) {
+            browser.navigate(base);
+            browser.await("the login page", "location.pathname.endsWith('/login.html') && !!document.getElementById('login')",
+                    TIMEOUT_MS, "location.href");
+            browser.eval(login("karaf", "wrong"));
+            browser.await("the refusal", "location.search.includes('failed') && !document.getElementById('failed').hidden",
+                    TIMEOUT_MS, "location.href");
+            browser.eval(login("karaf", "karaf"));
+            browser.await("the dashboard with both paths connected", "document.body.dataset.page === 'dashboard' && "
+                    + "document.querySelectorAll('#paths tr[data-path]').length === 2 && "
+                    + "[...document.querySelectorAll('#paths tr[data-path] .state')].every(s => s.dataset.state === 'CONNECTED')",
+                    TIMEOUT_MS, "location.href + ' ' + (document.getElementById('paths') || {}).textContent");
+            assertEquals("karaf", browser.text("document.getElementById('user').textContent"));
+
+            // IO on both paths, then one of them taken away while the page watches
+            Future<String> bench = load.submit(() -> executeCommand("rnbd:bench --rw randrw --qd 8 --runtime 16s rnbd0"));
+            browser.await("IO rates on the chart", "document.querySelectorAll('#rate-legend span').length === 2 && "
+                    + "!document.getElementById('rate-legend').textContent.includes(' – IOPS')", TIMEOUT_MS,
+                    "document.getElementById('rate-legend').textContent");
+            Thread.sleep(4000); // both paths on the chart for a while before the failure
+            assertTrue(run("rtrs:path-disconnect " + SESSION + " " + path1()).startsWith("path disconnected"));
+            long failed = System.nanoTime();
+            browser.await(path1() + " CLOSED on the page", state1 + " === 'CLOSED'", 10_000, state1);
+            long seenMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failed);
+            assertTrue("the event list shows the change: " + browser.text(events),
+                    browser.text(events).contains(path1() + ": CONNECTED → ") && browser.text(events).contains("→ CLOSED"));
+            Thread.sleep(3000); // the other path takes the IO: let the chart show it
+            browser.screenshot(reports.resolve("dashboard-failover.png"));
+
+            assertTrue(run("rtrs:path-reconnect " + SESSION + " " + path1()).startsWith("path reconnecting"));
+            browser.await(path1() + " CONNECTED again on the page", state1 + " === 'CONNECTED'", TIMEOUT_MS, state1);
+            String benchOut = bench.get(60, TimeUnit.SECONDS);
+            assertTrue(benchOut, benchOut.contains("errors 0"));
+            Thread.sleep(2000);
+            browser.screenshot(reports.resolve("dashboard.png"));
+            System.out.println("the page showed the path CLOSED " + seenMs + " ms after rtrs:path-disconnect");
+        } finally {
+            load.shutdownNow();
+            if (!rowOf(run("rtrs:paths " + SESSION), path1()).contains(" connected ")) {
+                run("rtrs:path-reconnect " + SESSION + " " + path1());
+            }
+        }
+        assertTrue(Files.size(reports.resolve("dashboard-failover.png")) > 10_000);
+    }
+
+    private static String login(String user, String password) {
+        return "document.getElementById('username').value = " + JsonText.quote(user) + ";"
+                + "document.getElementById('password').value = " + JsonText.quote(password) + ";"
+                + "document.getElementById('login').requestSubmit(); true";
+    }
+
+    // ---- nothing left behind -----------------------------------------------------------------
+
+    @Test
+    public void stoppingTheBundlesTakesMBeansServletsAndThreadsAway() throws Exception {
+        awaitApplianceUp();
+        MBeanServer jmx = waitForService(MBeanServer.class, null, TIMEOUT_MS);
+        ObjectName ours = new ObjectName("io.rnbd:*");
+        awaitMBeans(jmx, ours);
+        awaitStatus("/metrics", 200);
+        awaitStatus("/rnbd/login.html", 200);
+
+        for (String name : new String[] {"telemetry-jmx", "telemetry-prometheus", "telemetry-dashboard", "telemetry"}) {
+            Bundle b = bundle(name);
+            b.stop();
+            boolean all = name.equals("telemetry");
+            if (all || name.equals("telemetry-jmx")) {
+                assertEquals(name + " stopped: MBeans left", Set.of(), jmx.queryNames(ours, null));
+                assertEquals(name + " stopped: refresh thread left", 0, threads("rnbd-telemetry-jmx"));
+            }
+            if (all || name.equals("telemetry-prometheus")) {
+                awaitStatus("/metrics", 404);
+            }
+            if (all || name.equals("telemetry-dashboard")) {
+                awaitStatus("/rnbd/login.html", 404);
+                awaitStatus("/rnbd/api/state", 404);
+            }
+            b.start();
+            awaitMBeans(jmx, ours);
+            awaitStatus("/metrics", 200);
+            awaitStatus("/rnbd/login.html", 200);
+            assertEquals(name + " restarted", 1, threads("rnbd-telemetry-jmx"));
+        }
+    }
+
+    private static long threads(String name) {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive() && t.getName().equals(name)).count();
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    private String run(String command) {
+        return executeCommand(command).trim();
+    }
+
+    private Telemetry telemetry() {
+        return waitForService(Telemetry.class, null, TIMEOUT_MS);
+    }
+
+    private void awaitApplianceUp() throws InterruptedException {
+        waitForDevice("rnbd0");
+        awaitCondition("both appliance paths connected and rnbd0 mapped",
+                () -> rowOf(run("rtrs:sessions"), SESSION).contains(" 2/2 ")
+                        && rowOf(run("rnbd:devices"), "rnbd0").contains(" mapped "),
+                TIMEOUT_MS, () -> run("rtrs:paths") + "\n" + run("rnbd:devices"));
+    }
+
+    private static String path1() {
+        return "127.0.0.1@127.0.0.1:" + rtrsPort();
+    }
+
+    private static ObjectName pathMBean(String path) throws Exception {
+        return new ObjectName("io.rnbd:type=rtrs-client-path,session=" + SESSION + ",path=" + ObjectName.quote(path));
+    }
+
+    private static String rowOf(String table, String key) {
+        return table.lines().filter(l -> (" " + l + " ").contains(" " + key + " ")).findFirst().orElse("");
+    }
+
+    private static Map<String, Object> device(String json, String name) {
+        for (Object d : JsonText.array(JsonText.parse(json))) {
+            if (name.equals(JsonText.object(d).get("name"))) {
+                return JsonText.object(d);
+            }
+        }
+        throw new AssertionError("no device " + name + " in " + json);
+    }
+
+    /**
+     * A JMX connection through Karaf's RMI connector (its address from the connector itself:
+     * Pax Exam moves its ports to free ones), retried while the connector is still starting.
+     */
+    private JMXConnector connectJmx(String user, String password) throws Exception {
+        Map<String, Object> env = new HashMap<>();
+        env.put(JMXConnector.CREDENTIALS, new String[] {user, password});
+        MBeanServer local = waitForService(MBeanServer.class, null, TIMEOUT_MS);
+        ObjectName connector = awaitMBeans(local, new ObjectName("connector:name=rmi")).iterator().next();
+        JMXServiceURL url = (JMXServiceURL) local.getAttribute(connector, "Address");
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        while (true) {
+            try {
+                return JMXConnectorFactory.connect(url, env);
+            } catch (IOException e) {
+                if (System.nanoTime() > end) {
+                    throw e;
+                }
+                Thread.sleep(200); // the RMI connector starts in a thread of its own
+            }
+        }
+    }
+
+    private static void awaitRegistered(MBeanServerConnection jmx, ObjectName name, boolean registered)
+            throws Exception {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        while (jmx.isRegistered(name) != registered) {
+            if (System.nanoTime() > end) {
+                fail(name + (registered ? " never registered" : " never unregistered"));
+            }
+            Thread.sleep(100); // the MBeans follow the rows on a one-second refresh
+        }
+    }
+
+    private static void awaitAttribute(MBeanServerConnection jmx, ObjectName name, String attribute, Object expected)
+            throws Exception {
+        awaitRegistered(jmx, name, true);
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        Object now;
+        while (!expected.equals(now = jmx.getAttribute(name, attribute))) {
+            if (System.nanoTime() > end) {
+                fail(name + " " + attribute + " is " + now + ", not " + expected);
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private static Set<ObjectName> awaitMBeans(MBeanServer jmx, ObjectName pattern) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        Set<ObjectName> found;
+        while ((found = jmx.queryNames(pattern, null)).isEmpty()) {
+            if (System.nanoTime() > end) {
+                fail("no MBean " + pattern);
+            }
+            Thread.sleep(100);
+        }
+        return found;
+    }
+
+    interface Call {
+        void run() throws Exception;
+    }
+
+    /** The messages of what {@code call} threw, causes included; fails if it threw nothing. */
+    private static String message(Call call) {
+        try {
+            call.run();
+        } catch (Exception e) {
+            StringBuilder sb = new StringBuilder();
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                sb.append(t).append(" / ");
+            }
+            return sb.toString();
+        }
+        throw new AssertionError("expected a failure");
+    }
+
+    private static HttpResponse<String> get(String path) throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort()
+                + path)).timeout(java.time.Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static void awaitStatus(String path, int status) throws Exception {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+        int now;
+        while ((now = get(path).statusCode()) != status) {
+            if (System.nanoTime() > end) {
+                fail(path + " answers " + now + ", not " + status);
+            }
+            Thread.sleep(100); // the whiteboard (un)registers servlets on its own thread
+        }
+    }
+
+    /** Whether a sample line starting with {@code start} is in the scrape, with label {@code label} when not null. */
+    private static boolean hasSample(String scrape, String start, String label) {
+        return scrape.lines().anyMatch(l -> l.startsWith(start) && (label == null
+                || l.contains("{" + label + "=\"") || l.contains("," + label + "=\"")));
+    }
+
+    /** Python's parser names a counter's family without _total. */
+    private static String parsedFamily(TableSchema schema, Column c) {
+        String family = schema.family(c);
+        return c.type() == ColumnType.COUNTER || c.type() == ColumnType.COUNTERS
+                ? family.substring(0, family.length() - "_total".length()) : family;
+    }
+
+    private static Map<String, Object> with(Map<String, Object> labels, String key, String value) {
+        Map<String, Object> m = new TreeMap<>(labels);
+        m.put(key, value);
+        return m;
+    }
+
+    private static double value(Map<String, PromParser.Family> metrics, String sample, Map<String, Object> labels) {
+        for (PromParser.Family f : metrics.values()) {
+            for (PromParser.Sample s : f.samples()) {
+                if (s.name().equals(sample) && new TreeMap<>(s.labels()).equals(new TreeMap<>(labels))) {
+                    return s.value();
+                }
+            }
+        }
+        throw new AssertionError("no sample " + sample + labels);
+    }
+}
