@@ -349,9 +349,13 @@ class RnbdServerTest {
         int dev = openOk(c, "disk", AccessMode.RW);
         MemBlockDevice d = backend.device("disk");
         d.hold();
+        int timersBefore = scheduler.pending();
         CompletableFuture<Integer> stuck = Wire.write(c, Io.of(dev, 0, Io.OP_WRITE, 0, 512).toBuffer(),
                 ByteBuffer.wrap(new byte[512]));
-        await("write reached the backend", () -> d.heldCount() == 1);
+        // The deadline is armed just after the backend took the request (a request the
+        // backend completes at once never arms one), so wait for both before moving time.
+        await("write reached the backend, deadline armed",
+                () -> d.heldCount() == 1 && scheduler.pending() > timersBefore);
         scheduler.advance(Duration.ofMillis(1999));
         assertFalse(stuck.isDone(), "not before backend.timeout.ms");
         scheduler.advance(Duration.ofMillis(1));
