@@ -92,7 +92,9 @@ public class ConsoleIT extends KarafTestSupport {
         assertError(run("rtrs:stats nope"), "nope");
 
         String extra = "127.0.0.1@127.0.0.2:" + rtrsPort();
-        assertStartsWith(run("rtrs:path-add " + SESSION + " " + extra), "path added: session " + SESSION + " path " + extra);
+        // typed without the port, echoed as rtrs:paths lists it (issue 20, item 4)
+        assertStartsWith(run("rtrs:path-add " + SESSION + " 127.0.0.1@127.0.0.2"),
+                "path added: session " + SESSION + " path " + extra);
         awaitCondition(extra + " connected", () -> rowOf(run("rtrs:paths " + SESSION), extra).contains("connected"),
                 TIMEOUT_MS, () -> run("rtrs:paths " + SESSION));
         assertEquals("path removed: session " + SESSION + " path " + extra, run("rtrs:path-remove " + SESSION + " " + extra));

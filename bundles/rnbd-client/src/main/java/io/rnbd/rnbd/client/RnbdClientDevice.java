@@ -59,7 +59,9 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     private final AccessMode mode;
     private final DevicePublisher publisher;
     private final BlockStats stats = new BlockStats();
-    private final AtomicInteger users = new AtomicInteger();
+    /** Holders of claims by name, with how many claims each holds (guarded by this). */
+    private final Map<String, Integer> users = new java.util.TreeMap<>();
+    private int userCount;
     private final ArrayDeque<Piece> held = new ArrayDeque<>();
     private final List<CompletableFuture<RemoteBlockDevice>> openWaiters = new ArrayList<>();
     private DeviceState state = DeviceState.PENDING;
@@ -240,9 +242,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             if (state == DeviceState.UNMAPPED) {
                 return;
             }
-            if (!force && (stats.inflight() > 0 || users.get() > 0)) {
+            if (!force && (stats.inflight() > 0 || userCount > 0)) {
                 throw new BlockIoException(Errno.EBUSY, "device " + name + " in use: " + stats.inflight()
-                        + " requests in flight, " + users.get() + " users");
+                        + " requests in flight, " + userCount + (userCount == 1 ? " user" : " users")
+                        + (userCount == 0 ? "" : " (" + userNames() + ")"));
             }
             if (state == DeviceState.MAPPED && session != null) {
                 rtrs = session.rtrs();
@@ -339,13 +342,37 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     @Override
     public DeviceClaim claim(String user) {
-        users.incrementAndGet();
+        String who = user == null || user.isBlank() ? "unnamed" : user;
+        synchronized (this) {
+            users.merge(who, 1, Integer::sum);
+            userCount++;
+        }
         AtomicBoolean released = new AtomicBoolean();
         return () -> {
             if (released.compareAndSet(false, true)) {
-                users.decrementAndGet();
+                synchronized (this) {
+                    users.computeIfPresent(who, (k, n) -> n == 1 ? null : n - 1);
+                    userCount--;
+                }
             }
         };
+    }
+
+    /** The holders, for the one line that refuses an unmap: a few names, then how many more. */
+    private String userNames() {
+        StringBuilder sb = new StringBuilder();
+        int shown = 0;
+        for (Map.Entry<String, Integer> e : users.entrySet()) {
+            if (shown == 4) {
+                sb.append(", and ").append(users.size() - shown).append(" more");
+                break;
+            }
+            sb.append(shown++ == 0 ? "" : ", ").append(e.getKey());
+            if (e.getValue() > 1) {
+                sb.append(" x").append(e.getValue());
+            }
+        }
+        return sb.toString();
     }
 
     /** The mapping belongs to the client: users release their claims, the admin unmaps. */
@@ -355,7 +382,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     public synchronized DeviceInfo info() {
         return new DeviceInfo(name, sessionName, exportName, mode, geometry == null ? 0 : geometry.size(), state,
-                users.get(), stats.snapshot(), lastError);
+                userCount, stats.snapshot(), lastError);
     }
 
     BlockStats stats() {

@@ -394,7 +394,10 @@ final class ClientPath implements PathView {
         if (!change(PathState.CONNECTED)) {
             return;
         }
-        if (everConnected || attempts > 0) {
+        // A path that never connected is still connecting, not reconnecting: at boot the
+        // client often comes up before the server listens, and counting that as a failed and
+        // then a successful reconnect on every path would report trouble that never was.
+        if (everConnected) {
             stats.reconnect(true);
         }
         everConnected = true;
@@ -611,7 +614,9 @@ final class ClientPath implements PathView {
         lastError = status & 0xffff;
         teardown();
         attempts++;
-        stats.reconnect(false);
+        if (everConnected) {
+            stats.reconnect(false);
+        }
         change(PathState.CONNECTING_ERR);
         session.pathConnectFailed(this);
         if (!manualStop && session.reconnectPolicy.shouldReconnect(status, attempts)) {

@@ -58,7 +58,8 @@ final class FakeClientAdmin implements RtrsClientAdmin {
     }
 
     private RtrsClientPathInfo knownPath(RtrsClientSessionInfo s, String path) {
-        return s.paths().stream().filter(p -> p.name().equals(path)).findFirst()
+        // as the real client: the name, or the address typed without the port
+        return s.paths().stream().filter(p -> p.name().equals(path) || p.name().equals(path + ":1234")).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("session " + s.name() + " has no path " + path));
     }
 
@@ -71,7 +72,8 @@ final class FakeClientAdmin implements RtrsClientAdmin {
         }
         String[] sd = path.split("@", 2);
         List<RtrsClientPathInfo> paths = new ArrayList<>(s.paths());
-        RtrsClientPathInfo p = path(sd[0], sd[1], PathState.CONNECTING, 0);
+        // named as the real client names a new path: src@dst:port, the session's port unless given
+        RtrsClientPathInfo p = path(sd[0], sd[1].contains(":") ? sd[1] : sd[1] + ":1234", PathState.CONNECTING, 0);
         paths.add(p);
         replacePaths(s, paths);
     }

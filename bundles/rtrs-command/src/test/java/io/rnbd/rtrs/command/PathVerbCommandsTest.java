@@ -22,9 +22,25 @@ class PathVerbCommandsTest {
 
     @Test
     void addShowsTheNewPathConnecting() {
-        assertEquals("path added: session blk1 path 10.0.1.1@10.0.1.2 connecting\n",
+        // echoed as rtrs:paths lists it, with the port the client gave it (issue 20, item 4)
+        assertEquals("path added: session blk1 path 10.0.1.1@10.0.1.2:1234 connecting\n",
                 run(new PathAddCommand(), "blk1", "10.0.1.1@10.0.1.2"));
         assertEquals(2, admin.sessions.get("blk1").paths().size());
+        assertEquals("path disconnected: session blk1 path 10.0.1.1@10.0.1.2:1234 closed\n",
+                run(new PathDisconnectCommand(), "blk1", "10.0.1.1@10.0.1.2"));
+        assertEquals("path removed: session blk1 path 10.0.1.1@10.0.1.2:1234\n",
+                run(new PathRemoveCommand(), "blk1", "10.0.1.1@10.0.1.2"));
+    }
+
+    @Test
+    void anAddressNamesItsPathWithOrWithoutSourceAndPort() {
+        var p = path("10.0.0.1", "10.0.0.2:1234", PathState.CONNECTED, 0);
+        for (String typed : List.of("10.0.0.1@10.0.0.2", "10.0.0.2", "10.0.0.2:1234", "10.0.0.1@10.0.0.2:1234")) {
+            assertEquals(true, PathCommand.names(typed, p), typed);
+        }
+        for (String typed : List.of("10.0.0.3@10.0.0.2", "10.0.0.2:99", "10.0.0.1")) {
+            assertEquals(false, PathCommand.names(typed, p), typed);
+        }
     }
 
     @Test

@@ -11,6 +11,8 @@ import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockPlug;
 import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.rnbd.api.DeviceClaim;
+import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -49,6 +51,10 @@ final class NbdConnection implements Runnable {
     private final int bytePermitUnit = 512;
     private volatile boolean closing;
     private volatile BlockDevice device;
+    /** Set when the export went away: requests from then on are answered ESHUTDOWN. */
+    private volatile boolean deviceGone;
+    /** Held from the handshake to the close: the device counts this connection as a user. */
+    private DeviceClaim claim;
     private ReplyWriter writer;
     private Thread writerThread;
     // Set once negotiated; read only by the reader thread.
@@ -82,6 +88,16 @@ final class NbdConnection implements Runnable {
 
     BlockDevice device() {
         return device;
+    }
+
+    /**
+     * The export went away (unmapped with force): every request from now on is answered
+     * NBD_ESHUTDOWN, as the protocol asks of a server that shuts down, so the client learns
+     * why; the connection closes when the client disconnects, or after the drain timeout.
+     */
+    void deviceGone() {
+        deviceGone = true;
+        timer.schedule(this::shutdown, config.drainTimeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /** Stops reading requests; in-flight ones still get their replies, then the socket closes. */
@@ -128,6 +144,10 @@ final class NbdConnection implements Runnable {
                 return;
             }
             device = r.device();
+            if (r.device() instanceof RemoteBlockDevice remote) {
+                // An idle connection is a user too: unmapping without --force is refused meanwhile.
+                claim = remote.claim(peer.equals("unix") ? "nbd unix socket #" + id : "nbd " + peer);
+            }
             // The device may have been withdrawn while we negotiated (see NbdServer.exportRemoved).
             if (exports.find(r.exportName()) != r.device()) {
                 return;
@@ -193,7 +213,7 @@ final class NbdConnection implements Runnable {
             if (req.type() == CMD_DISC) {
                 return;
             }
-            int err = validate(req);
+            int err = deviceGone ? ESHUTDOWN : validate(req);
             long len = req.length();
             if (req.type() == CMD_WRITE) {
                 if (err != 0) {
@@ -340,8 +360,9 @@ final class NbdConnection implements Runnable {
         return 0;
     }
 
-    private static String why(Request r, int err) {
+    private String why(Request r, int err) {
         switch (err) {
+            case ESHUTDOWN: return "the device was unmapped (rnbd:unmap --force); disconnect";
             case EPERM: return "read-only export";
             case ENOSPC: return "write beyond the end of the export";
             case ENOTSUP: return "zeroing is not faster than writing on this export";
@@ -431,6 +452,9 @@ final class NbdConnection implements Runnable {
             }
         }
         closeChannel();
+        if (claim != null) {
+            claim.close();
+        }
         onClosed.accept(this);
     }
 

@@ -108,14 +108,15 @@ public final class NbdServer implements AutoCloseable {
     }
 
     /**
-     * Ends every connection on {@code device}: no new requests are read, those in flight still
-     * get their replies. Call after the lookup stopped returning the device.
+     * Ends every connection on {@code device}: requests in flight still get their replies, later
+     * ones NBD_ESHUTDOWN until the client disconnects (or the drain timeout closes it). Call
+     * after the lookup stopped returning the device.
      */
     public void exportRemoved(BlockDevice device) {
         for (NbdConnection c : connections) {
             if (c.device() == device) {
-                LOG.info("NBD export gone: closing {}", c);
-                c.shutdown();
+                LOG.info("NBD export gone: ending {}", c);
+                c.deviceGone();
             }
         }
     }
@@ -148,7 +149,8 @@ public final class NbdServer implements AutoCloseable {
                 if (ch.getRemoteAddress() instanceof InetSocketAddress) {
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 }
-                peer = kind.equals("tcp") ? String.valueOf(ch.getRemoteAddress()) : "unix";
+                peer = ch.getRemoteAddress() instanceof InetSocketAddress a
+                        ? a.getAddress().getHostAddress() + ":" + a.getPort() : "unix";
             } catch (IOException e) {
                 closeQuietly(ch);
                 continue;
