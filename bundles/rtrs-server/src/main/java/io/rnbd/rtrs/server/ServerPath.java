@@ -96,6 +96,9 @@ final class ServerPath {
     private boolean authenticated;
     private AuthExchange auth;
     private String authMethod;
+    /** What this path's authentication established: the host id, whether proven, by which method. */
+    private String peerHostId = "";
+    private boolean peerProven;
     private int missedHb;
     private ScheduledFuture<?> hbTask;
     private boolean resourcesReleased;
@@ -248,7 +251,8 @@ final class ServerPath {
             byte[] out = auth.step(m.data());
             if (auth.done()) {
                 authenticated = true;
-                session.hostId(auth.peerId());
+                peerHostId = auth.peerId();
+                peerProven = auth.peerIdProven();
                 con.send(AuthMsg.HEADER_SIZE + (out == null ? 0 : out.length),
                         AuthMsg.step(authMethod, out, true)::encode, null);
             } else if (out == null) {
@@ -291,10 +295,18 @@ final class ServerPath {
         if (session.server.nameTakenElsewhere(name, session)) {
             throw new ProtoException(Errno.EPERM, "session name " + name + " is another session's");
         }
+        if (!session.name().isEmpty() && !session.name().equals(name)) {
+            throw new ProtoException(Errno.EINVAL, "path names another session");
+        }
+        String identityProblem = session.bindIdentity(peerHostId, authenticated && peerProven,
+                authenticated ? authMethod : "");
+        if (identityProblem != null) {
+            LOG.warn("refusing path {} ({}) of session {}: {}", remoteAddr.getHostAddress(), uuid, name,
+                    identityProblem);
+            throw new ProtoException(Errno.EACCES, identityProblem);
+        }
         if (session.name().isEmpty()) {
             session.name(name);
-        } else if (!session.name().equals(name)) {
-            throw new ProtoException(Errno.EINVAL, "path names another session");
         }
         List<SgDesc> descs = new ArrayList<>(chunkMrs.length);
         for (MemoryRegion mr : chunkMrs) {
@@ -305,9 +317,17 @@ final class ServerPath {
         con.send(rsp.size(), rsp::encode, null);
         long period = cfg.hbIntervalMs();
         hbTask = session.server.timer().scheduleAtFixedRate(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
-        LOG.info("path {} ({}) of session {} connected{}", remoteAddr.getHostAddress(), uuid, name,
+        LOG.info("path {} ({}) of session {} connected, host id {}{}", remoteAddr.getHostAddress(), uuid, name,
+                describeIdentity(),
                 extensions ? "" : " (a client without this appliance's extensions, e.g. Linux: no authentication, no fencing)");
         session.server.pathConnected(this);
+    }
+
+    private String describeIdentity() {
+        if (!authenticated) {
+            return "none (not authenticated)";
+        }
+        return "'" + peerHostId + "' " + (peerProven ? "proven by " : "claimed through ") + authMethod;
     }
 
     private void onFenceReq(ServerCon con, FenceReq req) {

@@ -25,6 +25,10 @@ public final class ServerSession implements RtrsServerSession {
     final ServerStats stats = new ServerStats();
     private volatile String name = "";
     private volatile String hostId = "";
+    private volatile boolean hostIdProven;
+    private volatile String authMethod = "";
+    /** Under the lock: the first path to connect gave the session its identity. */
+    private boolean identityBound;
     boolean announced;
     private final java.util.ArrayDeque<Runnable> closers = new java.util.ArrayDeque<>();
 
@@ -85,8 +89,40 @@ public final class ServerSession implements RtrsServerSession {
         return hostId;
     }
 
-    void hostId(String h) {
-        this.hostId = h;
+    @Override
+    public boolean hostIdProven() {
+        return hostIdProven;
+    }
+
+    @Override
+    public String authMethod() {
+        return authMethod;
+    }
+
+    /**
+     * Under the lock, as a path finishes its handshake: the first path gives the session the
+     * identity it authenticated with; every later path must present the same host id, and if
+     * the session's was proven, prove it too. A path that proves an id the session only
+     * claimed joins it, and the session stays unproven: its first path proved nothing.
+     *
+     * @return why the path may not join, or null
+     */
+    String bindIdentity(String host, boolean proven, String method) {
+        if (!identityBound) {
+            identityBound = true;
+            hostId = host;
+            hostIdProven = proven;
+            authMethod = method;
+            return null;
+        }
+        if (!hostId.equals(host)) {
+            return "the path says host id '" + host + "', the session's is '" + hostId + "'";
+        }
+        if (hostIdProven && !proven) {
+            return "the session's host id '" + hostId + "' was proven (" + authMethod + "), this path's is not ("
+                    + (method.isEmpty() ? "no authentication" : method) + ")";
+        }
+        return null;
     }
 
     @Override
