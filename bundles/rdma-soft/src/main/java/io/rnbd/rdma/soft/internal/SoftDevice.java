@@ -31,7 +31,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -63,7 +62,9 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     private final ConcurrentHashMap<Integer, SoftMr> rkeys = new ConcurrentHashMap<>();
     private final Set<SoftQp> qps = ConcurrentHashMap.newKeySet();
     private final Set<SoftListener> listeners = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger nextKey = new AtomicInteger(ThreadLocalRandom.current().nextInt(1, 1 << 20));
+    /** rkeys: random bits from a CSPRNG (see RkeySource); lkeys, which never leave this host, count. */
+    private final RkeySource rkeySource = new RkeySource();
+    private final AtomicInteger nextLkey = new AtomicInteger(1);
     private final AtomicLong nextAddress = new AtomicLong(0x7f00_0000_0000L);
     private final AtomicInteger regionCount = new AtomicInteger();
     private volatile boolean closed;
@@ -377,16 +378,20 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         }
         long span = (region.capacity() + PAGE - 1) / PAGE * PAGE + PAGE;
         long addr = nextAddress.getAndAdd(span);
-        SoftMr mr = new SoftMr(pd, region, addr, nextKey(), access);
+        SoftMr mr = new SoftMr(pd, region, addr, nextLkey.getAndIncrement(), access);
         mr.reregister();
         return mr;
     }
 
-    /** Enter {@code mr} in the rkey table under a fresh key. */
-    int publish(SoftMr mr) {
+    /**
+     * Enter {@code mr} in the rkey table under a fresh random key: not 0, not live on this
+     * device, and not {@code previous} (the key it had until now, 0 for none), so that the
+     * old key is refused from now on.
+     */
+    int publish(SoftMr mr, int previous) {
         while (true) {
-            int key = nextKey();
-            if (rkeys.putIfAbsent(key, mr) == null) {
+            int key = rkeySource.next();
+            if (key != previous && rkeys.putIfAbsent(key, mr) == null) {
                 return key;
             }
         }
@@ -402,14 +407,6 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
 
     SoftMr lookup(int rkey) {
         return rkeys.get(rkey);
-    }
-
-    private int nextKey() {
-        int k;
-        do {
-            k = nextKey.getAndIncrement() * 0x9E3779B1;
-        } while (k == 0);
-        return k;
     }
 
     private void tick(SoftReactor on) {
