@@ -12,10 +12,29 @@ import io.rnbd.rtrs.proto.Rtrs;
  * @param alwaysInvalidate invalidate a chunk's rkey before the upper layer sees it
  * @param hbIntervalMs     heartbeat period
  * @param hbMissedMax      heartbeats missed before a path is declared dead
+ * @param handshakeTimeoutMs how long a path may stay CONNECTING (CON_REQ accepted, authentication
+ *                         and INFO_REQ not yet done) before it is closed
+ * @param maxHalfOpenPerSource paths from one source address that may be CONNECTING at once; a
+ *                         connect request for one more new path is refused with EAGAIN
  */
 public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwaysInvalidate, long hbIntervalMs,
-                           int hbMissedMax) {
+                           int hbMissedMax, long handshakeTimeoutMs, int maxHalfOpenPerSource) {
+    public static final long DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+    public static final int DEFAULT_MAX_HALF_OPEN_PER_SOURCE = 16;
+
+    public ServerConfig(int port, int chunkSize, int queueDepth, boolean alwaysInvalidate, long hbIntervalMs,
+                        int hbMissedMax) {
+        this(port, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, DEFAULT_HANDSHAKE_TIMEOUT_MS,
+                DEFAULT_MAX_HALF_OPEN_PER_SOURCE);
+    }
+
     public ServerConfig {
+        if (handshakeTimeoutMs < 100 || handshakeTimeoutMs > 600_000) {
+            throw new IllegalArgumentException("handshake.timeout.ms must be 100..600000: " + handshakeTimeoutMs);
+        }
+        if (maxHalfOpenPerSource < 1) {
+            throw new IllegalArgumentException("max.half.open.per.source must be at least 1: " + maxHalfOpenPerSource);
+        }
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535: " + port);
         }
@@ -44,6 +63,12 @@ public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwa
     }
 
     public ServerConfig withPort(int p) {
-        return new ServerConfig(p, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax);
+        return new ServerConfig(p, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax,
+                handshakeTimeoutMs, maxHalfOpenPerSource);
+    }
+
+    public ServerConfig withHandshake(long timeoutMs, int perSource) {
+        return new ServerConfig(port, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, timeoutMs,
+                perSource);
     }
 }

@@ -19,7 +19,13 @@ import java.util.UUID;
 public final class ServerSession implements RtrsServerSession {
     final RtrsServer server;
     private final UUID uuid;
-    final ByteBuffer[] chunks;
+    /**
+     * The chunks, allocated when the session's first path finishes its handshake: a connect
+     * request costs no chunk memory (64 MiB at the defaults), so nobody can make the server
+     * allocate it without authenticating.
+     */
+    private ByteBuffer[] chunks;
+    private final int chunkSize;
     final boolean[] chunkBusy;
     final Map<UUID, ServerPath> paths = new LinkedHashMap<>();
     final ServerStats stats = new ServerStats();
@@ -68,12 +74,22 @@ public final class ServerSession implements RtrsServerSession {
     ServerSession(RtrsServer server, UUID uuid, int queueDepth, int chunkSize) {
         this.server = server;
         this.uuid = uuid;
-        this.chunks = new ByteBuffer[queueDepth];
+        this.chunkSize = chunkSize;
         this.chunkBusy = new boolean[queueDepth];
-        for (int i = 0; i < queueDepth; i++) {
-            chunks[i] = ByteBuffer.allocateDirect(chunkSize);
-        }
     }
+
+    /** Under the lock: the chunks, allocated on first use (a path's INFO_REQ). */
+    ByteBuffer[] chunks() {
+        if (chunks == null) {
+            ByteBuffer[] c = new ByteBuffer[chunkBusy.length];
+            for (int i = 0; i < c.length; i++) {
+                c[i] = ByteBuffer.allocateDirect(chunkSize);
+            }
+            chunks = c;
+        }
+        return chunks;
+    }
+
 
     @Override
     public String name() {
@@ -172,7 +188,7 @@ public final class ServerSession implements RtrsServerSession {
         for (ServerPath p : paths.values()) {
             ps.add(p.info());
         }
-        return new RtrsServerSessionInfo(name, hostId, uuid, chunks.length, chunks[0].capacity(), ps, stats.snapshot());
+        return new RtrsServerSessionInfo(name, hostId, uuid, chunkBusy.length, chunkSize, ps, stats.snapshot());
     }
 
     @Override
