@@ -4,7 +4,7 @@
  * sleeping.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package io.rnbd.testkit;
 
 import org.osgi.annotation.bundle.Export;

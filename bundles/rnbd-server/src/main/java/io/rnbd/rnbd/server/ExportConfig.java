@@ -11,19 +11,44 @@ import java.util.stream.Collectors;
 /**
  * One export, as configured by a factory configuration of {@code io.rnbd.server.export}.
  *
- * @param allowedSessions session names or authenticated host ids allowed to open it; empty = all
- * @param offlineWaitMs   how long IO waits for a missing backend; 0 = fail at once
- * @param backendParams   every {@code backend.X} key, passed to the backend as {@code X}
- * @param path            where an OPEN finds it once its device name is resolved against the
- *                        server's search path ({@link DevSearchPath}); empty = {@code /<name>}
+ * <p>Access ({@link #admits}): {@code allowedHosts} is the security control, matched
+ * against the host id the session's authenticator <em>proved</em> (CHAP); a claimed id
+ * (authenticator {@code none}) counts only with {@code trustClaimedIdentity}, and a session
+ * that did not authenticate at all (a Linux client) has no id to match. {@code allowedSessions}
+ * is a convenience filter on the session name, which the client chooses and nobody checks:
+ * it keeps honest clients apart, never a hostile one out.
+ *
+ * @param allowedSessions      session names allowed to open it (a convenience, not security); empty = any
+ * @param offlineWaitMs        how long IO waits for a missing backend; 0 = fail at once
+ * @param backendParams        every {@code backend.X} key, passed to the backend as {@code X}
+ * @param path                 where an OPEN finds it once its device name is resolved against the
+ *                             server's search path ({@link DevSearchPath}); empty = {@code /<name>}
+ * @param allowedHosts         host ids allowed to open it, {@code *} for any authenticated host;
+ *                             empty = any client, authenticated or not
+ * @param trustClaimedIdentity match {@code allowedHosts} against a host id that was only claimed
+ *                             (authenticator {@code none}) too; default false
  */
 public record ExportConfig(String name, String backend, boolean readOnly, Set<String> allowedSessions,
-                           long offlineWaitMs, Map<String, String> backendParams, String path) {
+                           long offlineWaitMs, Map<String, String> backendParams, String path,
+                           Set<String> allowedHosts, boolean trustClaimedIdentity) {
     public static final String BACKEND_PREFIX = "backend.";
+    /** In {@code allowed.hosts}: any host whose id was proven (or claimed, if claims are trusted). */
+    public static final String ANY_HOST = "*";
 
     public ExportConfig(String name, String backend, boolean readOnly, Set<String> allowedSessions,
                         long offlineWaitMs, Map<String, String> backendParams) {
         this(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, "");
+    }
+
+    public ExportConfig(String name, String backend, boolean readOnly, Set<String> allowedSessions,
+                        long offlineWaitMs, Map<String, String> backendParams, String path) {
+        this(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, path, Set.of(), false);
+    }
+
+    /** The same export with access by host id. */
+    public ExportConfig withAllowedHosts(Set<String> hosts, boolean trustClaims) {
+        return new ExportConfig(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, path, hosts,
+                trustClaims);
     }
 
     /** The path an OPEN must resolve to: the configured one, or {@code /<name>}. */
@@ -45,6 +70,7 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
             throw new IllegalArgumentException("export " + name + ": offline.wait.ms must be >= 0");
         }
         allowedSessions = Set.copyOf(allowedSessions);
+        allowedHosts = Set.copyOf(allowedHosts);
         backendParams = Map.copyOf(backendParams);
         path = path == null ? "" : path.trim();
         if (!path.isEmpty() && (!path.startsWith("/") || path.contains("..") || path.contains("%"))) {
@@ -71,11 +97,15 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("export " + name + ": offline.wait.ms is not a number");
         }
-        Set<String> allowed = Arrays.stream(str(props.get("allowed.sessions"), "").split(","))
-                .map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
         return new ExportConfig(name.trim(), str(props.get("backend"), "").trim(),
-                Boolean.parseBoolean(str(props.get("read.only"), "false").trim()), allowed, wait, params,
-                str(props.get("path"), ""));
+                Boolean.parseBoolean(str(props.get("read.only"), "false").trim()), list(props.get("allowed.sessions")),
+                wait, params, str(props.get("path"), ""), list(props.get("allowed.hosts")),
+                Boolean.parseBoolean(str(props.get("trust.claimed.identity"), "false").trim()));
+    }
+
+    private static Set<String> list(Object v) {
+        return Arrays.stream(str(v, "").split(",")).map(String::trim).filter(s -> !s.isEmpty())
+                .collect(Collectors.toSet());
     }
 
     private static String str(Object v, String dflt) {
@@ -88,13 +118,36 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
         return v.toString();
     }
 
-    /** Whether {@code session} may open this export, by name or by authenticated host id. */
+    /** Whether {@code session} may open this export. */
     public boolean allows(RtrsServerSession session) {
-        if (allowedSessions.isEmpty()) {
-            return true;
+        return refusal(session) == null;
+    }
+
+    /**
+     * Why {@code session} may not open this export, in one line for the log, or null if it may:
+     * its host id must be in {@code allowed.hosts} (and proven, unless claims are trusted), and
+     * its name in {@code allowed.sessions}, each where the list is set.
+     */
+    public String refusal(RtrsServerSession session) {
+        if (!allowedHosts.isEmpty()) {
+            String host = session.hostId() == null ? "" : session.hostId();
+            String method = session.authMethod() == null || session.authMethod().isEmpty() ? "no authentication"
+                    : session.authMethod();
+            if (host.isEmpty()) {
+                return "it requires an authenticated host (allowed.hosts) and the session did not authenticate ("
+                        + method + "; a Linux client never does)";
+            }
+            if (!session.hostIdProven() && !trustClaimedIdentity) {
+                return "its host id '" + host + "' was claimed (" + method + "), not proven, and the export "
+                        + "requires a proven one (allowed.hosts, trust.claimed.identity=false)";
+            }
+            if (!allowedHosts.contains(ANY_HOST) && !allowedHosts.contains(host)) {
+                return "host '" + host + "' is not in allowed.hosts";
+            }
         }
-        String host = session.hostId();
-        return allowedSessions.contains(session.name())
-                || (host != null && !host.isEmpty() && allowedSessions.contains(host));
+        if (!allowedSessions.isEmpty() && !allowedSessions.contains(session.name())) {
+            return "session name '" + session.name() + "' is not in allowed.sessions";
+        }
+        return null;
     }
 }

@@ -314,9 +314,10 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             }
             return existing;
         }
-        if (!e.config().allows(s.rtrs)) {
-            LOG.warn("session {} not allowed to open export {}", s.name(), e.name());
-            throw new BlockIoException(Errno.EACCES, "session not allowed");
+        String refusal = e.config().refusal(s.rtrs);
+        if (refusal != null) {
+            LOG.warn("session {} may not open export {}: {}", s.name(), e.name(), refusal);
+            throw new BlockIoException(Errno.EACCES, "not allowed: " + refusal);
         }
         Opening o = e.open(s, nextDeviceId.getAndUpdate(i -> (i + 1) & Integer.MAX_VALUE), open.accessMode());
         if (!s.add(o)) {

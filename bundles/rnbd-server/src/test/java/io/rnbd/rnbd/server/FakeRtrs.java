@@ -61,6 +61,18 @@ public final class FakeRtrs implements AutoCloseable {
         return c;
     }
 
+    /**
+     * A client whose host id {@code hostId} came from authenticator {@code method} ("" = it
+     * did not authenticate, as a Linux client), proven or only claimed.
+     */
+    public Client connectAs(String name, String hostId, String method, boolean proven) {
+        Client c = new Client(name, hostId, 64, 128 * 1024 - 4096, false);
+        c.authMethod = method;
+        c.proven = proven;
+        c.reconnect();
+        return c;
+    }
+
     /** Completions after shutdown run inline, so none is lost. */
     private void onClientThread(Runnable r) {
         try {
@@ -98,6 +110,16 @@ public final class FakeRtrs implements AutoCloseable {
         }
 
         @Override
+        public boolean hostIdProven() {
+            return client.proven;
+        }
+
+        @Override
+        public String authMethod() {
+            return client.authMethod;
+        }
+
+        @Override
         public UUID uuid() {
             return uuid;
         }
@@ -122,6 +144,8 @@ public final class FakeRtrs implements AutoCloseable {
         private final int queueDepth;
         private final int maxIoSize;
         private final boolean queueWhileDown;
+        private String authMethod = "";
+        private boolean proven;
         private final List<RtrsSessionListener> listeners = new CopyOnWriteArrayList<>();
         private final ArrayDeque<Req> waiting = new ArrayDeque<>();
         private final AtomicInteger delivered = new AtomicInteger();

@@ -24,6 +24,7 @@ import io.rnbd.rnbd.proto.OpenRsp;
 import io.rnbd.rnbd.proto.SessInfo;
 import io.rnbd.rnbd.proto.SessInfoRsp;
 import io.rnbd.testkit.FakeScheduler;
+import io.rnbd.testkit.LogCapture;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.HashMap;
@@ -154,7 +155,7 @@ class RnbdServerTest {
     @Test
     void readOnlyExportAndUnknownExportAndAllowedSessions() {
         server.addExport(export("ro", true, Set.of(), 0));
-        server.addExport(export("private", false, Set.of("alice", "host-b"), 0));
+        server.addExport(export("private", false, Set.of("alice", "bob"), 0));
         FakeRtrs.Client c = rtrs.connect("eve");
         assertEquals(Errno.EROFS, open(c, "ro", AccessMode.RW).errno());
         assertEquals(Errno.EROFS, open(c, "ro", AccessMode.MIGRATION).errno());
@@ -162,7 +163,49 @@ class RnbdServerTest {
         assertEquals(Errno.ENOENT, open(c, "nope", AccessMode.RO).errno());
         assertEquals(Errno.EACCES, open(c, "private", AccessMode.RO).errno());
         openOk(rtrs.connect("alice"), "private", AccessMode.RW);
-        openOk(rtrs.connect("x", "host-b", 8, 64 * 1024, false), "private", AccessMode.RO);
+        // allowed.sessions names sessions only: a host id there is no longer a way in
+        assertEquals(Errno.EACCES, open(rtrs.connectAs("x", "bob", "chap", true), "private", AccessMode.RO).errno());
+    }
+
+    /**
+     * allowed.hosts matches the host id the authenticator proved. A client that claims an
+     * allowed host's id without its key (auth none: a claim; CHAP would refuse the key) and a
+     * client that did not authenticate at all (a Linux rnbd-client) are refused, with the
+     * reason in the log; an explicitly trusted claim and a proven id are let in.
+     */
+    @Test
+    void allowedHostsRequireAProvenHostId() {
+        server.addExport(export("vault", false, Set.of(), 0).withAllowedHosts(Set.of("host-a"), false));
+        server.addExport(export("lab", false, Set.of(), 0).withAllowedHosts(Set.of("host-a"), true));
+        server.addExport(export("any-authenticated", false, Set.of(), 0).withAllowedHosts(Set.of("*"), false));
+        server.addExport(export("open", false, Set.of(), 0));
+
+        FakeRtrs.Client claimer = rtrs.connectAs("eve", "host-a", "none", false);
+        FakeRtrs.Client linux = rtrs.connectAs("linux1", "", "", false);
+        FakeRtrs.Client otherHost = rtrs.connectAs("mallory", "host-m", "chap", true);
+        FakeRtrs.Client hostA = rtrs.connectAs("a1", "host-a", "chap", true);
+
+        try (LogCapture log = LogCapture.start()) {
+            assertEquals(Errno.EACCES, open(claimer, "vault", AccessMode.RO).errno(), "a claimed id is refused");
+            assertTrue(log.contains("was claimed (none), not proven"), log.lines().toString());
+            assertEquals(Errno.EACCES, open(linux, "vault", AccessMode.RO).errno(), "no authentication is refused");
+            assertTrue(log.contains("session linux1 may not open export vault: it requires an authenticated host"),
+                    log.lines().toString());
+            assertEquals(Errno.EACCES, open(otherHost, "vault", AccessMode.RO).errno(), "another proven host");
+            assertTrue(log.contains("host 'host-m' is not in allowed.hosts"), log.lines().toString());
+        }
+        openOk(hostA, "vault", AccessMode.RW);
+
+        openOk(claimer, "lab", AccessMode.RO);
+        assertEquals(Errno.EACCES, open(linux, "lab", AccessMode.RO).errno(), "trusting claims needs a claim");
+        assertEquals(Errno.EACCES, open(otherHost, "lab", AccessMode.RO).errno());
+
+        openOk(otherHost, "any-authenticated", AccessMode.RO);
+        assertEquals(Errno.EACCES, open(claimer, "any-authenticated", AccessMode.RO).errno());
+        assertEquals(Errno.EACCES, open(linux, "any-authenticated", AccessMode.RO).errno());
+
+        openOk(linux, "open", AccessMode.RO);
+        openOk(claimer, "open", AccessMode.RO);
     }
 
     /** Linux's dev_search_path: the OPEN's name resolved under the search path, %SESSNAME% a per-session namespace. */
@@ -506,6 +549,8 @@ class RnbdServerTest {
         p.put("backend", "file");
         p.put("read.only", "true");
         p.put("allowed.sessions", "a, b,,c");
+        p.put("allowed.hosts", "host-a ,*");
+        p.put("trust.claimed.identity", "true");
         p.put("offline.wait.ms", "2500");
         p.put("backend.path", "/x");
         p.put("backend.size", "1g");
@@ -515,6 +560,10 @@ class RnbdServerTest {
         assertEquals("file", c.backend());
         assertTrue(c.readOnly());
         assertEquals(Set.of("a", "b", "c"), c.allowedSessions());
+        assertEquals(Set.of("host-a", "*"), c.allowedHosts());
+        assertTrue(c.trustClaimedIdentity());
+        assertFalse(ExportConfig.fromProperties(Map.of("name", "d", "backend", "m")).trustClaimedIdentity(),
+                "claims are not trusted unless configured");
         assertEquals(2500, c.offlineWaitMs());
         assertEquals(Map.of("path", "/x", "size", "1g"), c.backendParams());
 

@@ -17,4 +17,14 @@ public interface AuthExchange {
 
     /** Target side: the authenticated host identity; initiator side: the target's or "". */
     String peerId();
+
+    /**
+     * Target side, once {@link #done()}: whether the host <em>proved</em> {@link #peerId()}
+     * (it showed it holds a secret bound to that id, as CHAP's response does) rather than
+     * merely claimed it ({@code none}). False unless an authenticator says otherwise: an
+     * export that requires a proven identity never trusts an exchange that does not know.
+     */
+    default boolean peerIdProven() {
+        return false;
+    }
 }

@@ -7,8 +7,27 @@ public interface RtrsServerSession {
     /** The session name the client chose. */
     String name();
 
-    /** The authenticated host identity ("" when authentication is off). */
+    /**
+     * The host identity the client gave through the authenticator ("" when it did not
+     * authenticate: authentication off, or a client without this appliance's extensions,
+     * such as Linux's). Proven only if {@link #hostIdProven()} says so; otherwise a claim
+     * anyone could have made.
+     */
     String hostId();
+
+    /**
+     * Whether an authenticator proved {@link #hostId()} (CHAP) for every path of the
+     * session, rather than it being merely claimed ({@code none}) or absent. Access control
+     * must match allow lists only against a proven id, unless it explicitly trusts claims.
+     */
+    default boolean hostIdProven() {
+        return false;
+    }
+
+    /** The authentication method that gave {@link #hostId()} ("chap", "none"), or "" if none ran. */
+    default String authMethod() {
+        return "";
+    }
 
     UUID uuid();
 

@@ -58,6 +58,9 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
     private final Map<UUID, ServerSession> sessions = new ConcurrentHashMap<>();
     /** Requests that arrived while there was no upper layer; guarded by itself. */
     private final List<ServerRequest> parked = new ArrayList<>();
+    private final Map<InetAddress, Integer> connecting = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong halfOpenRefused = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong handshakesTimedOut = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param ops   the upper layer now (may change between calls; null = none, requests fail with ENODEV)
@@ -194,11 +197,22 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
                 } else if (p == null && s.hasPathBetween(req.localAddress(), req.remoteAddress())) {
                     // Linux's __is_path_w_addr_exists: one path per pair of addresses
                     errno = Errno.EEXIST;
+                } else if (p == null && connectingFrom(req.remoteAddress().getAddress()) >= cfg.maxHalfOpenPerSource()) {
+                    // many paths of one source in their handshake at once: a flood, or a host
+                    // reconnecting everything at once, which retries (EAGAIN is not final)
+                    errno = Errno.EAGAIN;
+                    long r = halfOpenRefused.incrementAndGet();
+                    if ((r & (r - 1)) == 0) {
+                        LOG.warn("refusing a new path from {}: {} paths from there are already in their handshake "
+                                + "(max.half.open.per.source; {} refused so far)", req.remoteAddress().getAddress()
+                                .getHostAddress(), cfg.maxHalfOpenPerSource(), r);
+                    }
                 } else {
                     if (p == null) {
                         p = new ServerPath(s, cr.pathUuid(), cr.reconCnt(), cr.cidNum(), cr.extensions(),
                                 req.localAddress().getAddress(), req.remoteAddress().getAddress(), ctx, cfg);
                         s.paths.put(cr.pathUuid(), p);
+                        handshakeStarted(p.remoteAddr);
                     }
                     con = p.attach(cr.cid());
                     errno = con == null ? Errno.ECONNRESET : 0;
@@ -231,6 +245,28 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
             LOG.warn("cannot accept {}: {}", req.remoteAddress(), e.getMessage());
             c.path.fail(e.errno(), "accept failed");
         }
+    }
+
+    /** Paths from {@code source} still in their handshake (CONNECTING), over every session. */
+    private int connectingFrom(InetAddress source) {
+        return connecting.getOrDefault(source, 0);
+    }
+
+    void handshakeStarted(InetAddress source) {
+        connecting.merge(source, 1, Integer::sum);
+    }
+
+    void handshakeEnded(InetAddress source) {
+        connecting.computeIfPresent(source, (k, n) -> n <= 1 ? null : n - 1);
+    }
+
+    void handshakeTimedOut() {
+        handshakesTimedOut.incrementAndGet();
+    }
+
+    /** Paths refused because their source had too many in the handshake, and paths closed at the deadline. */
+    public long[] handshakeCounters() {
+        return new long[] {halfOpenRefused.get(), handshakesTimedOut.get()};
     }
 
     private static void reject(ConnectRequest req, int errno, boolean doNotRetry) {

@@ -14,19 +14,32 @@ import io.rnbd.rtrs.proto.Rtrs;
  * @param hbMissedMax      heartbeats missed before a path is declared dead
  * @param upperWaitMs      how long a request waits for an upper layer (the RNBD server) while
  *                         there is none, e.g. while its bundle restarts; then ENODEV
+ * @param handshakeTimeoutMs how long a path may stay CONNECTING (CON_REQ accepted, authentication
+ *                         and INFO_REQ not yet done) before it is closed
+ * @param maxHalfOpenPerSource paths from one source address that may be CONNECTING at once; a
+ *                         connect request for one more new path is refused with EAGAIN
  */
 public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwaysInvalidate, long hbIntervalMs,
-                           int hbMissedMax, long upperWaitMs) {
+                           int hbMissedMax, long upperWaitMs, long handshakeTimeoutMs, int maxHalfOpenPerSource) {
     public static final long DEFAULT_UPPER_WAIT_MS = 30_000;
+    public static final long DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+    public static final int DEFAULT_MAX_HALF_OPEN_PER_SOURCE = 16;
 
     public ServerConfig(int port, int chunkSize, int queueDepth, boolean alwaysInvalidate, long hbIntervalMs,
                         int hbMissedMax) {
-        this(port, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, DEFAULT_UPPER_WAIT_MS);
+        this(port, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, DEFAULT_UPPER_WAIT_MS,
+                DEFAULT_HANDSHAKE_TIMEOUT_MS, DEFAULT_MAX_HALF_OPEN_PER_SOURCE);
     }
 
     public ServerConfig {
         if (upperWaitMs < 0) {
             throw new IllegalArgumentException("upper.wait.ms must be >= 0: " + upperWaitMs);
+        }
+        if (handshakeTimeoutMs < 100 || handshakeTimeoutMs > 600_000) {
+            throw new IllegalArgumentException("handshake.timeout.ms must be 100..600000: " + handshakeTimeoutMs);
+        }
+        if (maxHalfOpenPerSource < 1) {
+            throw new IllegalArgumentException("max.half.open.per.source must be at least 1: " + maxHalfOpenPerSource);
         }
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535: " + port);
@@ -56,6 +69,17 @@ public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwa
     }
 
     public ServerConfig withPort(int p) {
-        return new ServerConfig(p, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, upperWaitMs);
+        return new ServerConfig(p, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, upperWaitMs,
+                handshakeTimeoutMs, maxHalfOpenPerSource);
+    }
+
+    public ServerConfig withUpperWait(long ms) {
+        return new ServerConfig(port, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, ms,
+                handshakeTimeoutMs, maxHalfOpenPerSource);
+    }
+
+    public ServerConfig withHandshake(long timeoutMs, int perSource) {
+        return new ServerConfig(port, chunkSize, queueDepth, alwaysInvalidate, hbIntervalMs, hbMissedMax, upperWaitMs,
+                timeoutMs, perSource);
     }
 }

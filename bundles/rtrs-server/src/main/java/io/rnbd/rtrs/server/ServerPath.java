@@ -96,8 +96,12 @@ final class ServerPath {
     private boolean authenticated;
     private AuthExchange auth;
     private String authMethod;
+    /** What this path's authentication established: the host id, whether proven, by which method. */
+    private String peerHostId = "";
+    private boolean peerProven;
     private int missedHb;
     private ScheduledFuture<?> hbTask;
+    private final ScheduledFuture<?> deadline;
     private boolean resourcesReleased;
     private final List<IntConsumer> onDrained = new ArrayList<>();
 
@@ -114,27 +118,64 @@ final class ServerPath {
         this.cons = new ServerCon[cidNum];
         this.offBits = Imm.offsetBits(cfg.queueDepth());
         this.chunkMrs = new MemoryRegion[cfg.queueDepth()];
-        MemoryRegion rsp = null;
+        this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(cfg.queueDepth() * RkeyRsp.SIZE),
+                Access.of(Access.LOCAL_WRITE));
+        // A path that never finishes its handshake (CON_REQ accepted; authentication or
+        // INFO_REQ never come) is closed at the deadline, so it holds nothing for long.
+        this.deadline = session.server.timer().schedule(this::handshakeDeadline, cfg.handshakeTimeoutMs(),
+                TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Under the lock, at INFO_REQ (after authentication): register the session's chunks on
+     * this path's device. Not at the connect request: an unauthenticated client must not make
+     * the server allocate and register chunk memory.
+     */
+    private void registerChunks() throws RdmaException {
+        ByteBuffer[] chunks = session.chunks();
         try {
             for (int i = 0; i < chunkMrs.length; i++) {
-                chunkMrs[i] = dev.pd.register(session.chunks[i].duplicate().clear(),
+                chunkMrs[i] = dev.pd.register(chunks[i].duplicate().clear(),
                         Access.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
             }
-            rsp = dev.pd.register(ByteBuffer.allocateDirect(cfg.queueDepth() * RkeyRsp.SIZE),
-                    Access.of(Access.LOCAL_WRITE));
         } catch (RdmaException e) {
-            for (MemoryRegion mr : chunkMrs) {
-                if (mr != null) {
-                    mr.close();
+            for (int i = 0; i < chunkMrs.length; i++) {
+                if (chunkMrs[i] != null) {
+                    chunkMrs[i].close();
+                    chunkMrs[i] = null;
                 }
             }
             throw e;
         }
-        this.rspMr = rsp;
+    }
+
+    private void handshakeDeadline() {
+        synchronized (session) {
+            if (state == State.CONNECTING) {
+                int up = 0;
+                for (ServerCon c : cons) {
+                    if (c != null) {
+                        up++;
+                    }
+                }
+                String step = up < cons.length ? up + " of " + cons.length + " connections up"
+                        : extensions && auth != null && !authenticated ? "authentication (" + authMethod + ") unfinished"
+                        : "no INFO_REQ";
+                LOG.warn("closing path {} ({}) of {}: handshake not finished within {} ms (handshake.timeout.ms): {}",
+                        remoteAddr.getHostAddress(), uuid, session, cfg.handshakeTimeoutMs(), step);
+                session.server.handshakeTimedOut();
+                failLocked(Errno.ETIMEDOUT, "handshake timeout");
+            }
+        }
+        session.runClosers();
     }
 
     boolean connected() {
         return state == State.CONNECTED;
+    }
+
+    boolean connecting() {
+        return state == State.CONNECTING;
     }
 
     boolean closingOrClosed() {
@@ -151,6 +192,9 @@ final class ServerPath {
             return false;
         }
         LOG.debug("path {} of {}: {} -> {}", uuid, session, state, to);
+        if (state == State.CONNECTING) {
+            session.server.handshakeEnded(remoteAddr);
+        }
         state = to;
         return true;
     }
@@ -248,7 +292,8 @@ final class ServerPath {
             byte[] out = auth.step(m.data());
             if (auth.done()) {
                 authenticated = true;
-                session.hostId(auth.peerId());
+                peerHostId = auth.peerId();
+                peerProven = auth.peerIdProven();
                 con.send(AuthMsg.HEADER_SIZE + (out == null ? 0 : out.length),
                         AuthMsg.step(authMethod, out, true)::encode, null);
             } else if (out == null) {
@@ -291,11 +336,25 @@ final class ServerPath {
         if (session.server.nameTakenElsewhere(name, session)) {
             throw new ProtoException(Errno.EPERM, "session name " + name + " is another session's");
         }
-        if (session.name().isEmpty()) {
-            session.name(name);
-        } else if (!session.name().equals(name)) {
+        if (!session.name().isEmpty() && !session.name().equals(name)) {
             throw new ProtoException(Errno.EINVAL, "path names another session");
         }
+        String identityProblem = session.bindIdentity(peerHostId, authenticated && peerProven,
+                authenticated ? authMethod : "");
+        if (identityProblem != null) {
+            LOG.warn("refusing path {} ({}) of session {}: {}", remoteAddr.getHostAddress(), uuid, name,
+                    identityProblem);
+            throw new ProtoException(Errno.EACCES, identityProblem);
+        }
+        if (session.name().isEmpty()) {
+            session.name(name);
+        }
+        try {
+            registerChunks();
+        } catch (RdmaException e) {
+            throw new ProtoException(e.errno(), "cannot register the chunks: " + e.getMessage());
+        }
+        deadline.cancel(false);
         List<SgDesc> descs = new ArrayList<>(chunkMrs.length);
         for (MemoryRegion mr : chunkMrs) {
             descs.add(new SgDesc(mr.address(), mr.rkey(), mr.length()));
@@ -305,9 +364,17 @@ final class ServerPath {
         con.send(rsp.size(), rsp::encode, null);
         long period = cfg.hbIntervalMs();
         hbTask = session.server.timer().scheduleAtFixedRate(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
-        LOG.info("path {} ({}) of session {} connected{}", remoteAddr.getHostAddress(), uuid, name,
+        LOG.info("path {} ({}) of session {} connected, host id {}{}", remoteAddr.getHostAddress(), uuid, name,
+                describeIdentity(),
                 extensions ? "" : " (a client without this appliance's extensions, e.g. Linux: no authentication, no fencing)");
         session.server.pathConnected(this);
+    }
+
+    private String describeIdentity() {
+        if (!authenticated) {
+            return "none (not authenticated)";
+        }
+        return "'" + peerHostId + "' " + (peerProven ? "proven by " : "claimed through ") + authMethod;
     }
 
     private void onFenceReq(ServerCon con, FenceReq req) {
@@ -349,7 +416,7 @@ final class ServerPath {
             chunkMrs[bufId].invalidate();
         }
         inflight++;
-        ByteBuffer chunk = session.chunks[bufId].duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer chunk = session.chunks()[bufId].duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
         ServerRequest r;
         try {
             r = parse(con, bufId, off, chunk);
@@ -511,6 +578,7 @@ final class ServerPath {
         if (hbTask != null) {
             hbTask.cancel(false);
         }
+        deadline.cancel(false);
         for (ServerCon c : cons) {
             if (c != null) {
                 c.disconnect();
@@ -541,7 +609,9 @@ final class ServerPath {
                 }
             }
             for (MemoryRegion mr : chunkMrs) {
-                mr.close();
+                if (mr != null) {
+                    mr.close();
+                }
             }
             rspMr.close();
         });

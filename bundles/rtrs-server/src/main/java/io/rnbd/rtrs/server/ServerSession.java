@@ -19,12 +19,22 @@ import java.util.UUID;
 public final class ServerSession implements RtrsServerSession {
     final RtrsServer server;
     private final UUID uuid;
-    final ByteBuffer[] chunks;
+    /**
+     * The chunks, allocated when the session's first path finishes its handshake: a connect
+     * request costs no chunk memory (64 MiB at the defaults), so nobody can make the server
+     * allocate it without authenticating.
+     */
+    private ByteBuffer[] chunks;
+    private final int chunkSize;
     final boolean[] chunkBusy;
     final Map<UUID, ServerPath> paths = new LinkedHashMap<>();
     final ServerStats stats = new ServerStats();
     private volatile String name = "";
     private volatile String hostId = "";
+    private volatile boolean hostIdProven;
+    private volatile String authMethod = "";
+    /** Under the lock: the first path to connect gave the session its identity. */
+    private boolean identityBound;
     boolean announced;
     private final java.util.ArrayDeque<Runnable> closers = new java.util.ArrayDeque<>();
 
@@ -64,12 +74,22 @@ public final class ServerSession implements RtrsServerSession {
     ServerSession(RtrsServer server, UUID uuid, int queueDepth, int chunkSize) {
         this.server = server;
         this.uuid = uuid;
-        this.chunks = new ByteBuffer[queueDepth];
+        this.chunkSize = chunkSize;
         this.chunkBusy = new boolean[queueDepth];
-        for (int i = 0; i < queueDepth; i++) {
-            chunks[i] = ByteBuffer.allocateDirect(chunkSize);
-        }
     }
+
+    /** Under the lock: the chunks, allocated on first use (a path's INFO_REQ). */
+    ByteBuffer[] chunks() {
+        if (chunks == null) {
+            ByteBuffer[] c = new ByteBuffer[chunkBusy.length];
+            for (int i = 0; i < c.length; i++) {
+                c[i] = ByteBuffer.allocateDirect(chunkSize);
+            }
+            chunks = c;
+        }
+        return chunks;
+    }
+
 
     @Override
     public String name() {
@@ -85,8 +105,40 @@ public final class ServerSession implements RtrsServerSession {
         return hostId;
     }
 
-    void hostId(String h) {
-        this.hostId = h;
+    @Override
+    public boolean hostIdProven() {
+        return hostIdProven;
+    }
+
+    @Override
+    public String authMethod() {
+        return authMethod;
+    }
+
+    /**
+     * Under the lock, as a path finishes its handshake: the first path gives the session the
+     * identity it authenticated with; every later path must present the same host id, and if
+     * the session's was proven, prove it too. A path that proves an id the session only
+     * claimed joins it, and the session stays unproven: its first path proved nothing.
+     *
+     * @return why the path may not join, or null
+     */
+    String bindIdentity(String host, boolean proven, String method) {
+        if (!identityBound) {
+            identityBound = true;
+            hostId = host;
+            hostIdProven = proven;
+            authMethod = method;
+            return null;
+        }
+        if (!hostId.equals(host)) {
+            return "the path says host id '" + host + "', the session's is '" + hostId + "'";
+        }
+        if (hostIdProven && !proven) {
+            return "the session's host id '" + hostId + "' was proven (" + authMethod + "), this path's is not ("
+                    + (method.isEmpty() ? "no authentication" : method) + ")";
+        }
+        return null;
     }
 
     @Override
@@ -136,7 +188,7 @@ public final class ServerSession implements RtrsServerSession {
         for (ServerPath p : paths.values()) {
             ps.add(p.info());
         }
-        return new RtrsServerSessionInfo(name, hostId, uuid, chunks.length, chunks[0].capacity(), ps, stats.snapshot());
+        return new RtrsServerSessionInfo(name, hostId, uuid, chunkBusy.length, chunkSize, ps, stats.snapshot());
     }
 
     @Override

@@ -13,6 +13,9 @@ import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WorkCompletion;
+import io.rnbd.rtrs.api.AuthExchange;
+import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.proto.AuthMsg;
 import io.rnbd.rtrs.proto.ConReq;
 import io.rnbd.rtrs.proto.ConRsp;
 import io.rnbd.rtrs.proto.InfoReq;
@@ -156,6 +159,11 @@ final class RawClient implements AutoCloseable {
 
     /** Full handshake with {@code n} connections, as Linux's client does it (rtrs_clt_open, init_path). */
     RawClient connect(InetSocketAddress dst, int n, String name) throws Exception {
+        return open(dst, n).info(name);
+    }
+
+    /** Every connection of the path, each accepted; no INFO_REQ yet. */
+    RawClient open(InetSocketAddress dst, int n) throws Exception {
         cons = new Con[n];
         for (int cid = 0; cid < n; cid++) {
             Con c = new Con(dst, conReq(cid, n, true));
@@ -165,11 +173,53 @@ final class RawClient implements AutoCloseable {
             conRsp = answer(e);
             assertEquals(0, conRsp.errno());
         }
+        return this;
+    }
+
+    /** INFO_REQ naming the session; the INFO_RSP is kept in {@link #info}. */
+    RawClient info(String name) throws Exception {
         cons[0].send(InfoReq.SIZE, new InfoReq(name)::encode);
         WorkCompletion wc = cons[0].recv();
         info = InfoRsp.decode(cons[0].data(wc));
         cons[0].repost(wc);
         return this;
+    }
+
+    /**
+     * The AUTH exchange as the appliance's client drives it on connection 0 (ClientPath's
+     * startAuth/onAuth), with {@code a} initiating as {@code hostId}.
+     *
+     * @return 0 once the server's final AUTH arrived, else the errno the server refused with
+     */
+    int authenticate(Authenticator a, String hostId) throws Exception {
+        AuthExchange x = a.initiate(hostId);
+        byte[] out = x.step(new byte[0]);
+        try {
+            return exchange(a, x, out);
+        } catch (io.rnbd.rtrs.api.AuthException e) {
+            // the target's FAILURE1 arrives as a step; our side throws its errno
+            return e.errno();
+        }
+    }
+
+    private int exchange(Authenticator a, AuthExchange x, byte[] out) throws Exception {
+        while (true) {
+            AuthMsg m = AuthMsg.step(a.method(), out, false);
+            cons[0].send(m.size(), m::encode);
+            WorkCompletion wc = cons[0].recv();
+            AuthMsg in = AuthMsg.decode(cons[0].data(wc));
+            cons[0].repost(wc);
+            if (in.status() != 0) {
+                return in.status();
+            }
+            if (in.has(AuthMsg.FINAL_F)) {
+                if (in.data().length > 0) {
+                    x.step(in.data());
+                }
+                return 0;
+            }
+            out = x.step(in.data());
+        }
     }
 
     @Override

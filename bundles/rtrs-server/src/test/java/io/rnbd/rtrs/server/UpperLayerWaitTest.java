@@ -30,7 +30,7 @@ class UpperLayerWaitTest {
     @BeforeEach
     void start() throws Exception {
         dev = new SoftDevice("soft-u", InetAddress.getByName("127.0.0.1"));
-        server = new RtrsServer(new ServerConfig(0, 8192, QD, false, 60_000, 5, 2000), upper::get, () -> null, fake,
+        server = new RtrsServer(new ServerConfig(0, 8192, QD, false, 60_000, 5).withUpperWait(2000), upper::get, () -> null, fake,
                 fake.nanoSource());
         server.add(dev);
     }

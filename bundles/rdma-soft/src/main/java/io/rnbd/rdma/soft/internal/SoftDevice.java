@@ -31,10 +31,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -63,10 +63,18 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     private final ConcurrentHashMap<Integer, SoftMr> rkeys = new ConcurrentHashMap<>();
     private final Set<SoftQp> qps = ConcurrentHashMap.newKeySet();
     private final Set<SoftListener> listeners = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger nextKey = new AtomicInteger(ThreadLocalRandom.current().nextInt(1, 1 << 20));
+    /** rkeys: random bits from a CSPRNG (see RkeySource); lkeys, which never leave this host, count. */
+    private final RkeySource rkeySource = new RkeySource();
+    private final AtomicInteger nextLkey = new AtomicInteger(1);
     private final AtomicLong nextAddress = new AtomicLong(0x7f00_0000_0000L);
     private final AtomicInteger regionCount = new AtomicInteger();
     private volatile boolean closed;
+    private final Handshake handshake;
+    private final LongSupplier nanos;
+    /** Connections per source address between TCP accept and the connect request's answer. */
+    private final ConcurrentHashMap<InetAddress, Integer> halfOpen = new ConcurrentHashMap<>();
+    private final AtomicLong handshakesRefused = new AtomicLong();
+    private final AtomicLong handshakesTimedOut = new AtomicLong();
 
     /**
      * Opens the device on {@code address}, which must be assignable on this host.
@@ -99,12 +107,53 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      *                       if the address is not local
      */
     public SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec) throws RdmaException {
-        this(name, address, ioThreads, pollUsec, SpareCpu::system);
+        this(name, address, ioThreads, pollUsec, Handshake.DEFAULT);
+    }
+
+    /**
+     * As above, with how long an accepted connection may take to send its HELLO and how many
+     * connections from one source address may be in the handshake at once.
+     */
+    public SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, Handshake handshake)
+            throws RdmaException {
+        this(name, address, ioThreads, pollUsec, SpareCpu::system, handshake, System::nanoTime);
     }
 
     /** As above, with the spare-CPU probe of each polling IO thread from {@code spareCpu}. */
     SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, Supplier<SpareCpu> spareCpu)
             throws RdmaException {
+        this(name, address, ioThreads, pollUsec, spareCpu, Handshake.DEFAULT, System::nanoTime);
+    }
+
+    /**
+     * The passive side's handshake limits: an accepted TCP connection must deliver its HELLO
+     * within {@code timeoutMs} (else it is closed), and at most {@code maxPerSource}
+     * connections from one source address may be between TCP accept and the connect
+     * request's answer (more are closed at once, logged). An RTRS client opens one
+     * connection per CPU plus one per path at once, so the default leaves room for a
+     * 62-CPU host connecting a path, and far less than the memory a flood would take.
+     */
+    public record Handshake(long timeoutMs, int maxPerSource) {
+        public static final long DEFAULT_TIMEOUT_MS = 10_000;
+        public static final int DEFAULT_MAX_PER_SOURCE = 64;
+        public static final Handshake DEFAULT = new Handshake(DEFAULT_TIMEOUT_MS, DEFAULT_MAX_PER_SOURCE);
+
+        public Handshake {
+            if (timeoutMs < 100 || timeoutMs > 600_000) {
+                throw new IllegalArgumentException("handshake timeout must be 100-600000 ms: " + timeoutMs);
+            }
+            if (maxPerSource < 1) {
+                throw new IllegalArgumentException("half-open connections per source must be at least 1: "
+                        + maxPerSource);
+            }
+        }
+    }
+
+    /** As above, on the clock {@code nanos} (tests: fake time for the handshake deadlines). */
+    SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, Supplier<SpareCpu> spareCpu,
+               Handshake handshake, LongSupplier nanos) throws RdmaException {
+        this.handshake = handshake;
+        this.nanos = nanos;
         checkName(name);
         if (ioThreads < 1 || ioThreads > MAX_IO_THREADS) {
             throw new RdmaException(Errno.EINVAL, "io threads must be 1-" + MAX_IO_THREADS + ": " + ioThreads);
@@ -293,7 +342,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
             throw new RdmaException(Errno.EADDRNOTAVAIL, "cannot bind to " + address.getHostAddress(), e);
         }
         SoftQp qp = SoftQp.active(this, nextReactor(), ch, init, events, destination,
-                System.nanoTime() + CONNECT_TIMEOUT_NANOS);
+                nanos() + CONNECT_TIMEOUT_NANOS);
         qps.add(qp);
         qp.reactor().execute(() -> qp.startConnect(destination, pdata));
         return qp;
@@ -345,6 +394,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("polls", c[0]);
         m.put("polls_skipped", c[1]);
+        m.put("handshakes_refused", handshakesRefused.get());
+        m.put("handshakes_timed_out", handshakesTimedOut.get());
         return m;
     }
 
@@ -377,16 +428,20 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         }
         long span = (region.capacity() + PAGE - 1) / PAGE * PAGE + PAGE;
         long addr = nextAddress.getAndAdd(span);
-        SoftMr mr = new SoftMr(pd, region, addr, nextKey(), access);
+        SoftMr mr = new SoftMr(pd, region, addr, nextLkey.getAndIncrement(), access);
         mr.reregister();
         return mr;
     }
 
-    /** Enter {@code mr} in the rkey table under a fresh key. */
-    int publish(SoftMr mr) {
+    /**
+     * Enter {@code mr} in the rkey table under a fresh random key: not 0, not live on this
+     * device, and not {@code previous} (the key it had until now, 0 for none), so that the
+     * old key is refused from now on.
+     */
+    int publish(SoftMr mr, int previous) {
         while (true) {
-            int key = nextKey();
-            if (rkeys.putIfAbsent(key, mr) == null) {
+            int key = rkeySource.next();
+            if (key != previous && rkeys.putIfAbsent(key, mr) == null) {
                 return key;
             }
         }
@@ -404,16 +459,56 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         return rkeys.get(rkey);
     }
 
-    private int nextKey() {
-        int k;
-        do {
-            k = nextKey.getAndIncrement() * 0x9E3779B1;
-        } while (k == 0);
-        return k;
+    /** This device's clock for every deadline (connect, handshake, linger). */
+    long nanos() {
+        return nanos.getAsLong();
+    }
+
+    Handshake handshake() {
+        return handshake;
+    }
+
+    /**
+     * Whether one more connection from {@code source} may enter the handshake; if so it is
+     * counted until {@link #leftHandshake}. A refusal is logged at the first, second, fourth,
+     * eighth... refusal, so a flood cannot flood the log.
+     */
+    boolean enterHandshake(InetAddress source) {
+        boolean[] admitted = {false};
+        halfOpen.compute(source, (k, n) -> {
+            int c = n == null ? 0 : n;
+            if (c >= handshake.maxPerSource()) {
+                return n;
+            }
+            admitted[0] = true;
+            return c + 1;
+        });
+        if (!admitted[0]) {
+            long r = handshakesRefused.incrementAndGet();
+            if ((r & (r - 1)) == 0) {
+                LOG.warn("{}: refusing a connection from {}: {} connections from there are already in the handshake "
+                        + "(max.half.open.per.source; {} refused so far)", name, source.getHostAddress(),
+                        handshake.maxPerSource(), r);
+            }
+        }
+        return admitted[0];
+    }
+
+    void leftHandshake(InetAddress source) {
+        halfOpen.computeIfPresent(source, (k, n) -> n <= 1 ? null : n - 1);
+    }
+
+    /** Connections from {@code source} in the handshake now. */
+    int halfOpen(InetAddress source) {
+        return halfOpen.getOrDefault(source, 0);
+    }
+
+    void handshakeTimedOut() {
+        handshakesTimedOut.incrementAndGet();
     }
 
     private void tick(SoftReactor on) {
-        long now = System.nanoTime();
+        long now = nanos();
         for (SoftQp qp : qps) {
             if (qp.reactor() == on) {
                 qp.checkDeadline(now);

@@ -10,7 +10,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
@@ -20,7 +22,6 @@ import java.nio.channels.SocketChannel;
 /** A listening CM id: accepts TCP connections and turns each HELLO into a connect request. */
 final class SoftListener implements CmListener, SoftReactor.Channel {
     private static final Logger LOG = LoggerFactory.getLogger(SoftListener.class);
-    private static final long HELLO_TIMEOUT_NANOS = 10_000_000_000L;
 
     private final SoftDevice device;
     private final ServerSocketChannel server;
@@ -70,15 +71,27 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
             if (ch == null) {
                 return;
             }
+            InetAddress source;
+            try {
+                source = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
+            } catch (IOException | RuntimeException gone) {
+                SoftDevice.closeQuietly(ch);
+                continue;
+            }
+            if (!device.enterHandshake(source)) {
+                SoftDevice.closeQuietly(ch);
+                continue;
+            }
             try {
                 ch.configureBlocking(false);
                 SoftDevice.tune(ch);
                 SoftQp qp = SoftQp.passive(device, device.nextReactor(), ch, this,
-                        System.nanoTime() + HELLO_TIMEOUT_NANOS);
+                        device.nanos() + TimeUnit.MILLISECONDS.toNanos(device.handshake().timeoutMs()));
                 device.adopt(qp);
                 qp.reactor().execute(() -> registerOnItsThread(qp, ch));
             } catch (IOException e) {
                 LOG.warn("{}: cannot set up accepted connection", local, e);
+                device.leftHandshake(source);
                 SoftDevice.closeQuietly(ch);
             }
         }

@@ -97,7 +97,7 @@ final class SoftMr implements MemoryRegion {
         if (valid) {
             pd.softDevice().unpublish(rkey, this);
         }
-        rkey = pd.softDevice().publish(this);
+        rkey = pd.softDevice().publish(this, rkey);
         valid = true;
         return rkey;
     }

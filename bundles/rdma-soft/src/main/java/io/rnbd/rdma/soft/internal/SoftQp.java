@@ -95,6 +95,8 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     private long deadline;
     private SelectionKey key;
     private boolean channelClosed;
+    /** A passive connection counted in its source's handshakes until it is established or closed. */
+    private boolean inHandshake;
     private byte[] hello;
     private final ArrayDeque<SendWr> sendQ = new ArrayDeque<>();
     private final ArrayDeque<Sent> inflight = new ArrayDeque<>();
@@ -157,6 +159,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                           long helloDeadline) throws IOException {
         SoftQp qp = new SoftQp(device, reactor, ch, listener, (InetSocketAddress) ch.getRemoteAddress());
         qp.phase = Phase.AWAIT_HELLO;
+        qp.inHandshake = true;
         qp.deadline = helloDeadline;
         return qp;
     }
@@ -437,6 +440,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 }
                 phase = Phase.RTS;
                 state = QpState.RTS;
+                leaveHandshake();
                 emit(CmEvent.of(CmEvent.Type.ESTABLISHED));
                 service();
             } else if (phase != Phase.CLOSED) {
@@ -509,7 +513,9 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
                 toError(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errno.ETIMEDOUT, "no answer from " + remote), true);
                 break;
             case AWAIT_HELLO:
-                LOG.debug("{}: no connect request from {} in time", device.name(), remote);
+                LOG.info("{}: closing a connection from {}: no connect request within {} ms (handshake.timeout.ms)",
+                        device.name(), remote, device.handshake().timeoutMs());
+                device.handshakeTimedOut();
                 toError(null, true);
                 break;
             case REQUESTED:
@@ -1095,7 +1101,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             return;
         }
         phase = Phase.REQUESTED;
-        deadline = System.nanoTime() + REQUEST_TIMEOUT_NANOS;
+        deadline = device.nanos() + REQUEST_TIMEOUT_NANOS;
         SoftConnectRequest request = new SoftConnectRequest(device, this, privateData);
         reactor.callback(() -> {
             try {
@@ -1360,7 +1366,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
 
     private void lingerAfterDrain() {
         shutdownAfterDrain = true;
-        deadline = System.nanoTime() + LINGER_NANOS;
+        deadline = device.nanos() + LINGER_NANOS;
         if (in != null) {
             in.clear().flip();
         }
@@ -1392,7 +1398,15 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         }
     }
 
+    private void leaveHandshake() {
+        if (inHandshake) {
+            inHandshake = false;
+            device.leftHandshake(remote.getAddress());
+        }
+    }
+
     private void closeChannel() {
+        leaveHandshake();
         if (channelClosed) {
             return;
         }

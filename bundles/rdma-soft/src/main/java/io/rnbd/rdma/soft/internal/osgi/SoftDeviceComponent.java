@@ -52,6 +52,17 @@ public final class SoftDeviceComponent {
                         + "needs the CPU. Recommended on a server's device (50); on a device that carries clients "
                         + "it costs throughput at high queue depth.")
         int poll_usec() default 0;
+
+        @AttributeDefinition(name = "Handshake timeout (ms)",
+                description = "How long an accepted connection may take to send its connect request (HELLO) before "
+                        + "it is closed (100-600000). Default 10000.")
+        long handshake_timeout_ms() default SoftDevice.Handshake.DEFAULT_TIMEOUT_MS;
+
+        @AttributeDefinition(name = "Half-open connections per source",
+                description = "How many connections from one source address may be in the handshake (accepted, not "
+                        + "yet answered) at once; more are closed at once and logged. An RTRS client opens one per "
+                        + "CPU plus one per path together. Default 64.")
+        int max_half_open_per_source() default SoftDevice.Handshake.DEFAULT_MAX_PER_SOURCE;
     }
 
     private final String name;
@@ -66,7 +77,8 @@ public final class SoftDeviceComponent {
         }
         try {
             this.device = new SoftDevice(name, SoftDevice.parseAddress(config.address()), config.io_threads(),
-                    config.poll_usec());
+                    config.poll_usec(), new SoftDevice.Handshake(config.handshake_timeout_ms(),
+                            config.max_half_open_per_source()));
         } catch (RdmaException | RuntimeException e) {
             ACTIVE_NAMES.remove(name);
             throw e;

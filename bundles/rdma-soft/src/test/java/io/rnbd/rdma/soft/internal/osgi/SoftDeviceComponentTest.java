@@ -63,6 +63,9 @@ class SoftDeviceComponentTest {
                         case "poll_usec":
                             return pollUsec;
                         default:
+                            if (m.getDefaultValue() != null) {
+                                return m.getDefaultValue();
+                            }
                             throw new UnsupportedOperationException(m.getName());
                     }
                 });

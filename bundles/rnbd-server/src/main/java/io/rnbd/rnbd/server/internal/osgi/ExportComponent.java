@@ -37,8 +37,22 @@ public final class ExportComponent {
         @AttributeDefinition(name = "Read only", description = "Refuse RW and MIGRATION opens (EROFS)")
         boolean read_only() default false;
 
+        @AttributeDefinition(name = "Allowed hosts",
+                description = "Comma list of host ids allowed to open, matched against the id the session's "
+                        + "authenticator proved (CHAP); * = any authenticated host; empty = any client, authenticated "
+                        + "or not. A client that did not authenticate (a Linux rnbd-client, or authentication off) "
+                        + "never matches a non-empty list.")
+        String allowed_hosts() default "";
+
+        @AttributeDefinition(name = "Trust claimed identity",
+                description = "Match allowed.hosts against a host id that was only claimed (authenticator none), "
+                        + "which any client can do: only on a network where every client is trusted. Default false.")
+        boolean trust_claimed_identity() default false;
+
         @AttributeDefinition(name = "Allowed sessions",
-                description = "Comma list of session names or authenticated host ids allowed to open; empty = all")
+                description = "Comma list of session names allowed to open; empty = any. A convenience that keeps "
+                        + "honest clients apart, not security: the client chooses its session name and nothing "
+                        + "checks it. Use allowed.hosts to keep clients out.")
         String allowed_sessions() default "";
 
         @AttributeDefinition(name = "Offline wait (ms)",

@@ -184,6 +184,12 @@ final class TargetExchange implements AuthExchange {
         return state == State.DONE ? hostId : "";
     }
 
+    /** The host's response R1 binds its id to the key only that host (and we) hold: a proof, not a claim. */
+    @Override
+    public synchronized boolean peerIdProven() {
+        return state == State.DONE;
+    }
+
     @Override
     public synchronized String toString() {
         return "ChapTargetExchange[host=" + (hostId == null ? "?" : hostId) + ", state=" + state + "]";

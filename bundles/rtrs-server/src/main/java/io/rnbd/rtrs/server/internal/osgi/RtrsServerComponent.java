@@ -62,6 +62,16 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
                 + "ENODEV. 0 = fail at once.")
         long upper_wait_ms() default 30000;
 
+        @AttributeDefinition(name = "Handshake timeout (ms)", description = "How long a path may take from its connect "
+                + "request to its INFO_REQ (all connections up, authentication done) before the server closes it "
+                + "(100..600000). Default 10000.")
+        long handshake_timeout_ms() default ServerConfig.DEFAULT_HANDSHAKE_TIMEOUT_MS;
+
+        @AttributeDefinition(name = "Half-open paths per source", description = "How many paths from one source address "
+                + "may be in their handshake at once; a connect request for one more new path is refused with EAGAIN "
+                + "(clients retry). Default 16.")
+        int max_half_open_per_source() default ServerConfig.DEFAULT_MAX_HALF_OPEN_PER_SOURCE;
+
         @AttributeDefinition(name = "Authentication method", description = "rtrs.auth of the authenticator new paths must pass (none, chap). Empty = the highest-ranked authenticator present (none present = no authentication). A configured method whose bundle is not running refuses new paths with EAGAIN (retried) until it is.")
         String auth_method() default "";
     }
@@ -81,7 +91,8 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
         ServerConfig sc;
         try {
             sc = new ServerConfig(cfg.port(), cfg.chunk_size(), cfg.queue_depth(), cfg.always_invalidate(),
-                    cfg.hb_interval_ms(), cfg.hb_missed_max(), cfg.upper_wait_ms());
+                    cfg.hb_interval_ms(), cfg.hb_missed_max(), cfg.upper_wait_ms(), cfg.handshake_timeout_ms(),
+                    cfg.max_half_open_per_source());
         } catch (IllegalArgumentException e) {
             timer.shutdownNow();
             throw e;
