@@ -233,10 +233,10 @@ class RbdClusterTest {
     void resizeThroughTheDeviceIsWhatCephSees() throws Exception {
         String image = CephCluster.newImage("grow");
         RbdBlockDevice dev = (RbdBlockDevice) backend().open(with(ceph.params(image), "create.size", "4m"), false);
-        dev.resize(32L * MIB);
+        dev.resizeNow(32L * MIB);
         assertEquals(32L * MIB, dev.size());
         assertTrue(ceph.rbd("info", "rbd/" + image).contains("size 32 MiB"));
-        BlockIoException odd = assertThrows(BlockIoException.class, () -> dev.resize(1000));
+        BlockIoException odd = assertThrows(BlockIoException.class, () -> dev.resizeNow(1000));
         assertEquals(Errno.EINVAL, odd.errno());
     }
 
