@@ -87,10 +87,12 @@ public final class RnbdClientComponent implements RnbdClientAdmin, DevicePublish
     }
 
     @Deactivate
-    void deactivate() {
+    void deactivate() throws InterruptedException {
         closed = true;
         client.close();
         scheduler.shutdownNow();
+        // a stopped bundle leaves no thread behind; a refresh under way ends with its OPEN
+        scheduler.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
         registrations.keySet().forEach(this::withdraw);
     }
 
