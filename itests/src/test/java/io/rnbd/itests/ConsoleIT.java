@@ -155,6 +155,17 @@ public class ConsoleIT extends KarafTestSupport {
         assertRow(run("rnbd:exports"), "itest2", "file", "1.0 MiB", "online", "no");
         assertRow(run("rnbd:exports"), "itest4", "file", "1.0 MiB", "online", "yes");
         assertContains(run("rnbd:exports --json"), "\"name\":\"itest4\",\"backend\":\"file\",\"size\":1048576,\"state\":\"ONLINE\",\"read_only\":true");
+        // a file export added before its file exists comes online when the file appears, without a
+        // configuration change (the server retries every open.retry.ms, 5 s; issue 20 item 4)
+        File late = new File(System.getProperty("karaf.data"), "console-itest6.img");
+        late.delete();
+        assertStartsWith(run("rnbd:export-add --backend file --path " + late.getAbsolutePath() + " itest6"),
+                "export itest6 added: offline, file");
+        java.nio.file.Files.write(late.toPath(), new byte[1 << 20]);
+        awaitCondition("itest6 online once its file exists", () -> rowOf(run("rnbd:exports"), "itest6")
+                .contains(" online "), TIMEOUT_MS, () -> run("rnbd:exports"));
+        assertRow(run("rnbd:exports"), "itest6", "file", "1.0 MiB", "online");
+        assertEquals("export itest6 removed", run("rnbd:export-remove itest6"));
         assertError(run("rnbd:force-close mem0 nope"), "nope");
         assertError(run("rnbd:force-close nope " + SESSION), "nope");
         assertEquals("export itest1 removed", run("rnbd:export-remove itest1"));
