@@ -50,6 +50,11 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
                 + "back, so that nothing newer can be overtaken by it); 0 = forever. Below the client's 30 s request "
                 + "timeout by default.")
         long backend_timeout_ms() default 25000;
+
+        @AttributeDefinition(name = "Open retry (ms)", description = "How often an export whose backend is there but "
+                + "failed to open it (a file that does not exist yet, an unreachable cluster) is opened again, so it "
+                + "comes online without a configuration change; 0 = only when its configuration or backend changes.")
+        long open_retry_ms() default 5000;
     }
 
     private final ScheduledExecutorService scheduler;
@@ -66,6 +71,7 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
         try {
             server.devSearchPath(cfg.dev_search_path());
             server.backendTimeoutMs(cfg.backend_timeout_ms());
+            server.openRetryMs(cfg.open_retry_ms());
         } catch (IllegalArgumentException e) {
             scheduler.shutdownNow();
             throw e;
@@ -76,6 +82,7 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     void modified(Config cfg) {
         server.devSearchPath(cfg.dev_search_path());
         server.backendTimeoutMs(cfg.backend_timeout_ms());
+        server.openRetryMs(cfg.open_retry_ms());
         LOG.info("OPEN looks for exports under {}; backend timeout {} ms", cfg.dev_search_path(),
                 cfg.backend_timeout_ms());
     }
@@ -144,5 +151,15 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     @Override
     public void resetStats(String export) throws IOException {
         server.resetStats(export);
+    }
+
+    @Override
+    public void validateExport(String backend, Map<String, String> params, boolean readOnly) throws IOException {
+        server.validateExport(backend, params, readOnly);
+    }
+
+    @Override
+    public long resizeExport(String export, long bytes) throws IOException {
+        return server.resizeExport(export, bytes);
     }
 }
