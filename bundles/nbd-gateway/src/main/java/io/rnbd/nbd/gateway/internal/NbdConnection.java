@@ -23,7 +23,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +46,15 @@ final class NbdConnection implements Runnable {
     private final Consumer<NbdConnection> onClosed;
     private final ScheduledExecutorService timer;
     private final NbdServerStats stats;
+    private final TlsPolicy tls;
+    private final LongSupplier nanoTime;
+    /** When the client last sent a request or got a reply (nanoTime); for the idle timeout. */
+    private volatile long lastActive;
+    /**
+     * Requests the device has not answered yet. Replies still being written do not count: a
+     * client that stops reading its replies is as idle as one that stops sending.
+     */
+    private final AtomicInteger inDevice = new AtomicInteger();
     private volatile boolean negotiated;
     private final Thread reader;
     private final Semaphore slots;
@@ -65,8 +76,10 @@ final class NbdConnection implements Runnable {
     private BlockPlug plug = BlockPlug.NONE;
 
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
-                  NbdServerConfig config, ScheduledExecutorService timer, NbdServerStats stats,
-                  Consumer<NbdConnection> onClosed) {
+                  NbdServerConfig config, ScheduledExecutorService timer, LongSupplier nanoTime, TlsPolicy tls,
+                  NbdServerStats stats, Consumer<NbdConnection> onClosed) {
+        this.nanoTime = nanoTime;
+        this.tls = tls;
         this.timer = timer;
         this.stats = stats;
         this.id = id;
@@ -118,6 +131,32 @@ final class NbdConnection implements Runnable {
         }
     }
 
+    /**
+     * Closes a negotiated connection that had nothing in flight and sent nothing for the idle
+     * timeout, so abandoned clients cannot hold the connection cap; otherwise checks again
+     * when the timeout would next expire. A request the device still works on is not idleness.
+     */
+    private void checkIdle() {
+        if (closing) {
+            return;
+        }
+        long timeout = config.idleTimeout().toNanos();
+        long idleFor = nanoTime.getAsLong() - lastActive;
+        boolean busy = inDevice.get() > 0;
+        if (!busy && idleFor >= timeout) {
+            stats.idleTimeouts.increment();
+            LOG.info("NBD client {} closed: idle for {} s", peer, config.idleTimeout().toSeconds());
+            closing = true;
+            closeChannel();
+            return;
+        }
+        timer.schedule(this::checkIdle, busy ? timeout : timeout - idleFor, TimeUnit.NANOSECONDS);
+    }
+
+    private void touch() {
+        lastActive = nanoTime.getAsLong();
+    }
+
     /** Waits for the connection's threads; forces the socket shut if they do not end in time. */
     void join(long timeoutMs) throws InterruptedException {
         reader.join(timeoutMs);
@@ -135,7 +174,7 @@ final class NbdConnection implements Runnable {
                     config.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
             Negotiation.Result r;
             try {
-                r = new Negotiation(ch, in, exports, peer).run();
+                r = new Negotiation(ch, in, exports, peer, tls, STAGING).run();
             } finally {
                 negotiated = true;
                 deadline.cancel(false);
@@ -156,11 +195,15 @@ final class NbdConnection implements Runnable {
             structured = r.structuredReplies();
             caps = r.device().capabilities();
             LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, r.exportName(), Integer.toHexString(flags));
-            writer = new ReplyWriter(ch, structured, this::written, this::closeChannel);
+            writer = new ReplyWriter(r.out(), structured, this::written, this::closeChannel);
             writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
             writerThread.setDaemon(true);
             writerThread.start();
-            transmit(in);
+            touch();
+            if (!config.idleTimeout().isZero()) {
+                timer.schedule(this::checkIdle, config.idleTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            }
+            transmit(r.in());
         } catch (EOFException | ClosedChannelException e) {
             LOG.debug("con {} ({}): closed: {}", id, peer, e.toString());
         } catch (NbdProtoException e) {
@@ -209,6 +252,7 @@ final class NbdConnection implements Runnable {
                 return;
             }
             Request req = Request.decode(in.need(Request.SIZE));
+            touch();
             stats.requests.increment();
             if (req.type() == CMD_DISC) {
                 return;
@@ -377,6 +421,7 @@ final class NbdConnection implements Runnable {
         boolean fua = r.has(CMD_FLAG_FUA) && caps.write();
         int max = Math.max(dev.logicalBlockSize(), dev.maxIoSize() / dev.logicalBlockSize() * dev.logicalBlockSize());
         CompletableFuture<Void> f;
+        inDevice.incrementAndGet();
         try {
             switch (r.type()) {
                 case CMD_READ:
@@ -412,6 +457,10 @@ final class NbdConnection implements Runnable {
         boolean read = r.type() == CMD_READ;
         long held = read || r.type() == CMD_WRITE ? len : 0;
         f.whenComplete((v, t) -> {
+            // Activity as the answer is handed to the writer, not after it is written: the client
+            // may act on the reply before the writer thread returns from the socket.
+            touch();
+            inDevice.decrementAndGet();
             if (t == null) {
                 if (!read && buf != null) {
                     pool.release(buf);

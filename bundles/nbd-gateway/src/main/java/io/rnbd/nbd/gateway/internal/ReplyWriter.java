@@ -8,7 +8,7 @@ import io.rnbd.nbd.gateway.proto.StructuredError;
 import io.rnbd.nbd.gateway.proto.StructuredReplyHeader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
+import java.nio.channels.GatheringByteChannel;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -26,7 +26,7 @@ final class ReplyWriter implements Runnable {
     private static final int BATCH = 64;
     private static final Reply STOP = Reply.ok(-1, 0);
 
-    private final SocketChannel ch;
+    private final GatheringByteChannel ch;
     private final boolean structured;
     private final Consumer<Reply> written;
     private final Runnable onBroken;
@@ -40,7 +40,7 @@ final class ReplyWriter implements Runnable {
      * @param written  called once per reply after it was written (or dropped on a broken connection)
      * @param onBroken called once when writing fails
      */
-    ReplyWriter(SocketChannel ch, boolean structured, Consumer<Reply> written, Runnable onBroken) {
+    ReplyWriter(GatheringByteChannel ch, boolean structured, Consumer<Reply> written, Runnable onBroken) {
         this.ch = ch;
         this.structured = structured;
         this.written = written;
