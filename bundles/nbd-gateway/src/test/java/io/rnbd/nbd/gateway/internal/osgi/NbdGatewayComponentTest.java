@@ -67,6 +67,20 @@ class NbdGatewayComponentTest {
     }
 
     @Test
+    void aListenerBeyondLoopbackWithoutTlsOrWithPskFailsActivationWithTheReason() {
+        IllegalArgumentException wide = assertThrows(IllegalArgumentException.class,
+                () -> new NbdGatewayComponent(config(Map.of("address", "0.0.0.0", "port", 0))));
+        assertTrue(wide.getMessage().contains("beyond loopback") && wide.getMessage().contains("tls=require"),
+                wide.getMessage());
+        IllegalArgumentException psk = assertThrows(IllegalArgumentException.class,
+                () -> new NbdGatewayComponent(config(Map.of("port", 0, "tls", "require", "tls_psk", "/etc/keys.psk"))));
+        assertTrue(psk.getMessage().contains("TLS-PSK"), psk.getMessage());
+        IllegalArgumentException noCert = assertThrows(IllegalArgumentException.class,
+                () -> new NbdGatewayComponent(config(Map.of("port", 0, "tls", "require"))));
+        assertTrue(noCert.getMessage().contains("tls.certificates"), noCert.getMessage());
+    }
+
+    @Test
     void badConfigurationFailsActivation() {
         assertThrows(IllegalArgumentException.class, () -> new NbdGatewayComponent(config("127.0.0.1", 70000, "")));
         assertThrows(IllegalArgumentException.class, () -> new NbdGatewayComponent(config(" ", 10809, "")));
