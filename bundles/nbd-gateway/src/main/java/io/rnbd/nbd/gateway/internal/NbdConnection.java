@@ -17,6 +17,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -66,7 +69,9 @@ final class NbdConnection implements Runnable {
     private volatile boolean deviceGone;
     /** Held from the handshake to the close: the device counts this connection as a user. */
     private DeviceClaim claim;
-    private ReplyWriter writer;
+    private volatile ReplyWriter writer;
+    /** The reader's selector on a plain (non-blocking) socket; null over TLS. */
+    private volatile Selector readable;
     private Thread writerThread;
     // Set once negotiated; read only by the reader thread.
     private int flags;
@@ -196,6 +201,14 @@ final class NbdConnection implements Runnable {
             caps = r.device().capabilities();
             LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, r.exportName(), Integer.toHexString(flags));
             writer = new ReplyWriter(r.out(), structured, this::written, this::closeChannel);
+            if (r.out() == ch) {
+                // Plain socket: non-blocking, so completing threads can write replies inline.
+                ch.configureBlocking(false);
+                readable = Selector.open();
+                ch.register(readable, SelectionKey.OP_READ);
+                r.in().nonBlocking(this::awaitReadable);
+                writer.nonBlocking(ch);
+            }
             writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
             writerThread.setDaemon(true);
             writerThread.start();
@@ -501,6 +514,13 @@ final class NbdConnection implements Runnable {
             }
         }
         closeChannel();
+        if (readable != null) {
+            try {
+                readable.close();
+            } catch (IOException e) {
+                LOG.debug("con {}: closing the read selector: {}", id, e.toString());
+            }
+        }
         if (claim != null) {
             claim.close();
         }
@@ -520,11 +540,33 @@ final class NbdConnection implements Runnable {
         }
     }
 
+    /** The reader waits here for the next bytes on a non-blocking socket. */
+    private void awaitReadable() throws IOException {
+        try {
+            readable.select();
+            readable.selectedKeys().clear();
+        } catch (ClosedSelectorException e) {
+            throw new ClosedChannelException();
+        }
+        if (!ch.isOpen()) {
+            throw new ClosedChannelException();
+        }
+    }
+
     private void closeChannel() {
         try {
             ch.close();
         } catch (IOException e) {
             LOG.debug("con {}: close: {}", id, e.toString());
+        }
+        // A registered channel's socket is only released once no selector holds a key for it.
+        Selector s = readable;
+        if (s != null) {
+            s.wakeup();
+        }
+        ReplyWriter w = writer;
+        if (w != null) {
+            w.wakeup();
         }
     }
 
