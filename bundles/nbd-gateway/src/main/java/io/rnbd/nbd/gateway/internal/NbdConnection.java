@@ -207,7 +207,7 @@ final class NbdConnection implements Runnable {
                 readable = Selector.open();
                 ch.register(readable, SelectionKey.OP_READ);
                 r.in().nonBlocking(this::awaitReadable);
-                writer.nonBlocking(ch);
+                writer.nonBlocking(ch, stats.repliesInline::increment);
             }
             writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
             writerThread.setDaemon(true);
@@ -478,7 +478,7 @@ final class NbdConnection implements Runnable {
                 if (!read && buf != null) {
                     pool.release(buf);
                 }
-                writer.submit(new Reply(r.handle(), 0, null, read, r.offset(), read ? buf : null, held));
+                reply(new Reply(r.handle(), 0, null, read, r.offset(), read ? buf : null, held));
             } else {
                 int errno = BlockIoException.errnoOf(t);
                 LOG.debug("con {}: request type {} at {} failed: {}", id, r.type(), r.offset(), t.toString());
@@ -486,9 +486,21 @@ final class NbdConnection implements Runnable {
                     // Safe: a split request fails only after all of its chunks have ended.
                     pool.release(buf);
                 }
-                writer.submit(Reply.failed(r.handle(), read, NbdErrors.toWire(errno), messageOf(t), held));
+                reply(Reply.failed(r.handle(), read, NbdErrors.toWire(errno), messageOf(t), held));
             }
         });
+    }
+
+    /**
+     * A device that completes on the calling thread completes on the reader: its replies go to
+     * the writer thread, so the reader goes on draining requests (see {@link ReplyWriter}).
+     */
+    private void reply(Reply r) {
+        if (Thread.currentThread() == reader) {
+            writer.enqueue(r);
+        } else {
+            writer.submit(r);
+        }
     }
 
     private static CompletableFuture<Void> withFlush(CompletableFuture<Void> f, boolean flush, BlockDevice dev) {

@@ -44,6 +44,7 @@ final class ReplyWriter implements Runnable {
     private final boolean structured;
     private final Consumer<Reply> written;
     private final Runnable onBroken;
+    private Runnable inline = () -> { };
     private final LinkedBlockingQueue<Reply> queue = new LinkedBlockingQueue<>();
     private final ByteBuffer headers = ByteBuffer.allocateDirect(BATCH * 256);
     private final ByteBuffer[] gather = new ByteBuffer[BATCH * 2];
@@ -75,12 +76,19 @@ final class ReplyWriter implements Runnable {
      * Switches to non-blocking writes on {@code sc} (already in non-blocking mode): replies may
      * then be written by the completing thread. Call before the first {@link #submit}.
      */
-    void nonBlocking(SocketChannel sc) throws IOException {
+    void nonBlocking(SocketChannel sc, Runnable onInlineReply) throws IOException {
+        inline = onInlineReply;
         writable = Selector.open();
         sc.register(writable, SelectionKey.OP_WRITE);
         nb = sc;
     }
 
+    /** Hands {@code r} to the writer thread (the connection's reader uses this: it must not write). */
+    void enqueue(Reply r) {
+        queue.add(r);
+    }
+
+    /** Writes {@code r} now if the socket is free and takes it whole, else hands it to the writer thread. */
     void submit(Reply r) {
         // Error replies (rare, with a message of any length) always take the writer thread.
         if (nb != null && r.error() == 0 && queue.isEmpty() && lock.tryLock()) {
@@ -95,6 +103,7 @@ final class ReplyWriter implements Runnable {
                 lock.unlock();
             }
             if (done) {
+                inline.run();
                 written.accept(r);
             }
             return;
