@@ -117,7 +117,25 @@ class NbdTlsTest {
 
     @Test
     void startTlsThenGoThenIoOverTls() throws Exception {
-        try (NbdServer server = new NbdServer(config(TlsPolicy.Mode.REQUIRE), exports);
+        ioOverTls(config(TlsPolicy.Mode.REQUIRE));
+    }
+
+    @Test
+    void theServerKeyFromAPkcs12KeyStore() throws Exception {
+        Process p = new ProcessBuilder("openssl", "pkcs12", "-export", "-in", "server-cert.pem", "-inkey",
+                "server-key.pem", "-out", "server.p12", "-passout", "pass:secret", "-name", "server")
+                .directory(certs.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertEquals(0, p.waitFor(), out);
+        TlsPolicy tls = TlsPolicy.load(TlsPolicy.Mode.REQUIRE, null, certs.resolve("server.p12"),
+                "secret".toCharArray(), null, false);
+        ioOverTls(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null).withTls(tls));
+        assertThrows(java.io.IOException.class, () -> TlsPolicy.load(TlsPolicy.Mode.REQUIRE, null,
+                certs.resolve("server.p12"), "wrong".toCharArray(), null, false));
+    }
+
+    private void ioOverTls(NbdServerConfig cfg) throws Exception {
+        try (NbdServer server = new NbdServer(cfg, exports);
              RawNbd raw = new RawNbd(server.tcpAddress())) {
             raw.greet(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
             raw.option(OPT_STARTTLS, null);
