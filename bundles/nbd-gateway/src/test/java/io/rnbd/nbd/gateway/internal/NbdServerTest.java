@@ -396,7 +396,13 @@ class NbdServerTest {
 
     @Test
     void repliesAreWrittenByTheCompletingThreadNotTheReader() throws Exception {
-        try (NbdClient c = NbdClient.connect(addr(), "async")) {
+        // Completions 5 ms late, on another thread, as a remote device's come: a memory device
+        // completing at once would often complete before the reader has registered its callback,
+        // which then runs on the reader (and is queued for the writer, by design).
+        MemoryBlockDevice remote = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(),
+                CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS));
+        exports.with("remote", remote);
+        try (NbdClient c = NbdClient.connect(addr(), "remote")) {
             for (int i = 0; i < 50; i++) {
                 c.write(i * 4096L, ByteBuffer.allocate(4096), false).get(5, TimeUnit.SECONDS);
                 c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
