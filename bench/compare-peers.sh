@@ -7,12 +7,18 @@
 #              (a) a mapped RNBD device (RNBD server + client, RTRS server + client, two soft
 #                  devices 127.0.0.1/127.0.0.2, memory backend: all in ONE JVM) and
 #              (b) `nbdkit memory` over TCP through nbd-gateway's NBD client.
-#   secondary: fio's nbd engine against nbd-gateway serving the same RNBD stack (a second JVM)
-#              versus fio straight to nbdkit.
+#   gateway:   fio's nbd engine on both sides, the same eight points, CPU per IO of every process
+#              (issue 22), nbd-gateway serving the same RNBD stack in a second JVM:
+#              comparison 1, deployment-shaped: fio -> gateway's Unix socket -> RTRS over soft RDMA
+#                 -> memory export, against fio -> nbdkit over TCP (the one network hop is TCP
+#                 in both);
+#              comparison 2, same transport: fio -> gateway over TCP against fio -> nbdkit over TCP.
+#              Writes gateway.png (ratio per point, target lines) with gnuplot when installed.
 #   baseline:  loopback TCP bandwidth (one blocking Java stream, 128 KiB writes).
 #   profile:   JFR execution samples of the RNBD target at 4 KiB depth 32, top frames.
 #
-# Installs nothing. Needs: java 17, nbdkit, fio, python3, taskset, jfr (JDK), and the built
+# Installs nothing. Needs: java 17, nbdkit, fio, python3, taskset, jfr (JDK), gnuplot for the
+# chart (optional: apt-get install gnuplot-nox), and the built
 # bench jar (cd /work/main && mvn -B -q -o install -DskipTests -pl bench).
 #
 # Environment knobs:
@@ -33,6 +39,8 @@
 #                 iodepth_batch_submit): ready IOs, up to this many, go out under one plug;
 #                 1 = each alone (the generator before session 5)
 #   OUT=dir       where logs, raw results and the JFR file go (default: a new /tmp/rnbd-peers.*)
+#   PRIMARY=1     0 skips the primary (load generator) comparison, for a quick gateway-only run
+#   CHART=path    also copy the gateway chart there (e.g. docs/perf-gateway.png)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,65 +52,135 @@ SECS=${SECONDS_PER_POINT:-3}
 FIO_REPS=${FIO_REPS:-2}
 SIZE=${SIZE:-256m}
 PROFILE=${PROFILE:-1}
+PRIMARY=${PRIMARY:-1}
 POINTS="randread:4k:1,randread:4k:32,randread:4k:128,randwrite:4k:1,randwrite:4k:32,randwrite:4k:128,read:128k:8,write:128k:8"
 
 # The table, from a run's raw results in $OUT ("compare-peers.sh --report DIR" re-prints an old run).
 report() {
 echo; echo "== results (medians; ratio = RNBD / nbdkit)"
-grep '^RESULT' "$OUT/primary.txt" | sed 's/^RESULT //' >"$OUT/primary.jsonl"
-grep '^RESULT' "$OUT/tcp.txt" | sed 's/^RESULT //' >"$OUT/tcp.jsonl"
+grep -s '^RESULT' "$OUT/primary.txt" | sed 's/^RESULT //' >"$OUT/primary.jsonl" || true
+grep -s '^RESULT' "$OUT/tcp.txt" | sed 's/^RESULT //' >"$OUT/tcp.jsonl" || true
 python3 - "$OUT" <<'EOF' | tee "$OUT/table.txt"
-import json, statistics, sys, collections
+import json, statistics, sys, collections, os
 out = sys.argv[1]
 def load(f):
-    return [json.loads(l) for l in open(f) if l.strip()]
+    return [json.loads(l) for l in open(f) if l.strip()] if os.path.exists(f) else []
 def med(rows):
     by = collections.defaultdict(list)
     for r in rows:
         by[(r["target"], r["point"])].append(r)
     return {k: {f: statistics.median(x[f] for x in v) for f in v[0] if isinstance(v[0][f], (int, float))} | {"n": len(v)}
             for k, v in by.items()}
-tcp = statistics.median(r["mibPerSecond"] for r in load(f"{out}/tcp.jsonl"))
+T = load(f"{out}/tcp.jsonl")
+tcp = statistics.median(r["mibPerSecond"] for r in T) if T else float("nan")
 P, F = med(load(f"{out}/primary.jsonl")), med(load(f"{out}/fio.jsonl"))
-points = list(dict.fromkeys(p for _, p in P))
+points = list(dict.fromkeys([p for _, p in P] + [p for _, p in F]))
 def table(title, M, a, b, cpu):
     print(f"\n{title}")
-    hdr = f"{'point':<17}{a+' IOPS':>15}{b+' IOPS':>15}{'ratio':>7}{a+' MiB/s':>16}{b+' MiB/s':>16}{a+' mean us':>17}{b+' mean us':>17}{'lat ratio':>10}"
+    print(f"  A = {a}, B = {b}")
+    hdr = f"{'point':<17}{'A IOPS':>10}{'B IOPS':>10}{'ratio':>7}{'A MiB/s':>9}{'B MiB/s':>9}{'A mean us':>11}{'B mean us':>11}{'lat ratio':>10}"
     if cpu:
-        hdr += f"{a+' CPU us/IO':>18}{b+' CPU us/IO':>18}"
+        hdr += f"{'A CPU us/IO':>13}{'B CPU us/IO':>13}"
+    if cpu == "split":
+        hdr += f"{'A srv+fio':>17}{'B srv+fio':>17}{'others %CPU':>13}"
     print(hdr)
+    rows = []
     for p in points:
         x, y = M.get((a, p)), M.get((b, p))
         if not x or not y:
             continue
-        line = (f"{p:<17}{x['iops']:>15.0f}{y['iops']:>15.0f}{x['iops']/y['iops']:>7.2f}{x['mibPerSecond']:>16.1f}"
-                f"{y['mibPerSecond']:>16.1f}{x['meanUs']:>17.1f}{y['meanUs']:>17.1f}{x['meanUs']/y['meanUs']:>10.2f}")
+        line = (f"{p:<17}{x['iops']:>10.0f}{y['iops']:>10.0f}{x['iops']/y['iops']:>7.2f}{x['mibPerSecond']:>9.1f}"
+                f"{y['mibPerSecond']:>9.1f}{x['meanUs']:>11.1f}{y['meanUs']:>11.1f}{x['meanUs']/y['meanUs']:>10.2f}")
         if cpu:
-            line += f"{x['cpuUsPerIo']:>18.2f}{y['cpuUsPerIo']:>18.2f}"
+            line += f"{x['cpuUsPerIo']:>13.2f}{y['cpuUsPerIo']:>13.2f}"
+        if cpu == "split":
+            line += (f"{x['serverCpuUsPerIo']:>10.1f}+{x['fioCpuUsPerIo']:<6.1f}{y['serverCpuUsPerIo']:>10.1f}+"
+                     f"{y['fioCpuUsPerIo']:<6.1f}{max(x['otherCpuPct'], y['otherCpuPct']):>13.0f}")
         print(line)
-print(f"loopback TCP bandwidth (median): {tcp:.0f} MiB/s")
-table(f"primary: rnbd load generator, {next(iter(P.values()))['n']} runs/point (CPU = whole JVM [+ nbdkit])", P, "rnbd", "nbdkit", True)
-table(f"secondary: fio nbd engine, {next(iter(F.values()))['n']} runs/point", F, "gateway", "nbdkit", False)
-print("\ntargets (primary):")
+        rows.append((p, x['iops'] / y['iops'], x['meanUs'] / y['meanUs']))
+    return rows
 def check(name, val, ok, fmt):
     print(f"  {'MET   ' if ok else 'MISSED'} {name}: {fmt.format(val)}")
-for rw in ("randread", "randwrite"):
-    p = f"{rw}:4k:32"
-    r = P[("rnbd", p)]["iops"] / P[("nbdkit", p)]["iops"]
-    check(f"{p} IOPS >= 1.2x nbdkit", r, r >= 1.2, "{:.2f}x")
-for rw in ("read", "write"):
-    p = f"{rw}:128k:8"
-    r = P[("rnbd", p)]["mibPerSecond"] / tcp
-    check(f"{p} bandwidth >= 80% of loopback TCP ({tcp:.0f} MiB/s)", r, r >= 0.8, "{:.0%}")
-for rw in ("randread", "randwrite"):
-    p = f"{rw}:4k:1"
-    r = P[("rnbd", p)]["meanUs"] / P[("nbdkit", p)]["meanUs"]
-    check(f"{p} mean latency <= 1.5x nbdkit", r, r <= 1.5, "{:.2f}x")
+if P:
+    print(f"loopback TCP bandwidth (median): {tcp:.0f} MiB/s")
+    table(f"primary: rnbd load generator, {next(iter(P.values()))['n']} runs/point (CPU = whole JVM [+ nbdkit])", P, "rnbd", "nbdkit", True)
+    print("\ntargets (primary):")
+    for rw in ("randread", "randwrite"):
+        p = f"{rw}:4k:32"
+        r = P[("rnbd", p)]["iops"] / P[("nbdkit", p)]["iops"]
+        check(f"{p} IOPS >= 1.2x nbdkit", r, r >= 1.2, "{:.2f}x")
+    for rw in ("read", "write"):
+        p = f"{rw}:128k:8"
+        r = P[("rnbd", p)]["mibPerSecond"] / tcp
+        check(f"{p} bandwidth >= 80% of loopback TCP ({tcp:.0f} MiB/s)", r, r >= 0.8, "{:.0%}")
+    for rw in ("randread", "randwrite"):
+        p = f"{rw}:4k:1"
+        r = P[("rnbd", p)]["meanUs"] / P[("nbdkit", p)]["meanUs"]
+        check(f"{p} mean latency <= 1.5x nbdkit", r, r <= 1.5, "{:.2f}x")
+if F:
+    n = next(iter(F.values()))["n"]
+    split = "split" if "serverCpuUsPerIo" in next(iter(F.values())) else False
+    note = (" (CPU us/IO = serving process + fio; others = all other processes during the pair's runs, % of one CPU,"
+            " the larger of the two)") if split else ""
+    unix = any(t == "gateway-unix" for t, _ in F)
+    charts = []
+    if unix:
+        c1 = table(f"comparison 1, deployment-shaped: fio -> gateway Unix socket vs fio -> nbdkit TCP, {n} runs/point{note}",
+                   F, "gateway-unix", "nbdkit", split)
+        print("\ntargets (comparison 1):")
+        for p, r, lat in c1:
+            check(f"{p} IOPS >= 1.0x nbdkit", r, r >= 1.0, "{:.2f}x")
+            if p.endswith(":1"):
+                check(f"{p} mean latency <= 1.2x nbdkit", lat, lat <= 1.2, "{:.2f}x")
+        charts.append(("1: gateway Unix socket / nbdkit TCP", 1.0, c1))
+    c2 = table(f"{'comparison 2, same transport' if unix else 'secondary'}: fio -> gateway TCP vs fio -> nbdkit TCP, "
+               f"{n} runs/point{note}", F, "gateway", "nbdkit", split)
+    if unix:
+        print("\ntargets (comparison 2):")
+        for p, r, _ in c2:
+            check(f"{p} IOPS >= 0.8x nbdkit", r, r >= 0.8, "{:.2f}x")
+        charts.append(("2: gateway TCP / nbdkit TCP", 0.8, c2))
+    with open(f"{out}/gateway-ratios.dat", "w") as d:
+        for title, target, rows in charts:
+            d.write(f"# {title}; target {target}\n")
+            for p, r, _ in rows:
+                d.write(f"{p} {r:.3f}\n")
+            d.write("\n\n")
 EOF
+}
+# The gateway chart: IOPS ratio per point for each comparison, with its target line.
+chart() {
+    command -v gnuplot >/dev/null 2>&1 || { echo "gnuplot not installed: no chart (apt-get install gnuplot-nox)"; return 0; }
+    grep -qs "^# 1:" "$OUT/gateway-ratios.dat" || return 0
+    local when load
+    when=$(sed -n 's/^date: *//p' "$OUT/machine.txt")
+    load=$(sed -n 's/^loadavg: *\([^ ]* [^ ]* [^ ]*\).*/\1/p' "$OUT/machine.txt")
+    gnuplot <<EOF
+set terminal pngcairo size 1200,540 font ",10"
+set output "$OUT/gateway.png"
+set multiplot layout 1,2 title "nbd-gateway / nbdkit with fio's nbd engine: IOPS ratio per point (medians), $when, load average before: $load"
+set style data histogram
+set style fill solid 0.6 border -1
+set boxwidth 0.7
+set yrange [0:*]
+set offsets 0, 0, 0.25, 0
+set ylabel "IOPS ratio"
+set xtics rotate by -35 font ",8"
+set grid ytics
+set key top left
+set title "1: Unix socket gateway vs nbdkit TCP"
+plot "$OUT/gateway-ratios.dat" index 0 using 2:xtic(1) title "gateway/nbdkit" lc rgb "#4477aa", 1.0 title "target 1.0" lw 2 lc rgb "#cc3311"
+set title "2: TCP gateway vs nbdkit TCP"
+plot "$OUT/gateway-ratios.dat" index 1 using 2:xtic(1) title "gateway/nbdkit" lc rgb "#4477aa", 0.8 title "target 0.8" lw 2 lc rgb "#cc3311"
+unset multiplot
+EOF
+    echo "chart: $OUT/gateway.png"
+    if [ -n "${CHART:-}" ]; then cp "$OUT/gateway.png" "$CHART" && echo "chart copied to $CHART"; fi
 }
 if [[ ${1:-} == --report ]]; then
     OUT=$2
     report
+    chart
     exit 0
 fi
 
@@ -208,6 +286,7 @@ echo; echo "== loopback TCP bandwidth"
 "${jvm[@]}" io.rnbd.bench.PeerBenchMain tcp --seconds 2 --reps 3 | tee "$OUT/tcp.txt"
 
 # ---- 2. primary: same load generator, RNBD vs nbdkit --------------------------------------
+if [[ $PRIMARY == 1 ]]; then
 echo; echo "== primary: rnbd load generator -> RNBD (1 JVM) vs nbdkit memory (NBD client)"
 snap "$OUT/cpu0"; t0=$(date +%s)
 "${jvm[@]}" io.rnbd.bench.PeerBenchMain run --nbd "nbd://127.0.0.1:$nbdport" --peer-pid "$nbdpid" \
@@ -218,17 +297,23 @@ wait "$runpid"
 t1=$(date +%s); snap "$OUT/cpu1"
 grep -v '^RESULT' "$OUT/primary.txt"
 cpu_report primary "$OUT/cpu0" "$OUT/cpu1" $((t1 - t0)) "$runpid" "$nbdpid" | tee "$OUT/cpu-primary.txt"
+fi
 
-# ---- 3. secondary: fio nbd engine, gateway vs nbdkit --------------------------------------
-echo; echo "== secondary: fio --ioengine=nbd -> nbd-gateway (RNBD stack, 2nd JVM) vs nbdkit"
+# ---- 3. gateway: fio nbd engine on both sides, two comparisons -----------------------------
+echo; echo "== gateway: fio --ioengine=nbd -> nbd-gateway (RNBD stack, 2nd JVM) over its Unix socket and over TCP, vs nbdkit over TCP"
 gwport=$(free_port)
+gwsock="$OUT/gw.sock"
 mkfifo "$OUT/gw.in"
-"${jvm[@]}" io.rnbd.bench.PeerBenchMain gateway --port "$gwport" --size "$SIZE" <"$OUT/gw.in" >"$OUT/gw.out" 2>"$OUT/gw.err" &
+"${jvm[@]}" io.rnbd.bench.PeerBenchMain gateway --port "$gwport" --unix "$gwsock" --size "$SIZE" <"$OUT/gw.in" >"$OUT/gw.out" 2>"$OUT/gw.err" &
 gwpid=$!
 pids_to_kill+=("$gwpid")
 exec 7>"$OUT/gw.in"
 for _ in $(seq 300); do grep -q READY "$OUT/gw.out" 2>/dev/null && break; sleep 0.1; done
 grep -q READY "$OUT/gw.out" || { echo "gateway did not start:"; cat "$OUT/gw.err"; exit 1; }
+echo "gateway JVM: pid $gwpid, nbd://127.0.0.1:$gwport/rnbd0 and nbd+unix:///rnbd0?socket=$gwsock"
+# name, URI, the process that serves it (its CPU is counted per IO)
+targets=("gateway-unix nbd+unix:///rnbd0?socket=$gwsock $gwpid" "gateway nbd://127.0.0.1:$gwport/rnbd0 $gwpid"
+         "nbdkit nbd://127.0.0.1:$nbdport $nbdpid")
 fio_run() { # NAME URI RW BS QD SECS
     "${pin[@]}" fio --name="$1" --ioengine=nbd --uri="$2" --rw="$3" --bs="$4" --iodepth="$5" --size="$SIZE" \
         --time_based --runtime="$6" --output-format=json 2>/dev/null
@@ -244,23 +329,15 @@ snap "$OUT/cpu2"; t2=$(date +%s)
 : >"$OUT/fio.jsonl"
 for rep in $(seq "$FIO_REPS"); do
     for pt in ${POINTS//,/ }; do
-        IFS=: read -r rw bs qd <<<"$pt"
-        for target in "gateway nbd://127.0.0.1:$gwport/rnbd0" "nbdkit nbd://127.0.0.1:$nbdport"; do
+        # The three targets back to back at each point, so a burst of outside load hits all of them.
+        for target in "${targets[@]}"; do
             set -- $target
-            fio_run "$1" "$2" "$rw" "$bs" "$qd" "$SECS" | python3 -c '
-import json, sys
-t = sys.stdin.read()
-j = json.loads(t[t.index("{"):])["jobs"][0]  # fio prints "connected to NBD server" first
-op = "read" if j["read"]["io_bytes"] > 0 else "write"
-r = j[op]
-print(json.dumps({"target": sys.argv[1], "point": sys.argv[2], "rep": int(sys.argv[3]), "iops": r["iops"],
-  "mibPerSecond": r["bw_bytes"] / 2**20, "meanUs": r["lat_ns"]["mean"] / 1e3,
-  "p50Us": r["clat_ns"].get("percentile", {}).get("50.000000", 0) / 1e3}))' "$1" "$pt" "$rep" >>"$OUT/fio.jsonl"
+            python3 "$here/fio_point.py" "$1" "$pt" "$rep" "$2" "$SECS" "$SIZE" "$3" "${pin[@]}" >>"$OUT/fio.jsonl"
         done
     done
 done
 t3=$(date +%s); snap "$OUT/cpu3"
-cpu_report fio "$OUT/cpu2" "$OUT/cpu3" $((t3 - t2)) "$gwpid" "$nbdpid" | tee "$OUT/cpu-fio.txt"
+cpu_report gateway "$OUT/cpu2" "$OUT/cpu3" $((t3 - t2)) "$gwpid" "$nbdpid" | tee "$OUT/cpu-fio.txt"
 exec 7>&-
 wait "$gwpid" 2>/dev/null || true
 
@@ -314,5 +391,6 @@ EOF
 fi
 
 report
+chart
 echo; echo "loadavg:   $(cat /proc/loadavg) (after)"
 echo "raw results, logs and the JFR recording: $OUT"

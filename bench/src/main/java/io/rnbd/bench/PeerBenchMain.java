@@ -49,7 +49,7 @@ public final class PeerBenchMain {
             case "tcp" -> tcp(o);
             default -> {
                 System.err.println("usage: PeerBenchMain run --nbd URI [--peer-pid P] [--points ...] [--reps N] "
-                        + "[--seconds S] | gateway --port P | tcp [--seconds S] [--bs 128k]");
+                        + "[--seconds S] | gateway --port P [--unix PATH] | tcp [--seconds S] [--bs 128k]");
                 System.exit(2);
             }
         }
@@ -99,8 +99,11 @@ public final class PeerBenchMain {
                 !"off".equals(o.get("--always-invalidate")))) {
             DeviceExports exports = new DeviceExports();
             exports.add("rnbd0", rnbd.device);
+            String unix = o.get("--unix");
+            // --unix: also serve on a Unix socket, as a local tool would reach the gateway.
             try (NbdServer srv = new NbdServer(NbdServerConfig.of(
-                    new InetSocketAddress(InetAddress.getLoopbackAddress(), port), null), exports)) {
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), port),
+                    unix == null ? null : java.nio.file.Path.of(unix)), exports)) {
                 System.out.println("READY " + srv.tcpAddress().getPort());
                 System.out.flush();
                 while (System.in.read() >= 0) {

@@ -17,13 +17,18 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +49,15 @@ final class NbdConnection implements Runnable {
     private final Consumer<NbdConnection> onClosed;
     private final ScheduledExecutorService timer;
     private final NbdServerStats stats;
+    private final TlsPolicy tls;
+    private final LongSupplier nanoTime;
+    /** When the client last sent a request or got a reply (nanoTime); for the idle timeout. */
+    private volatile long lastActive;
+    /**
+     * Requests the device has not answered yet. Replies still being written do not count: a
+     * client that stops reading its replies is as idle as one that stops sending.
+     */
+    private final AtomicInteger inDevice = new AtomicInteger();
     private volatile boolean negotiated;
     private final Thread reader;
     private final Semaphore slots;
@@ -55,7 +69,9 @@ final class NbdConnection implements Runnable {
     private volatile boolean deviceGone;
     /** Held from the handshake to the close: the device counts this connection as a user. */
     private DeviceClaim claim;
-    private ReplyWriter writer;
+    private volatile ReplyWriter writer;
+    /** The reader's selector on a plain (non-blocking) socket; null over TLS. */
+    private volatile Selector readable;
     private Thread writerThread;
     // Set once negotiated; read only by the reader thread.
     private int flags;
@@ -65,8 +81,10 @@ final class NbdConnection implements Runnable {
     private BlockPlug plug = BlockPlug.NONE;
 
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
-                  NbdServerConfig config, ScheduledExecutorService timer, NbdServerStats stats,
-                  Consumer<NbdConnection> onClosed) {
+                  NbdServerConfig config, ScheduledExecutorService timer, LongSupplier nanoTime, TlsPolicy tls,
+                  NbdServerStats stats, Consumer<NbdConnection> onClosed) {
+        this.nanoTime = nanoTime;
+        this.tls = tls;
         this.timer = timer;
         this.stats = stats;
         this.id = id;
@@ -118,6 +136,32 @@ final class NbdConnection implements Runnable {
         }
     }
 
+    /**
+     * Closes a negotiated connection that had nothing in flight and sent nothing for the idle
+     * timeout, so abandoned clients cannot hold the connection cap; otherwise checks again
+     * when the timeout would next expire. A request the device still works on is not idleness.
+     */
+    private void checkIdle() {
+        if (closing) {
+            return;
+        }
+        long timeout = config.idleTimeout().toNanos();
+        long idleFor = nanoTime.getAsLong() - lastActive;
+        boolean busy = inDevice.get() > 0;
+        if (!busy && idleFor >= timeout) {
+            stats.idleTimeouts.increment();
+            LOG.info("NBD client {} closed: idle for {} s", peer, config.idleTimeout().toSeconds());
+            closing = true;
+            closeChannel();
+            return;
+        }
+        timer.schedule(this::checkIdle, busy ? timeout : timeout - idleFor, TimeUnit.NANOSECONDS);
+    }
+
+    private void touch() {
+        lastActive = nanoTime.getAsLong();
+    }
+
     /** Waits for the connection's threads; forces the socket shut if they do not end in time. */
     void join(long timeoutMs) throws InterruptedException {
         reader.join(timeoutMs);
@@ -135,7 +179,7 @@ final class NbdConnection implements Runnable {
                     config.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
             Negotiation.Result r;
             try {
-                r = new Negotiation(ch, in, exports, peer).run();
+                r = new Negotiation(ch, in, exports, peer, tls, STAGING).run();
             } finally {
                 negotiated = true;
                 deadline.cancel(false);
@@ -156,11 +200,23 @@ final class NbdConnection implements Runnable {
             structured = r.structuredReplies();
             caps = r.device().capabilities();
             LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, r.exportName(), Integer.toHexString(flags));
-            writer = new ReplyWriter(ch, structured, this::written, this::closeChannel);
+            writer = new ReplyWriter(r.out(), structured, this::written, this::closeChannel);
+            if (r.out() == ch) {
+                // Plain socket: non-blocking, so completing threads can write replies inline.
+                ch.configureBlocking(false);
+                readable = Selector.open();
+                ch.register(readable, SelectionKey.OP_READ);
+                r.in().nonBlocking(this::awaitReadable);
+                writer.nonBlocking(ch, stats.repliesInline::increment);
+            }
             writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
             writerThread.setDaemon(true);
             writerThread.start();
-            transmit(in);
+            touch();
+            if (!config.idleTimeout().isZero()) {
+                timer.schedule(this::checkIdle, config.idleTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            }
+            transmit(r.in());
         } catch (EOFException | ClosedChannelException e) {
             LOG.debug("con {} ({}): closed: {}", id, peer, e.toString());
         } catch (NbdProtoException e) {
@@ -209,6 +265,7 @@ final class NbdConnection implements Runnable {
                 return;
             }
             Request req = Request.decode(in.need(Request.SIZE));
+            touch();
             stats.requests.increment();
             if (req.type() == CMD_DISC) {
                 return;
@@ -377,6 +434,7 @@ final class NbdConnection implements Runnable {
         boolean fua = r.has(CMD_FLAG_FUA) && caps.write();
         int max = Math.max(dev.logicalBlockSize(), dev.maxIoSize() / dev.logicalBlockSize() * dev.logicalBlockSize());
         CompletableFuture<Void> f;
+        inDevice.incrementAndGet();
         try {
             switch (r.type()) {
                 case CMD_READ:
@@ -412,11 +470,15 @@ final class NbdConnection implements Runnable {
         boolean read = r.type() == CMD_READ;
         long held = read || r.type() == CMD_WRITE ? len : 0;
         f.whenComplete((v, t) -> {
+            // Activity as the answer is handed to the writer, not after it is written: the client
+            // may act on the reply before the writer thread returns from the socket.
+            touch();
+            inDevice.decrementAndGet();
             if (t == null) {
                 if (!read && buf != null) {
                     pool.release(buf);
                 }
-                writer.submit(new Reply(r.handle(), 0, null, read, r.offset(), read ? buf : null, held));
+                reply(new Reply(r.handle(), 0, null, read, r.offset(), read ? buf : null, held));
             } else {
                 int errno = BlockIoException.errnoOf(t);
                 LOG.debug("con {}: request type {} at {} failed: {}", id, r.type(), r.offset(), t.toString());
@@ -424,9 +486,21 @@ final class NbdConnection implements Runnable {
                     // Safe: a split request fails only after all of its chunks have ended.
                     pool.release(buf);
                 }
-                writer.submit(Reply.failed(r.handle(), read, NbdErrors.toWire(errno), messageOf(t), held));
+                reply(Reply.failed(r.handle(), read, NbdErrors.toWire(errno), messageOf(t), held));
             }
         });
+    }
+
+    /**
+     * A device that completes on the calling thread completes on the reader: its replies go to
+     * the writer thread, so the reader goes on draining requests (see {@link ReplyWriter}).
+     */
+    private void reply(Reply r) {
+        if (Thread.currentThread() == reader) {
+            writer.enqueue(r);
+        } else {
+            writer.submit(r);
+        }
     }
 
     private static CompletableFuture<Void> withFlush(CompletableFuture<Void> f, boolean flush, BlockDevice dev) {
@@ -452,6 +526,13 @@ final class NbdConnection implements Runnable {
             }
         }
         closeChannel();
+        if (readable != null) {
+            try {
+                readable.close();
+            } catch (IOException e) {
+                LOG.debug("con {}: closing the read selector: {}", id, e.toString());
+            }
+        }
         if (claim != null) {
             claim.close();
         }
@@ -471,11 +552,33 @@ final class NbdConnection implements Runnable {
         }
     }
 
+    /** The reader waits here for the next bytes on a non-blocking socket. */
+    private void awaitReadable() throws IOException {
+        try {
+            readable.select();
+            readable.selectedKeys().clear();
+        } catch (ClosedSelectorException e) {
+            throw new ClosedChannelException();
+        }
+        if (!ch.isOpen()) {
+            throw new ClosedChannelException();
+        }
+    }
+
     private void closeChannel() {
         try {
             ch.close();
         } catch (IOException e) {
             LOG.debug("con {}: close: {}", id, e.toString());
+        }
+        // A registered channel's socket is only released once no selector holds a key for it.
+        Selector s = readable;
+        if (s != null) {
+            s.wakeup();
+        }
+        ReplyWriter w = writer;
+        if (w != null) {
+            w.wakeup();
         }
     }
 

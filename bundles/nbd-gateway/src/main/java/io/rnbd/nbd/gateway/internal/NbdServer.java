@@ -22,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,7 @@ public final class NbdServer implements AutoCloseable {
     private final NbdServerStats stats = new NbdServerStats();
     private final ScheduledExecutorService timer;
     private final boolean ownTimer;
+    private final LongSupplier nanoTime;
     private volatile boolean closed;
     private InetSocketAddress tcpAddress;
     private Path unixPath;
@@ -57,7 +59,17 @@ public final class NbdServer implements AutoCloseable {
      */
     public NbdServer(NbdServerConfig config, ExportLookup exports, ScheduledExecutorService timer)
             throws IOException {
+        this(config, exports, timer, System::nanoTime);
+    }
+
+    /**
+     * @param timer    runs handshake and idle timeouts; null to have the server create (and shut down) its own
+     * @param nanoTime the clock the idle timeout reads (tests pass the fake scheduler's)
+     */
+    public NbdServer(NbdServerConfig config, ExportLookup exports, ScheduledExecutorService timer,
+                     LongSupplier nanoTime) throws IOException {
         this.config = config;
+        this.nanoTime = nanoTime;
         this.exports = exports;
         this.ownTimer = timer == null;
         this.timer = timer != null ? timer : Executors.newSingleThreadScheduledExecutor(r -> {
@@ -72,7 +84,7 @@ public final class NbdServer implements AutoCloseable {
                 tcp.bind(config.tcp());
                 listeners.add(tcp);
                 tcpAddress = (InetSocketAddress) tcp.getLocalAddress();
-                startAcceptor(tcp, "tcp");
+                startAcceptor(tcp, "tcp", config.tls());
             }
             if (config.unixSocket() != null) {
                 removeStaleSocket(config.unixSocket());
@@ -80,14 +92,17 @@ public final class NbdServer implements AutoCloseable {
                 unix.bind(UnixDomainSocketAddress.of(config.unixSocket()));
                 listeners.add(unix);
                 unixPath = config.unixSocket();
-                startAcceptor(unix, "unix");
+                // TLS is offered on TCP only: the JDK layers TLS over TCP sockets, and a Unix socket is
+                // reached only through the file system, whose permissions guard it.
+                startAcceptor(unix, "unix", TlsPolicy.OFF);
             }
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
         }
-        LOG.info("NBD gateway listening on {}{}", tcpAddress == null ? "" : tcpAddress,
-                unixPath == null ? "" : " unix:" + unixPath);
+        LOG.info("NBD gateway listening on {}{} (tls={}, idle timeout {})", tcpAddress == null ? "" : tcpAddress,
+                unixPath == null ? "" : " unix:" + unixPath, config.tls().mode().name().toLowerCase(),
+                config.idleTimeout().isZero() ? "off" : config.idleTimeout());
     }
 
     /** The bound TCP address (the real port when configured with 0), or null. */
@@ -121,14 +136,14 @@ public final class NbdServer implements AutoCloseable {
         }
     }
 
-    private void startAcceptor(ServerSocketChannel listener, String kind) {
-        Thread t = new Thread(() -> accept(listener, kind), "nbd-accept-" + kind);
+    private void startAcceptor(ServerSocketChannel listener, String kind, TlsPolicy tls) {
+        Thread t = new Thread(() -> accept(listener, kind, tls), "nbd-accept-" + kind);
         t.setDaemon(true);
         acceptors.add(t);
         t.start();
     }
 
-    private void accept(ServerSocketChannel listener, String kind) {
+    private void accept(ServerSocketChannel listener, String kind, TlsPolicy tls) {
         while (!closed) {
             SocketChannel ch;
             try {
@@ -162,8 +177,8 @@ public final class NbdServer implements AutoCloseable {
                 continue;
             }
             stats.connections.increment();
-            NbdConnection c = new NbdConnection(ids.incrementAndGet(), ch, peer, exports, pool, config, timer, stats,
-                    connections::remove);
+            NbdConnection c = new NbdConnection(ids.incrementAndGet(), ch, peer, exports, pool, config, timer, nanoTime, tls,
+                    stats, connections::remove);
             connections.add(c);
             if (closed) {
                 connections.remove(c);

@@ -12,16 +12,26 @@ import java.time.Duration;
  * @param maxConnections   connections beyond this are closed at once (each costs two threads)
  * @param maxInflight      requests in flight per connection before the server stops reading
  * @param maxInflightBytes payload bytes in flight per connection before the server stops reading
- * @param handshakeTimeout a client that has not finished the handshake by then is dropped
+ * @param handshakeTimeout a client that has not finished the handshake (TLS included) by then is dropped
  * @param drainTimeout     how long a closing connection waits for its requests to complete
+ * @param idleTimeout      a negotiated connection with nothing in flight that sends no request for
+ *                         this long is closed; {@link Duration#ZERO} = never
+ * @param tls              STARTTLS policy of the TCP listener
  */
 public record NbdServerConfig(InetSocketAddress tcp, Path unixSocket, int maxConnections, int maxInflight,
-                              long maxInflightBytes, Duration handshakeTimeout, Duration drainTimeout) {
+                              long maxInflightBytes, Duration handshakeTimeout, Duration drainTimeout,
+                              Duration idleTimeout, TlsPolicy tls) {
     public static final int DEFAULT_MAX_CONNECTIONS = 128;
     public static final int DEFAULT_MAX_INFLIGHT = 256;
     public static final long DEFAULT_MAX_INFLIGHT_BYTES = 64L * 1024 * 1024;
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * Long enough for a client that merely pauses (a mounted but quiet file system through
+     * nbd-client, a VM disk between bursts), short enough that 128 abandoned connections do
+     * not keep everyone else out for hours.
+     */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(600);
 
     public NbdServerConfig {
         if (tcp == null && unixSocket == null) {
@@ -39,15 +49,38 @@ public record NbdServerConfig(InetSocketAddress tcp, Path unixSocket, int maxCon
         if (handshakeTimeout.isNegative() || handshakeTimeout.isZero() || drainTimeout.isNegative()) {
             throw new IllegalArgumentException("timeouts must be positive");
         }
+        if (idleTimeout == null || idleTimeout.isNegative()) {
+            throw new IllegalArgumentException("idle timeout must be positive, or zero for none");
+        }
+        if (tls == null) {
+            tls = TlsPolicy.OFF;
+        }
+        // NBD itself has no authentication and no privacy: off loopback, only TLS provides either.
+        if (tcp != null && !tcp.getAddress().isLoopbackAddress() && tls.mode() != TlsPolicy.Mode.REQUIRE) {
+            throw new IllegalArgumentException("refusing to listen on " + tcp.getAddress().getHostAddress()
+                    + ", beyond loopback, without tls=require: NBD has no authentication or encryption of its own"
+                    + " (configure tls=require with tls.certificates or tls.keystore, or listen on 127.0.0.1)");
+        }
     }
 
     public static NbdServerConfig of(InetSocketAddress tcp, Path unixSocket) {
         return new NbdServerConfig(tcp, unixSocket, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_INFLIGHT,
-                DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_DRAIN_TIMEOUT);
+                DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+                TlsPolicy.OFF);
     }
 
     public NbdServerConfig withMaxConnections(int max) {
         return new NbdServerConfig(tcp, unixSocket, max, maxInflight, maxInflightBytes, handshakeTimeout,
-                drainTimeout);
+                drainTimeout, idleTimeout, tls);
+    }
+
+    public NbdServerConfig withTimeouts(Duration handshake, Duration idle) {
+        return new NbdServerConfig(tcp, unixSocket, maxConnections, maxInflight, maxInflightBytes, handshake,
+                drainTimeout, idle, tls);
+    }
+
+    public NbdServerConfig withTls(TlsPolicy policy) {
+        return new NbdServerConfig(tcp, unixSocket, maxConnections, maxInflight, maxInflightBytes, handshakeTimeout,
+                drainTimeout, idleTimeout, policy);
     }
 }

@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class NbdServerStats {
     /** A point-in-time copy. */
     public record Snapshot(long connections, long refused, long handshakeTimeouts, long dropped, long requests,
-                           long errors, long bytesRead, long bytesWritten) {
+                           long errors, long bytesRead, long bytesWritten, long idleTimeouts, long repliesInline) {
     }
 
     final LongAdder connections = new LongAdder();
@@ -17,15 +17,19 @@ public final class NbdServerStats {
     final LongAdder errors = new LongAdder();
     final LongAdder bytesRead = new LongAdder();
     final LongAdder bytesWritten = new LongAdder();
+    /** Negotiated connections closed for sending nothing within the idle timeout. */
+    final LongAdder idleTimeouts = new LongAdder();
+    /** Replies written by the thread that completed the request, without the writer thread. */
+    final LongAdder repliesInline = new LongAdder();
 
     public Snapshot snapshot() {
         return new Snapshot(connections.sum(), refused.sum(), handshakeTimeouts.sum(), dropped.sum(), requests.sum(),
-                errors.sum(), bytesRead.sum(), bytesWritten.sum());
+                errors.sum(), bytesRead.sum(), bytesWritten.sum(), idleTimeouts.sum(), repliesInline.sum());
     }
 
     public void reset() {
         for (LongAdder a : new LongAdder[] {connections, refused, handshakeTimeouts, dropped, requests, errors,
-                bytesRead, bytesWritten}) {
+                bytesRead, bytesWritten, idleTimeouts, repliesInline}) {
             a.reset();
         }
     }

@@ -4,6 +4,7 @@ import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
 
 import io.rnbd.nbd.gateway.internal.io.ChannelInput;
 import io.rnbd.nbd.gateway.internal.io.ChannelOutput;
+import io.rnbd.nbd.gateway.internal.io.StreamChannel;
 import io.rnbd.nbd.gateway.proto.ClientFlags;
 import io.rnbd.nbd.gateway.proto.ExportNameReply;
 import io.rnbd.nbd.gateway.proto.GoRequest;
@@ -17,7 +18,9 @@ import io.rnbd.rdma.api.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
+import javax.net.ssl.SSLSocket;
 import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +28,8 @@ import org.slf4j.LoggerFactory;
 /** The server side of the fixed newstyle handshake, up to the transmission phase. */
 final class Negotiation {
     /** What the handshake agreed on. */
-    record Result(String exportName, BlockDevice device, int transmissionFlags, boolean structuredReplies) {
+    record Result(String exportName, BlockDevice device, int transmissionFlags, boolean structuredReplies,
+                  GatheringByteChannel out, ChannelInput in) {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(Negotiation.class);
@@ -34,16 +38,28 @@ final class Negotiation {
     private static final int MAX_OPTION_DATA = 64 * 1024;
 
     private final SocketChannel ch;
-    private final ChannelInput in;
+    private final TlsPolicy tls;
+    private final int staging;
+    /** The plain socket, or the TLS session once STARTTLS succeeded. */
+    private GatheringByteChannel io;
+    private ChannelInput in;
+    private boolean secure;
     private final ExportLookup exports;
     private final String peer;
     private final ByteBuffer out = ByteBuffer.allocate(16 * 1024);
     private boolean noZeroes;
     private boolean structured;
 
-    Negotiation(SocketChannel ch, ChannelInput in, ExportLookup exports, String peer) {
+    /**
+     * @param tls     STARTTLS policy of the listener the client came through
+     * @param staging size of the TLS session's input staging buffer
+     */
+    Negotiation(SocketChannel ch, ChannelInput in, ExportLookup exports, String peer, TlsPolicy tls, int staging) {
         this.ch = ch;
+        this.io = ch;
         this.in = in;
+        this.tls = tls;
+        this.staging = staging;
         this.exports = exports;
         this.peer = peer;
     }
@@ -67,6 +83,14 @@ final class Negotiation {
             ByteBuffer data = ByteBuffer.allocate((int) opt.length());
             in.readFully(data);
             data.flip();
+            if (tls.required() && !secure && opt.option() != OPT_STARTTLS && opt.option() != OPT_ABORT) {
+                if (opt.option() == OPT_EXPORT_NAME) {
+                    // NBD_OPT_EXPORT_NAME has no error reply: the spec says disconnect.
+                    throw new NbdProtoException(Errno.EACCES, "NBD_OPT_EXPORT_NAME without TLS, which is required");
+                }
+                error(opt.option(), REP_ERR_TLS_REQD, "TLS is required: send NBD_OPT_STARTTLS first");
+                continue;
+            }
             switch (opt.option()) {
                 case OPT_EXPORT_NAME: {
                     Result r = exportName(data);
@@ -97,10 +121,47 @@ final class Negotiation {
                         reply(opt.option(), REP_ACK);
                     }
                     break;
+                case OPT_STARTTLS:
+                    startTls(opt);
+                    break;
                 default:
                     error(opt.option(), REP_ERR_UNSUP, "option " + opt.option() + " is not supported");
             }
         }
+    }
+
+    private void startTls(OptionHeader opt) throws IOException, NbdProtoException {
+        if (!tls.offered()) {
+            error(opt.option(), REP_ERR_UNSUP, "TLS is not configured on this listener");
+            return;
+        }
+        if (secure) {
+            error(opt.option(), REP_ERR_INVALID, "TLS is already on");
+            return;
+        }
+        if (opt.length() != 0) {
+            error(opt.option(), REP_ERR_INVALID, "NBD_OPT_STARTTLS takes no data");
+            return;
+        }
+        reply(opt.option(), REP_ACK);
+        if (in.buffered() > 0) {
+            // Plaintext sent after STARTTLS and before the TLS handshake would be taken as if it
+            // had come through TLS: the injection nbdkit and qemu guard against (CVE-2021-3716).
+            throw new NbdProtoException(Errno.EPROTO, "data after NBD_OPT_STARTTLS before the TLS handshake");
+        }
+        SSLSocket s = (SSLSocket) tls.context().getSocketFactory().createSocket(ch.socket(), null, true);
+        s.setUseClientMode(false);
+        s.setEnabledProtocols(TlsPolicy.PROTOCOLS);
+        s.setNeedClientAuth(tls.verifyPeer());
+        // Bounded by the handshake deadline: it closes the socket under a stalled TLS handshake.
+        s.startHandshake();
+        StreamChannel c = new StreamChannel(s.getInputStream(), s.getOutputStream(), s);
+        io = c;
+        in = new ChannelInput(c, staging);
+        secure = true;
+        // Nothing negotiated in plaintext carries over (the NBD spec's rule for STARTTLS).
+        structured = false;
+        LOG.debug("{}: TLS {} {}", peer, s.getSession().getProtocol(), s.getSession().getCipherSuite());
     }
 
     private Result exportName(ByteBuffer data) throws IOException, NbdProtoException {
@@ -114,7 +175,7 @@ final class Negotiation {
         out.clear();
         new ExportNameReply(dev.size(), flags).encode(out, noZeroes);
         send();
-        return new Result(name, dev, flags, structured);
+        return new Result(name, dev, flags, structured, io, in);
     }
 
     private void list(OptionHeader opt) throws IOException {
@@ -158,7 +219,7 @@ final class Negotiation {
             info(option, new Info.Description(exports.describe(req.name())));
         }
         reply(option, REP_ACK);
-        return new Result(req.name(), dev, flags, structured);
+        return new Result(req.name(), dev, flags, structured, io, in);
     }
 
     private void info(int option, Info info) throws IOException {
@@ -190,6 +251,6 @@ final class Negotiation {
 
     private void send() throws IOException {
         out.flip();
-        ChannelOutput.writeFully(ch, out);
+        ChannelOutput.writeFully(io, out);
     }
 }

@@ -11,6 +11,12 @@ import io.rnbd.testkit.FakeScheduler;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,8 +29,10 @@ class NbdServerLimitsTest {
     @Test
     void clientsThatNeverFinishTheHandshakeAreDropped() throws Exception {
         FakeScheduler time = new FakeScheduler();
-        try (NbdServer server = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null),
-                exports, time);
+        // Idle timeout off: only the handshake deadlines are on the fake timer.
+        NbdServerConfig cfg = NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
+                .withTimeouts(Duration.ofSeconds(30), Duration.ZERO);
+        try (NbdServer server = new NbdServer(cfg, exports, time);
              RawNbd idle = new RawNbd(server.tcpAddress());
              RawNbd halfway = new RawNbd(server.tcpAddress())) {
             halfway.greet(FLAG_C_FIXED_NEWSTYLE);
@@ -59,6 +67,75 @@ class NbdServerLimitsTest {
             java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
         }
         assertEquals(n, time.pending(), "handshake deadlines scheduled");
+    }
+
+    @Test
+    void idleClientsAfterTheHandshakeAreClosedAndFreeTheirSlot() throws Exception {
+        FakeScheduler time = new FakeScheduler();
+        NbdServerConfig cfg = NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
+                .withMaxConnections(2).withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60));
+        try (NbdServer server = new NbdServer(cfg, exports, time, time.nanoSource());
+             RawNbd idle = new RawNbd(server.tcpAddress()).go("d", false);
+             NbdClient busy = NbdClient.connect(server.tcpAddress(), "d")) {
+            awaitPending(time, 2); // one idle check per negotiated connection
+            // The hostile case: two idle clients hold the whole cap and the next one is turned away.
+            try (RawNbd third = new RawNbd(server.tcpAddress())) {
+                assertTrue(third.closedByServer());
+            }
+            time.advance(Duration.ofSeconds(40));
+            busy.read(0, ByteBuffer.allocate(4096)).get();
+            time.advance(Duration.ofSeconds(19)); // t = 59 s
+            assertEquals(0, server.stats().snapshot().idleTimeouts());
+            time.advance(Duration.ofSeconds(2)); // t = 61 s: idle since 0, busy since 40
+            assertTrue(idle.closedByServer());
+            assertEquals(1, server.stats().snapshot().idleTimeouts());
+            awaitConnections(server, 1);
+            try (NbdClient late = NbdClient.connect(server.tcpAddress(), "d")) {
+                late.read(0, ByteBuffer.allocate(512)).get();
+            }
+            busy.read(0, ByteBuffer.allocate(512)).get(); // t = 61 s
+            time.advance(Duration.ofSeconds(59)); // t = 120 s: quiet for 59 s only
+            busy.read(0, ByteBuffer.allocate(512)).get();
+            time.advance(Duration.ofSeconds(61));
+            assertThrows(Exception.class, () -> busy.read(0, ByteBuffer.allocate(512)).get(5, TimeUnit.SECONDS));
+            assertEquals(2, server.stats().snapshot().idleTimeouts(), "idle, then busy (late disconnected by itself)");
+        }
+    }
+
+    @Test
+    void aRequestStuckInTheDeviceIsNotIdleness() throws Exception {
+        FakeScheduler time = new FakeScheduler();
+        List<Runnable> held = Collections.synchronizedList(new ArrayList<>());
+        MapExports slow = new MapExports().with("slow",
+                new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), held::add));
+        NbdServerConfig cfg = NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
+                .withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60));
+        try (NbdServer server = new NbdServer(cfg, slow, time, time.nanoSource());
+             NbdClient c = NbdClient.connect(server.tcpAddress(), "slow")) {
+            awaitPending(time, 1);
+            CompletableFuture<?> f = c.read(0, ByteBuffer.allocate(4096));
+            long end = System.nanoTime() + 5_000_000_000L;
+            while (held.isEmpty() && System.nanoTime() < end) {
+                LockSupport.parkNanos(1_000_000);
+            }
+            assertEquals(1, held.size(), "the read reached the device");
+            time.advance(Duration.ofSeconds(150));
+            assertEquals(0, server.stats().snapshot().idleTimeouts());
+            held.remove(0).run(); // the device answers at t = 150 s
+            f.get(5, TimeUnit.SECONDS);
+            time.advance(Duration.ofSeconds(59));
+            assertEquals(0, server.stats().snapshot().idleTimeouts());
+            time.advance(Duration.ofSeconds(62)); // checks run every 60 s while busy: at 180, then 240
+            assertEquals(1, server.stats().snapshot().idleTimeouts());
+        }
+    }
+
+    private static void awaitConnections(NbdServer server, int n) {
+        long end = System.nanoTime() + 5_000_000_000L;
+        while (server.connectionCount() != n && System.nanoTime() < end) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        assertEquals(n, server.connectionCount());
     }
 
     @Test

@@ -395,6 +395,34 @@ class NbdServerTest {
     }
 
     @Test
+    void repliesAreWrittenByTheCompletingThreadNotTheReader() throws Exception {
+        // Completions 5 ms late, on another thread, as a remote device's come: a memory device
+        // completing at once would often complete before the reader has registered its callback,
+        // which then runs on the reader (and is queued for the writer, by design).
+        MemoryBlockDevice remote = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(),
+                CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS));
+        exports.with("remote", remote);
+        try (NbdClient c = NbdClient.connect(addr(), "remote")) {
+            for (int i = 0; i < 50; i++) {
+                c.write(i * 4096L, ByteBuffer.allocate(4096), false).get(5, TimeUnit.SECONDS);
+                c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+            }
+        }
+        // At depth 1 the writer thread is idle whenever a device thread completes a request:
+        // the reply leaves from that thread (a few may still meet the writer busy, or a full socket).
+        long inline = server.stats().snapshot().repliesInline();
+        assertTrue(inline >= 50, "replies written inline: " + inline + " of 100");
+        server.stats().reset();
+        try (NbdClient c = NbdClient.connect(addr(), "sync")) {
+            for (int i = 0; i < 20; i++) {
+                c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+            }
+        }
+        // A device that completes on the reader's own thread: the reader never writes.
+        assertEquals(0, server.stats().snapshot().repliesInline());
+    }
+
+    @Test
     void aClientThatStopsReadingRepliesDoesNotStallOthers() throws Exception {
         try (NbdClient good = NbdClient.connect(addr(), "async")) {
             try (RawNbd stalled = new RawNbd(addr()).go("async", false)) {

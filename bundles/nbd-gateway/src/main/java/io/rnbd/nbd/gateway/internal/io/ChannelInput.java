@@ -13,11 +13,36 @@ public final class ChannelInput {
     private static final int DIRECT_READ_THRESHOLD = 32 * 1024;
     private final ReadableByteChannel ch;
     private final ByteBuffer buf;
+    private ReadWaiter waiter;
+
+    /** Blocks until a non-blocking channel has bytes to read (or is closed). */
+    @FunctionalInterface
+    public interface ReadWaiter {
+        void awaitReadable() throws IOException;
+    }
 
     public ChannelInput(ReadableByteChannel ch, int capacity) {
         this.ch = ch;
         this.buf = ByteBuffer.allocateDirect(capacity);
         buf.limit(0);
+    }
+
+    /**
+     * For a channel in non-blocking mode: how to wait when a read returns nothing. Bytes already
+     * staged stay.
+     */
+    public void nonBlocking(ReadWaiter w) {
+        this.waiter = w;
+    }
+
+    private int read(ByteBuffer dst) throws IOException {
+        while (true) {
+            int n = ch.read(dst);
+            if (n != 0 || waiter == null || !dst.hasRemaining()) {
+                return n;
+            }
+            waiter.awaitReadable();
+        }
     }
 
     /**
@@ -48,7 +73,7 @@ public final class ChannelInput {
         buf.compact();
         try {
             while (buf.position() < n) {
-                if (ch.read(buf) < 0) {
+                if (read(buf) < 0) {
                     if (buf.position() == 0) {
                         return false;
                     }
@@ -69,7 +94,7 @@ public final class ChannelInput {
                 dst.put(buf.slice(buf.position(), n));
                 buf.position(buf.position() + n);
             } else if (dst.remaining() >= DIRECT_READ_THRESHOLD) {
-                if (ch.read(dst) < 0) {
+                if (read(dst) < 0) {
                     throw new EOFException("connection closed in the middle of a payload");
                 }
             } else {

@@ -4,12 +4,15 @@ import io.rnbd.nbd.gateway.internal.DeviceExports;
 import io.rnbd.nbd.gateway.internal.NbdServer;
 import io.rnbd.nbd.gateway.internal.NbdServerConfig;
 import io.rnbd.nbd.gateway.internal.NbdServerStats;
+import io.rnbd.nbd.gateway.internal.TlsPolicy;
 import io.rnbd.rnbd.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.osgi.service.component.annotations.Activate;
@@ -20,6 +23,7 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.AttributeType;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.slf4j.Logger;
@@ -40,7 +44,8 @@ public final class NbdGatewayComponent implements NbdGatewayAdmin {
             description = "Serves mapped RNBD devices over the NBD protocol for qemu-img, nbdcopy, fio, nbd-client")
     public @interface Config {
         @AttributeDefinition(name = "Address",
-                description = "IP address the NBD server listens on; keep it on loopback, NBD has no authentication")
+                description = "IP address the NBD server listens on; beyond loopback only with tls=require (NBD has no"
+                        + " authentication of its own)")
         String address() default "127.0.0.1";
 
         @AttributeDefinition(name = "Port", description = "TCP port (10809 is NBD's IANA port; 0 = any free port)")
@@ -49,6 +54,43 @@ public final class NbdGatewayComponent implements NbdGatewayAdmin {
         @AttributeDefinition(name = "Unix socket",
                 description = "Also listen on this Unix domain socket path (empty = no Unix socket)")
         String unix_socket() default "";
+
+        @AttributeDefinition(name = "Handshake timeout (s)",
+                description = "A client that has not finished the NBD handshake, TLS included, within this is dropped")
+        int handshake_timeout_sec() default 30;
+
+        @AttributeDefinition(name = "Idle timeout (s)",
+                description = "A connection with nothing in flight that sends no request for this long is closed,"
+                        + " so idle clients cannot fill the 128-connection cap; 0 = never")
+        int idle_timeout_sec() default 600;
+
+        @AttributeDefinition(name = "TLS",
+                description = "NBD_OPT_STARTTLS on the TCP listener, as nbdkit --tls: off, on (offered), require."
+                        + " Required to listen on any address beyond loopback")
+        String tls() default "off";
+
+        @AttributeDefinition(name = "TLS certificates directory",
+                description = "As nbdkit --tls-certificates: server-cert.pem, server-key.pem (PKCS#8), ca-cert.pem"
+                        + " (for tls.verify.peer)")
+        String tls_certificates() default "";
+
+        @AttributeDefinition(name = "TLS key store",
+                description = "Instead of tls.certificates: a PKCS#12 (.p12) or JKS (.jks) key store with the"
+                        + " server's key and certificate chain")
+        String tls_keystore() default "";
+
+        @AttributeDefinition(name = "TLS key store password", type = AttributeType.PASSWORD,
+                description = "Password of tls.keystore (and of its key)")
+        String tls_keystore_password() default "";
+
+        @AttributeDefinition(name = "TLS verify peer",
+                description = "Clients must present a certificate signed by ca-cert.pem (or a trusted entry of"
+                        + " tls.keystore)")
+        boolean tls_verify_peer() default false;
+
+        @AttributeDefinition(name = "TLS PSK file",
+                description = "Not supported (Java's TLS has no TLS-PSK): setting it makes the gateway refuse to start")
+        String tls_psk() default "";
     }
 
     private final DeviceExports exports = new DeviceExports();
@@ -67,12 +109,34 @@ public final class NbdGatewayComponent implements NbdGatewayAdmin {
             throw new IllegalArgumentException("cannot resolve address '" + config.address() + "'");
         }
         String unix = config.unix_socket() == null ? "" : config.unix_socket().trim();
+        if (config.handshake_timeout_sec() < 1 || config.idle_timeout_sec() < 0) {
+            throw new IllegalArgumentException("handshake.timeout.sec must be >= 1 and idle.timeout.sec >= 0");
+        }
+        NbdServerConfig cfg;
         try {
-            server = new NbdServer(NbdServerConfig.of(tcp, unix.isEmpty() ? null : Path.of(unix)), exports);
+            TlsPolicy tls = TlsPolicy.load(TlsPolicy.parseMode(config.tls()), pathOrNull(config.tls_certificates()),
+                    pathOrNull(config.tls_keystore()), config.tls_keystore_password() == null ? null
+                            : config.tls_keystore_password().toCharArray(), pathOrNull(config.tls_psk()),
+                    config.tls_verify_peer());
+            cfg = NbdServerConfig.of(tcp, unix.isEmpty() ? null : Path.of(unix))
+                    .withTimeouts(Duration.ofSeconds(config.handshake_timeout_sec()),
+                            Duration.ofSeconds(config.idle_timeout_sec()))
+                    .withTls(tls);
+        } catch (IOException | GeneralSecurityException | IllegalArgumentException e) {
+            // Logged here too: a DS activation failure is otherwise easy to miss on the console.
+            LOG.error("NBD gateway not started: {}", e.getMessage());
+            throw new IllegalArgumentException("NBD gateway not started: " + e.getMessage(), e);
+        }
+        try {
+            server = new NbdServer(cfg, exports);
         } catch (IOException e) {
             throw new UncheckedIOException("NBD gateway cannot listen on " + tcp
                     + (unix.isEmpty() ? "" : " / " + unix) + ": " + e.getMessage(), e);
         }
+    }
+
+    private static Path pathOrNull(String s) {
+        return s == null || s.isBlank() ? null : Path.of(s.trim());
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)

@@ -9,7 +9,7 @@ import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
-import java.lang.annotation.Annotation;
+import java.lang.reflect.Proxy;
 import java.net.ConnectException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -23,27 +23,19 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class NbdGatewayComponentTest {
     private static NbdGatewayComponent.Config config(String address, int port, String unix) {
-        return new NbdGatewayComponent.Config() {
-            @Override
-            public Class<? extends Annotation> annotationType() {
-                return NbdGatewayComponent.Config.class;
-            }
+        return config(Map.of("address", address, "port", port, "unix_socket", unix));
+    }
 
-            @Override
-            public String address() {
-                return address;
-            }
-
-            @Override
-            public int port() {
-                return port;
-            }
-
-            @Override
-            public String unix_socket() {
-                return unix;
-            }
-        };
+    /** A Config as DS builds it: the given values, every other attribute at its metatype default. */
+    static NbdGatewayComponent.Config config(Map<String, Object> values) {
+        return (NbdGatewayComponent.Config) Proxy.newProxyInstance(NbdGatewayComponent.Config.class.getClassLoader(),
+                new Class<?>[] {NbdGatewayComponent.Config.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("annotationType")) {
+                        return NbdGatewayComponent.Config.class;
+                    }
+                    Object v = values.get(m.getName());
+                    return v != null ? v : m.getDefaultValue();
+                });
     }
 
     @Test
@@ -72,6 +64,20 @@ class NbdGatewayComponentTest {
             gw.deactivate();
         }
         assertThrows(ConnectException.class, () -> NbdClient.list(gw.tcpAddress()));
+    }
+
+    @Test
+    void aListenerBeyondLoopbackWithoutTlsOrWithPskFailsActivationWithTheReason() {
+        IllegalArgumentException wide = assertThrows(IllegalArgumentException.class,
+                () -> new NbdGatewayComponent(config(Map.of("address", "0.0.0.0", "port", 0))));
+        assertTrue(wide.getMessage().contains("beyond loopback") && wide.getMessage().contains("tls=require"),
+                wide.getMessage());
+        IllegalArgumentException psk = assertThrows(IllegalArgumentException.class,
+                () -> new NbdGatewayComponent(config(Map.of("port", 0, "tls", "require", "tls_psk", "/etc/keys.psk"))));
+        assertTrue(psk.getMessage().contains("TLS-PSK"), psk.getMessage());
+        IllegalArgumentException noCert = assertThrows(IllegalArgumentException.class,
+                () -> new NbdGatewayComponent(config(Map.of("port", 0, "tls", "require"))));
+        assertTrue(noCert.getMessage().contains("tls.certificates"), noCert.getMessage());
     }
 
     @Test
