@@ -209,6 +209,33 @@ public class RbdScaleOutIT {
         assertTrue(exports, exports.contains("offline"));
     }
 
+    /**
+     * Issue 19's "rbd resize from the CLI reaches the mapped client": Ceph's own CLI grows the
+     * image under the mapping; librbd's header watch tells the backend, the export answers the
+     * client's next size refresh (an OPEN of the open export) with the new size, and a new NBD
+     * connection to the gateway negotiates it. No remap, no configuration change.
+     */
+    @Test
+    public void phase4_rbdResizeFromTheCliReachesTheMappedDevice() throws Exception {
+        assertNotNull("phase 1 did not write the data this phase looks for", expected);
+        String uri = uri("rnbd1");
+        b.console("bundle:start rnbd-backend-rbd"); // phase 3 stopped it
+        awaitDevice(uri, IMAGE_SIZE);
+        long grown = IMAGE_SIZE + 8 * MIB;
+        ceph.rbd("resize", "--size", grown / MIB + "M", "rbd/" + IMAGE);
+        awaitDevice(uri, grown);
+        String devices = b.console("rnbd:devices");
+        assertTrue("rnbd:devices after the resize: " + devices, devices.contains("rnbd1"));
+        byte[] image = readBack(uri);
+        assertEquals("bytes read after the resize", grown, image.length);
+        assertImage("the old part after the resize", java.util.Arrays.copyOf(image, (int) IMAGE_SIZE), expected);
+        for (long i = IMAGE_SIZE; i < grown; i++) {
+            if (image[(int) i] != 0) {
+                fail("the grown part is not zero at byte " + i);
+            }
+        }
+    }
+
     // ---- helpers
 
     private static List<String> rbdThreads(KarafProcess k) throws IOException {
