@@ -50,6 +50,12 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
                 + "back, so that nothing newer can be overtaken by it); 0 = forever. Below the client's 30 s request "
                 + "timeout by default.")
         long backend_timeout_ms() default 25000;
+
+        @AttributeDefinition(name = "Open grace (ms)", description = "For this long after the server starts, an "
+                + "OPEN of an export that is not there waits for the exports still arriving (each is a configuration "
+                + "of its own, activated after the server) instead of being answered ENOENT: clients re-opening "
+                + "their devices after a restart of this bundle must not be told their export is gone; 0 = no wait.")
+        long open_grace_ms() default 10000;
     }
 
     private final ScheduledExecutorService scheduler;
@@ -66,6 +72,7 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
         try {
             server.devSearchPath(cfg.dev_search_path());
             server.backendTimeoutMs(cfg.backend_timeout_ms());
+            server.openGraceMs(cfg.open_grace_ms());
         } catch (IllegalArgumentException e) {
             scheduler.shutdownNow();
             throw e;
