@@ -12,6 +12,9 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -60,9 +63,16 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
 
     private final ScheduledExecutorService scheduler;
     private final RnbdServer server;
+    private final BooleanSupplier bundleStopping;
 
     @Activate
-    public RnbdServerComponent(Config cfg) {
+    public RnbdServerComponent(Config cfg, BundleContext context) {
+        this(cfg, () -> context.getBundle().getState() == Bundle.STOPPING);
+    }
+
+    /** @param bundleStopping whether this bundle is stopping (see {@link #unbindExport}) */
+    RnbdServerComponent(Config cfg, BooleanSupplier bundleStopping) {
+        this.bundleStopping = bundleStopping;
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rnbd-server-timer");
             t.setDaemon(true);
@@ -113,7 +123,20 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     }
 
     void unbindExport(ExportComponent export) {
+        if (bundleStopping.getAsBoolean()) {
+            // The bundle stops: its export components go before this one, and until this one
+            // is deactivated requests still arrive, among them the OPENs of clients re-opening
+            // what the server forgot. An export removed now answers them ENOENT and fails their
+            // devices for good; kept, it goes with the server in deactivate, and the restarted
+            // server gets it back (its OPENs wait for it, open.grace.ms).
+            return;
+        }
         server.removeExport(export.config().name());
+    }
+
+    /** The server inside (for tests). */
+    RnbdServer server() {
+        return server;
     }
 
     @Deactivate
