@@ -625,6 +625,7 @@ class RnbdServerTest {
         try (FakeRtrs wire = new FakeRtrs(fresh)) {
             CompletableFuture<Integer> parked = Wire.read(wire.connect("s1"),
                     new Open(AccessMode.RO, "late").toBuffer(), ByteBuffer.allocate(OpenRsp.SIZE));
+            await("OPEN parked", () -> fresh.parkedOpens() == 1);
             assertFalse(parked.isDone());
             // a server closing within its grace leaves no OPEN unanswered
             fresh.close();
