@@ -139,6 +139,11 @@ public class ConsoleIT extends KarafTestSupport {
         assertExportAdded(run("rnbd:export-add --backend memory --size 64m itest1"), "itest1", "memory, 64.0 MiB");
         assertError(run("rnbd:export-add --backend memory --size 64m itest1"), "export 'itest1' already exists");
         assertError(run("rnbd:export-add --backend tape --size 64m itest0"), "tape");
+        // exports that could never open are refused and not saved (issue 20 item 4)
+        assertError(run("rnbd:export-add --backend memory --size 513 itest0"), "multiple of 512");
+        assertError(run("rnbd:export-add --backend memory --size 9223372036854775807 itest0"), "multiple of 512");
+        assertError(run("rnbd:export-add --backend memory --size 65t itest0"), "exceeds the limit of 64t");
+        assertEquals("", rowOf(run("rnbd:exports"), "itest0"));
         String image = new File(System.getProperty("karaf.data"), "console-itest2.img").getAbsolutePath();
         assertExportAdded(run("rnbd:export-add --backend file --path " + image + " --create --size 1m itest2"),
                 "itest2", "file, 1.0 MiB");
@@ -150,6 +155,17 @@ public class ConsoleIT extends KarafTestSupport {
         assertRow(run("rnbd:exports"), "itest2", "file", "1.0 MiB", "online", "no");
         assertRow(run("rnbd:exports"), "itest4", "file", "1.0 MiB", "online", "yes");
         assertContains(run("rnbd:exports --json"), "\"name\":\"itest4\",\"backend\":\"file\",\"size\":1048576,\"state\":\"ONLINE\",\"read_only\":true");
+        // a file export added before its file exists comes online when the file appears, without a
+        // configuration change (the server retries every open.retry.ms, 5 s; issue 20 item 4)
+        File late = new File(System.getProperty("karaf.data"), "console-itest6.img");
+        late.delete();
+        assertStartsWith(run("rnbd:export-add --backend file --path " + late.getAbsolutePath() + " itest6"),
+                "export itest6 added: offline, file");
+        java.nio.file.Files.write(late.toPath(), new byte[1 << 20]);
+        awaitCondition("itest6 online once its file exists", () -> rowOf(run("rnbd:exports"), "itest6")
+                .contains(" online "), TIMEOUT_MS, () -> run("rnbd:exports"));
+        assertRow(run("rnbd:exports"), "itest6", "file", "1.0 MiB", "online");
+        assertEquals("export itest6 removed", run("rnbd:export-remove itest6"));
         assertError(run("rnbd:force-close mem0 nope"), "nope");
         assertError(run("rnbd:force-close nope " + SESSION), "nope");
         assertEquals("export itest1 removed", run("rnbd:export-remove itest1"));
@@ -176,6 +192,14 @@ public class ConsoleIT extends KarafTestSupport {
         assertStartsWith(run("rnbd:unmap rnbd6"), "rnbd6 unmapped");
         assertEquals("rnbd5 remapped: mapped, 64.0 MiB", run("rnbd:remap rnbd5"));
         assertEquals("rnbd5: 64.0 MiB (67108864 bytes)", run("rnbd:resize rnbd5"));
+        // live resize (issue 20 item 7): grown on the server, the mapping follows by its own size
+        // refresh (io.rnbd.client size.refresh.ms, 5 s) without a remap; a shrink under it is refused
+        assertStartsWith(run("rnbd:export-resize itest3 128m"), "export itest3: 128.0 MiB (134217728 bytes)");
+        awaitCondition("rnbd5 grown to 128 MiB", () -> rowOf(run("rnbd:devices"), "rnbd5").contains(" 128.0 MiB "),
+                TIMEOUT_MS, () -> run("rnbd:devices"));
+        assertRow(run("rnbd:devices"), "rnbd5", SESSION, "itest3", "RW", "128.0 MiB", "mapped");
+        assertError(run("rnbd:export-resize itest3 32m"), "EBUSY");
+        assertRow(run("rnbd:exports"), "itest3", "memory", "128.0 MiB", "online");
         assertError(run("rnbd:resize nope"), "nope");
         assertError(run("rnbd:remap nope"), "nope");
 

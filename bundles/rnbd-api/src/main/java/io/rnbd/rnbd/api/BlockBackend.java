@@ -20,4 +20,17 @@ public interface BlockBackend {
      * @throws IOException with a one-line reason the console can show as is
      */
     BlockDevice open(Map<String, String> params, boolean readOnly) throws IOException;
+
+    /**
+     * Check {@code params} without opening anything: throws when no {@link #open} with them
+     * can ever succeed (an unknown key, a size that is not a positive multiple of 512 or over
+     * the backend's limit, a relative path ...), so that a console refuses such an export
+     * instead of saving it. What may still change (a file that does not exist yet, a cluster
+     * that does not answer) is not checked. The default checks nothing.
+     *
+     * @throws IOException with a one-line reason the console can show as is
+     * @since 1.6
+     */
+    default void validate(Map<String, String> params, boolean readOnly) throws IOException {
+    }
 }

@@ -63,6 +63,18 @@ public interface BlockDevice extends AutoCloseable {
         return SizeWatch.NONE;
     }
 
+    /**
+     * Grow or shrink the storage to {@code bytes} (a multiple of the logical block size); on
+     * success {@link #size()} returns it and watchers ({@link #watchSize}) are told. What lies
+     * beyond the old end reads as zeros. The default cannot: EOPNOTSUPP.
+     *
+     * @since 1.6
+     */
+    default CompletableFuture<Void> resize(long bytes) {
+        return CompletableFuture.failedFuture(new BlockIoException(io.rnbd.rdma.api.Errno.EOPNOTSUPP,
+                "this device cannot be resized"));
+    }
+
     @Override
     void close();
 }

@@ -40,4 +40,29 @@ public interface RnbdServerAdmin {
 
     /** Zero the export's counters (inflight excepted). */
     void resetStats(String export) throws IOException;
+
+    /**
+     * Check an export's backend parameters before it is configured
+     * ({@link BlockBackend#validate}); nothing is checked while no backend of that type runs.
+     *
+     * @throws IOException one line on why such an export could never open
+     * @since 1.6
+     */
+    default void validateExport(String backend, java.util.Map<String, String> params, boolean readOnly)
+            throws IOException {
+    }
+
+    /**
+     * Grow or shrink the export's storage to {@code bytes} ({@link BlockDevice#resize}); mapped
+     * clients learn the new size when they next re-OPEN the device (rnbd-client does every few
+     * seconds, {@code rnbd:resize} at once). Shrinking is refused (EBUSY) while a client has the
+     * export open: its IO beyond the new end would fail.
+     *
+     * @return the export's size afterwards, in bytes
+     * @throws IOException (a {@link BlockIoException}) ENOENT, EBUSY, EINVAL, EOPNOTSUPP, ENODEV (offline)
+     * @since 1.6
+     */
+    default long resizeExport(String export, long bytes) throws IOException {
+        throw new BlockIoException(io.rnbd.rdma.api.Errno.EOPNOTSUPP, "this RNBD server cannot resize exports");
+    }
 }

@@ -7,7 +7,36 @@ import java.util.Locale;
  * with an optional k/m/g/t suffix (powers of 1024) and an optional trailing "b".
  */
 public final class Sizes {
+    /**
+     * The largest device size the appliance accepts anywhere: 2^60 bytes (1 EiB). No real
+     * device comes near it, and offset + length arithmetic in longs stays far from overflow,
+     * so a size over it is a typo (or {@code 9223372036854775807}) that must not be saved.
+     *
+     * @since 1.6
+     */
+    public static final long MAX_DEVICE_BYTES = 1L << 60;
+
+    /** The sector of RNBD's wire sizes: every device size is a multiple of it. */
+    public static final int SECTOR = 512;
+
     private Sizes() {
+    }
+
+    /**
+     * A size a device can have: positive, a multiple of 512 (RNBD sends sizes in sectors, a
+     * block device cannot end inside one) and at most {@link #MAX_DEVICE_BYTES}.
+     *
+     * @throws IllegalArgumentException one line naming {@code label}, fit for a console
+     * @since 1.6
+     */
+    public static long requireDeviceSize(String label, long bytes) {
+        if (bytes <= 0 || bytes % SECTOR != 0) {
+            throw new IllegalArgumentException(label + " must be a positive multiple of " + SECTOR + " bytes");
+        }
+        if (bytes > MAX_DEVICE_BYTES) {
+            throw new IllegalArgumentException(label + " exceeds the largest device size (1 EiB, 2^60 bytes)");
+        }
+        return bytes;
     }
 
     /**

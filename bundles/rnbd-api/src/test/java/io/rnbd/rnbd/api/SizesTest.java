@@ -25,4 +25,18 @@ class SizesTest {
         assertEquals("x is out of range",
                 assertThrows(IllegalArgumentException.class, () -> Sizes.parse("x", "99999999999t")).getMessage());
     }
+
+    /** What rnbd:export-add and every backend accept as a device size (issue 20 item 4). */
+    @Test
+    void aDeviceSizeIsAPositiveMultipleOf512AtMost2To60() {
+        assertEquals(512, Sizes.requireDeviceSize("size", 512));
+        assertEquals(Sizes.MAX_DEVICE_BYTES, Sizes.requireDeviceSize("size", 1L << 60));
+        for (long bad : new long[] {0, -512, 513, 1000, Long.MAX_VALUE}) {
+            assertEquals("size " + bad + " must be a positive multiple of 512 bytes", assertThrows(
+                    IllegalArgumentException.class, () -> Sizes.requireDeviceSize("size " + bad, bad)).getMessage());
+        }
+        long over = (1L << 60) + 512;
+        assertEquals("s exceeds the largest device size (1 EiB, 2^60 bytes)",
+                assertThrows(IllegalArgumentException.class, () -> Sizes.requireDeviceSize("s", over)).getMessage());
+    }
 }

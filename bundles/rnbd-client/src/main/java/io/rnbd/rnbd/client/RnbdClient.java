@@ -13,6 +13,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The RNBD client: mappings by device name over RTRS sessions by session name. Sessions
@@ -22,9 +25,61 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     private final DevicePublisher publisher;
     private final Map<String, RnbdClientSession> sessions = new HashMap<>();
     private final Map<String, RnbdClientDevice> devices = new HashMap<>();
+    private final ScheduledExecutorService scheduler;
+    /** The periodic size refresh, while one is set; guarded by this. */
+    private ScheduledFuture<?> refresher;
 
+    /** A client that learns new sizes only by {@link #resize}, {@link #refreshSizes} or IO beyond the end. */
     public RnbdClient(DevicePublisher publisher) {
+        this(publisher, null, 0);
+    }
+
+    /**
+     * @param scheduler       runs the periodic size refresh (owned by the caller)
+     * @param sizeRefreshMs   how often every mapped device asks its server for the export's
+     *                        size ({@link #refreshSizes}); 0 = never
+     */
+    public RnbdClient(DevicePublisher publisher, ScheduledExecutorService scheduler, long sizeRefreshMs) {
         this.publisher = publisher;
+        this.scheduler = scheduler;
+        sizeRefreshMs(sizeRefreshMs);
+    }
+
+    /**
+     * Five seconds: an export grown on the server reaches the mapped device (and the NBD
+     * gateway's new connections) within that, for one small OPEN per device, no data.
+     */
+    public static final long DEFAULT_SIZE_REFRESH_MS = 5_000;
+
+    /** Change how often sizes are refreshed (0 = never); takes effect at once. */
+    public synchronized void sizeRefreshMs(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("size.refresh.ms must be >= 0: " + ms);
+        }
+        if (refresher != null) {
+            refresher.cancel(false);
+            refresher = null;
+        }
+        if (ms > 0) {
+            if (scheduler == null) {
+                throw new IllegalStateException("no scheduler to refresh sizes with");
+            }
+            refresher = scheduler.scheduleWithFixedDelay(() -> refreshSizes(), ms, ms, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * Every mapped device asks the server for its export's size and adopts it (a re-OPEN,
+     * wire-compatible with Linux's rnbd-server): the server sends nothing when an export
+     * grows, so this is how a mapping learns without a remap.
+     */
+    public CompletableFuture<Void> refreshSizes() {
+        List<RnbdClientDevice> all;
+        synchronized (this) {
+            all = new ArrayList<>(devices.values());
+        }
+        return CompletableFuture.allOf(all.stream().map(RnbdClientDevice::refreshSize)
+                .toArray(CompletableFuture[]::new));
     }
 
     /** An RTRS client session is available (it may still be connecting). */
@@ -140,6 +195,10 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
         List<RnbdClientDevice> all;
         List<RnbdClientSession> css;
         synchronized (this) {
+            if (refresher != null) {
+                refresher.cancel(false);
+                refresher = null;
+            }
             all = new ArrayList<>(devices.values());
             css = new ArrayList<>(sessions.values());
             devices.clear();

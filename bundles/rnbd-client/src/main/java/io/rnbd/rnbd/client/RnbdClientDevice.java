@@ -10,6 +10,7 @@ import io.rnbd.rnbd.api.DeviceClaim;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
+import io.rnbd.rnbd.api.SizeWatch;
 import io.rnbd.rnbd.proto.Close;
 import io.rnbd.rnbd.proto.Io;
 import io.rnbd.rnbd.proto.Open;
@@ -28,6 +29,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongConsumer;
 import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,6 +66,9 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     private int userCount;
     private final ArrayDeque<Piece> held = new ArrayDeque<>();
     private final List<CompletableFuture<RemoteBlockDevice>> openWaiters = new ArrayList<>();
+    private final List<LongConsumer> sizeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The refresh OPEN out now, if any: callers asking meanwhile share its answer. */
+    private CompletableFuture<Long> refreshing;
     private DeviceState state = DeviceState.PENDING;
     private RnbdClientSession session;
     private DeviceGeometry geometry;
@@ -154,6 +159,50 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         return f;
     }
 
+    /**
+     * Ask the server for the export's size now and adopt it: an OPEN of the export this
+     * session has open already, which Linux's rnbd-server and ours answer with the same device
+     * id and the device's current size (docs/protocol.md, "Resize"). Unlike {@link #open()},
+     * a failure leaves a MAPPED device as it is: a refresh that did not get through says
+     * nothing about the mapping, and IO finds out for itself. Completes with the size known
+     * afterwards; only a MAPPED device refreshes, others complete with the size they know.
+     */
+    public CompletableFuture<Long> refreshSize() {
+        RtrsClientSession rtrs;
+        CompletableFuture<Long> f;
+        synchronized (this) {
+            if (state != DeviceState.MAPPED || session == null || !session.ready()) {
+                return CompletableFuture.completedFuture(geometry == null ? 0L : geometry.size());
+            }
+            if (refreshing != null) {
+                return refreshing;
+            }
+            refreshing = f = new CompletableFuture<>();
+            rtrs = session.rtrs();
+        }
+        ByteBuffer rsp = ByteBuffer.allocate(OpenRsp.SIZE);
+        rtrs.read(new Open(mode, exportName).toBuffer(), rsp, errno -> {
+            synchronized (this) {
+                refreshing = null;
+            }
+            if (errno == 0) {
+                opened(rtrs, 0, rsp);
+            } else {
+                LOG.debug("device {}: size refresh answered {}", name, Errno.name(errno));
+            }
+            synchronized (this) {
+                f.complete(geometry == null ? 0L : geometry.size());
+            }
+        });
+        return f;
+    }
+
+    @Override
+    public SizeWatch watchSize(LongConsumer listener) {
+        sizeListeners.add(listener);
+        return () -> sizeListeners.remove(listener);
+    }
+
     private void opened(RtrsClientSession rtrs, int errno, ByteBuffer rsp) {
         DeviceGeometry g = null;
         if (errno == 0) {
@@ -172,11 +221,13 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         List<CompletableFuture<RemoteBlockDevice>> waiters;
         boolean publish = false;
         boolean closeOrphan = false;
+        long oldSize = -1;
         synchronized (this) {
             if (state == DeviceState.UNMAPPED) {
                 closeOrphan = errno == 0;
                 waiters = List.of();
             } else if (errno == 0) {
+                oldSize = geometry == null ? -1 : geometry.size();
                 geometry = g;
                 lastError = 0;
                 if (state != DeviceState.MAPPED) {
@@ -207,7 +258,13 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             rtrs.write(new Close(g.deviceId()).toBuffer(), NO_DATA, e -> { });
             return;
         }
-        if (errno == 0) {
+        if (errno == 0 && oldSize >= 0 && oldSize != g.size()) {
+            // as Linux's rnbd_clt_change_capacity: the same device, another size; no remap
+            LOG.info("device {}: size changed from {} to {} bytes", name, oldSize, g.size());
+            for (LongConsumer l : sizeListeners) {
+                l.accept(g.size());
+            }
+        } else if (errno == 0) {
             LOG.info("device {}: export {} open as id {}, {} bytes", name, exportName, g.deviceId(), g.size());
         } else {
             LOG.warn("device {}: OPEN of export {} failed: {}", name, exportName, Errno.name(errno));
@@ -439,14 +496,27 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
      */
     private CompletableFuture<Void> split(int op, int flags, long offset, long length, ByteBuffer buf,
                                           ToIntFunction<DeviceGeometry> max) {
+        return split(op, flags, offset, length, buf, max, true);
+    }
+
+    private CompletableFuture<Void> split(int op, int flags, long offset, long length, ByteBuffer buf,
+                                          ToIntFunction<DeviceGeometry> max, boolean mayRefresh) {
         DeviceGeometry g = geometry();
         boolean write = op != Io.OP_READ;
         if (write && !g.caps().write()) {
             return failed(Errno.EROFS, "device " + name + " is mapped read-only");
         }
         int lbs = g.logicalBlockSize();
-        if (offset < 0 || length < 0 || offset % lbs != 0 || length % lbs != 0 || offset > g.size() - length) {
-            return failed(Errno.EINVAL, "request " + offset + "+" + length + " misaligned or beyond " + g.size());
+        if (offset < 0 || length < 0 || offset % lbs != 0 || length % lbs != 0) {
+            return failed(Errno.EINVAL, "request " + offset + "+" + length + " misaligned to " + lbs);
+        }
+        if (offset > g.size() - length) {
+            if (mayRefresh && state() == DeviceState.MAPPED) {
+                // The export may have grown since the last OPEN: ask once before refusing, so
+                // IO beyond the old end works as soon as the server has the new size.
+                return refreshSize().thenCompose(size -> split(op, flags, offset, length, buf, max, false));
+            }
+            return failed(Errno.EINVAL, "request " + offset + "+" + length + " beyond " + g.size());
         }
         int step = max.applyAsInt(g);
         int n = (int) ((length + step - 1) / step);

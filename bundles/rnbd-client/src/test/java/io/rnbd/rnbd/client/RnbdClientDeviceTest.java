@@ -34,7 +34,10 @@ class RnbdClientDeviceTest {
     private static final class ScriptedSession implements RtrsClientSession {
         final List<Io> ios = new ArrayList<>();
         final List<byte[]> data = new ArrayList<>();
-        final ByteBuffer openRsp;
+        /** What OPEN is answered with; a test changes it to play a server whose export grew. */
+        volatile ByteBuffer openRsp;
+        volatile int openErrno;
+        int opens;
         final int maxIo;
         ToIntFunction<Io> ioAnswer = io -> 0;
         boolean plugged;
@@ -93,6 +96,11 @@ class RnbdClientDeviceTest {
                     new SessInfoRsp(2).encode(dst.duplicate());
                     done.done(0);
                 } else if (m.type() == MsgType.OPEN) {
+                    opens++;
+                    if (openErrno != 0) {
+                        done.done(openErrno);
+                        return;
+                    }
                     dst.duplicate().put(openRsp.duplicate());
                     done.done(0);
                 } else if (m instanceof Io io) {
@@ -140,6 +148,51 @@ class RnbdClientDeviceTest {
     private static ByteBuffer openRsp(int maxHwSectors, int maxZeroSectors, int maxDiscardSectors) {
         return new OpenRsp(42, 2048, maxHwSectors, maxZeroSectors, maxDiscardSectors, 512, 0, 4096, 512, 128,
                 false, OpenRsp.CACHE_FUA | OpenRsp.CACHE_WRITEBACK).toBuffer();
+    }
+
+    private static ByteBuffer openRspOfSectors(long nsectors) {
+        return new OpenRsp(42, nsectors, 16, 0, 8, 512, 0, 4096, 512, 128, false,
+                OpenRsp.CACHE_FUA | OpenRsp.CACHE_WRITEBACK).toBuffer();
+    }
+
+    /**
+     * The refresh is an OPEN like any other on the wire; a bigger nsectors is adopted with the
+     * same device id and told to watchers; a refused refresh leaves the mapping as it was.
+     */
+    @Test
+    void aRefreshAdoptsTheServersSizeAndARefusedOneChangesNothing() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRspOfSectors(2048), 1 << 20);
+        RnbdClientDevice d = (RnbdClientDevice) map(clientOver(s));
+        List<Long> told = new ArrayList<>();
+        d.watchSize(told::add);
+        assertEquals(1 << 20, d.size());
+
+        s.openRsp = openRspOfSectors(8192);
+        assertEquals(4L << 20, d.refreshSize().get());
+        assertEquals(List.of(4L << 20), told);
+        assertEquals(DeviceState.MAPPED, d.state());
+        assertEquals(2, s.opens);
+
+        s.openErrno = Errno.ENOENT;
+        assertEquals(4L << 20, d.refreshSize().get());
+        assertEquals(DeviceState.MAPPED, d.state(), "a refused refresh is no failed mapping");
+        d.write((4L << 20) - 512, ByteBuffer.wrap(new byte[512]), false).get();
+        assertEquals(List.of("1@" + ((4L << 20) - 512) + "+512#42"), wire(s), "the same device id, beyond the old end");
+    }
+
+    /** IO beyond the end asks the server once; if the export did not grow, it fails as before. */
+    @Test
+    void ioBeyondTheEndAsksOnceThenFails() throws Exception {
+        ScriptedSession s = new ScriptedSession(openRspOfSectors(2048), 1 << 20);
+        RemoteBlockDevice d = map(clientOver(s));
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> d.read(1 << 20, ByteBuffer.allocate(512)).get());
+        assertEquals(Errno.EINVAL, BlockIoException.errnoOf(e));
+        assertEquals(2, s.opens, "map, then one refresh");
+        assertTrue(s.ios.isEmpty(), "nothing beyond the end went out");
+        s.openRsp = openRspOfSectors(4096);
+        d.read(1 << 20, ByteBuffer.allocate(512)).get();
+        assertEquals(List.of("0@" + (1 << 20) + "+512#42"), wire(s));
     }
 
     private static RnbdClient clientOver(ScriptedSession s) {

@@ -344,4 +344,81 @@ public abstract class RnbdEndToEndScenario {
         assertArrayEquals(data, readAll(d, 2 * SIZE - 4096, 4096));
         assertNotNull(client.devices().get(0));
     }
+
+    /**
+     * Issue 20 item 7: an export grown on the server reaches the mapped device without a
+     * remap (same device id, MAPPED throughout, watchers told): at once for IO beyond the old
+     * end (the client asks before refusing), and by the periodic refresh otherwise. A shrink
+     * below the mapped size is refused while the device is mapped.
+     */
+    @Test
+    void liveResizeReachesTheMappedDeviceWithoutARemap() throws Exception {
+        io.rnbd.rnbd.backend.memory.internal.MemoryBackend mem = new io.rnbd.rnbd.backend.memory.internal.MemoryBackend();
+        server.backendAdded("mem", mem);
+        server.addExport(new ExportConfig("live", "mem", false, Set.of(), 0, Map.of("size", "1m")));
+        RnbdClientDevice d = (RnbdClientDevice) map("rnbd1", "live", AccessMode.RW);
+        List<Long> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        d.watchSize(told::add);
+        byte[] data = new byte[4096];
+        new Random(20).nextBytes(data);
+        await(d.write(0, ByteBuffer.wrap(data), false));
+        assertEquals(Errno.EINVAL, errnoOf(d.write(1 << 20, ByteBuffer.wrap(data), false)), "beyond the end");
+
+        assertEquals(4L << 20, server.resizeExport("live", 4L << 20));
+        // IO beyond the old end: the device refreshes its size first, no remap
+        await(d.write((4L << 20) - 4096, ByteBuffer.wrap(data), false));
+        assertArrayEquals(data, readAll(d, (4L << 20) - 4096, 4096));
+        assertArrayEquals(data, readAll(d, 0, 4096), "what was there stays");
+        assertEquals(4L << 20, d.size());
+        assertEquals(List.of(4L << 20), told);
+
+        // grown again: the periodic refresh (run here by hand) picks it up without any IO
+        server.resizeExport("live", 8L << 20);
+        await(client.refreshSizes());
+        assertEquals(8L << 20, d.size());
+        assertEquals(List.of(4L << 20, 8L << 20), told);
+        assertEquals(io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState.MAPPED, d.state());
+        assertEquals(8L << 20, client.devices().stream().filter(i -> i.name().equals("rnbd1")).findFirst()
+                .orElseThrow().size());
+
+        BlockIoException busy = assertThrows(BlockIoException.class, () -> server.resizeExport("live", 1 << 20));
+        assertEquals(Errno.EBUSY, busy.errno());
+        await(d.write((8L << 20) - 4096, ByteBuffer.wrap(data), false));
+        assertEquals(8L << 20, await(client.resize("rnbd1")), "rnbd:resize: the size did not change");
+    }
+
+    /** The refresh runs every size.refresh.ms on the client's scheduler (fake time here), and 0 stops it. */
+    @Test
+    void sizesAreRefreshedEverySizeRefreshMs() throws Exception {
+        io.rnbd.rnbd.backend.memory.internal.MemoryBackend mem = new io.rnbd.rnbd.backend.memory.internal.MemoryBackend();
+        server.backendAdded("mem", mem);
+        server.addExport(new ExportConfig("live", "mem", false, Set.of(), 0, Map.of("size", "1m")));
+        io.rnbd.testkit.FakeScheduler time = new io.rnbd.testkit.FakeScheduler();
+        RnbdClient polling = new RnbdClient(new DevicePublisher() {
+            @Override
+            public void publish(RnbdClientDevice device) {
+            }
+
+            @Override
+            public void withdraw(RnbdClientDevice device) {
+            }
+        }, time, RnbdClient.DEFAULT_SIZE_REFRESH_MS);
+        try {
+            polling.sessionAdded(transport.connect("s2"));
+            RemoteBlockDevice d = await(polling.map("rnbd2", "s2", "live", AccessMode.RO));
+            CompletableFuture<Long> grown = new CompletableFuture<>();
+            d.watchSize(grown::complete);
+            server.resizeExport("live", 2L << 20);
+            time.advance(java.time.Duration.ofMillis(RnbdClient.DEFAULT_SIZE_REFRESH_MS - 1));
+            assertEquals(1L << 20, d.size(), "not before the refresh is due");
+            time.advance(java.time.Duration.ofMillis(1));
+            assertEquals(2L << 20, await(grown));
+            assertEquals(2L << 20, d.size());
+            polling.sizeRefreshMs(0);
+            assertEquals(0, time.pending(), "no refresh left scheduled");
+            assertThrows(IllegalArgumentException.class, () -> polling.sizeRefreshMs(-1));
+        } finally {
+            polling.close();
+        }
+    }
 }

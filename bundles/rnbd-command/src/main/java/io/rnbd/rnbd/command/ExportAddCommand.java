@@ -5,10 +5,14 @@ import io.rnbd.command.support.Formats;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.rnbd.api.Sizes;
 import io.rnbd.rnbd.command.loadgen.Units;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.Optional;
@@ -69,6 +73,15 @@ public class ExportAddCommand extends ConsoleCommand {
     protected void run(PrintStream out) throws IOException {
         Dictionary<String, Object> props = properties();
         Configs.require(configAdmin);
+        if (admin != null) {
+            // the running backend refuses what could never open (memory over 64t, say):
+            // better now, in one line, than an export saved that stays offline for ever
+            try {
+                admin.validateExport(backend, backendParams(props), readOnly);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("export " + name + " could never open: " + e.getMessage());
+            }
+        }
         if (!Configs.find(configAdmin, Configs.EXPORT_PID, "name", name).isEmpty()) {
             throw new IllegalArgumentException("export '" + name + "' already exists");
         }
@@ -89,6 +102,17 @@ public class ExportAddCommand extends ConsoleCommand {
     private static String describe(ExportInfo e) {
         return Formats.lower(e.state()) + ", " + e.backend() + ", " + Formats.bytes(e.size())
                 + (e.readOnly() ? ", read-only" : "") + (e.lastError().isEmpty() ? "" : " (" + e.lastError() + ")");
+    }
+
+    /** The backend.X keys as the server passes them to the backend: X. */
+    private static Map<String, String> backendParams(Dictionary<String, Object> props) {
+        Map<String, String> params = new TreeMap<>();
+        for (String key : Collections.list(props.keys())) {
+            if (key.startsWith("backend.")) {
+                params.put(key.substring("backend.".length()), String.valueOf(props.get(key)));
+            }
+        }
+        return params;
     }
 
     private Dictionary<String, Object> properties() {
@@ -123,10 +147,8 @@ public class ExportAddCommand extends ConsoleCommand {
         }
         p.put("backend", backend);
         if (size != null) {
-            long bytes = Units.parseSize("size", size);
-            if (bytes <= 0) {
-                throw new IllegalArgumentException("size must be positive, not " + size);
-            }
+            // checked here whichever backend, running or not: 513 or 2^63-1 can never open
+            long bytes = Sizes.requireDeviceSize("size " + size, Units.parseSize("size", size));
             p.put("backend.size", Long.toString(bytes));
         }
         p.put("read.only", readOnly);

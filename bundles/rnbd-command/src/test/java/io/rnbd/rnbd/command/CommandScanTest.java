@@ -46,7 +46,7 @@ class CommandScanTest {
                 }
             }
         }
-        assertTrue(names.containsAll(Set.of("exports", "export-add", "export-remove", "map", "unmap", "devices",
+        assertTrue(names.containsAll(Set.of("exports", "export-add", "export-remove", "export-resize", "map", "unmap", "devices",
                 "resize", "remap", "force-close", "bench")), names.toString());
     }
 }

@@ -115,7 +115,7 @@ class ExportCommandsTest {
         cases.put("Error: size lots is not a size (e.g. 512, 64k, 1m, 1g, 1t)", size);
         ExportAddCommand zero = add("v", "memory");
         zero.size = "0";
-        cases.put("Error: size must be positive, not 0", zero);
+        cases.put("Error: size 0 must be a positive multiple of 512 bytes", zero);
         ExportAddCommand name = add("a b", "memory");
         name.size = "1m";
         cases.put("Error: export name 'a b' is not a valid name (letters, digits and . _ : @ / -, at most 254)", name);
@@ -216,5 +216,67 @@ class ExportCommandsTest {
         c.size = "1m";
         c.waitMillis = 10_000;
         assertEquals("export late added: online, memory, 1.0 MiB\n", Out.run(c));
+    }
+
+    /**
+     * Issue 20 item 4: sizes that can never open are refused in one line and nothing is
+     * saved, whether the size is wrong for every backend (checked here) or only over the
+     * running backend's limit (asked of the server).
+     */
+    @Test
+    void exportsThatCanNeverOpenAreRefusedAndNotSaved() {
+        Map<String, String> cases = new java.util.LinkedHashMap<>();
+        cases.put("513", "Error: size 513 must be a positive multiple of 512 bytes");
+        cases.put("1000", "Error: size 1000 must be a positive multiple of 512 bytes");
+        cases.put("9223372036854775807", "Error: size 9223372036854775807 must be a positive multiple of 512 bytes");
+        cases.put("9223372036854775296", "Error: size 9223372036854775296 exceeds the largest device size (1 EiB, 2^60 bytes)");
+        cases.put("2000000t", "Error: size 2000000t exceeds the largest device size (1 EiB, 2^60 bytes)");
+        cases.put("65t", "Error: export v could never open: memory backend: size=71468255805440 exceeds the limit of 64t");
+        cases.forEach((size, expected) -> {
+            ExportAddCommand c = add("v", "memory");
+            c.size = size;
+            assertEquals(expected + "\n", Out.run(c), size);
+        });
+        ExportAddCommand file = add("f", "file");
+        file.path = "/x.img";
+        file.size = "513";
+        assertEquals("Error: size 513 must be a positive multiple of 512 bytes\n", Out.run(file));
+        assertTrue(ca.configs.isEmpty(), "nothing saved");
+        assertTrue(server.exports.isEmpty());
+
+        ExportAddCommand ok = add("v", "memory");
+        ok.size = "64t";
+        assertEquals("export v added: online, memory, 64.0 TiB\n", Out.run(ok));
+        assertTrue(server.calls.contains("validate memory {size=70368744177664}"), server.calls.toString());
+    }
+
+    private ExportResizeCommand resize(String name, String size) {
+        ExportResizeCommand c = new ExportResizeCommand();
+        c.admin = server;
+        c.export = name;
+        c.size = size;
+        return c;
+    }
+
+    @Test
+    void exportResizeGrowsAndAShrinkUnderAClientIsRefused() {
+        ExportAddCommand a = add("vol1", "memory");
+        a.size = "1m";
+        Out.run(a);
+        assertEquals("export vol1: 4.0 MiB (4194304 bytes); mapped clients adopt it at their next size refresh "
+                + "(size.refresh.ms) or rnbd:resize\n", Out.run(resize("vol1", "4m")));
+        assertEquals(4L << 20, server.exports.get("vol1").size());
+        ExportInfo e = server.exports.get("vol1");
+        server.put(new ExportInfo(e.name(), e.backend(), e.size(), e.state(), e.readOnly(),
+                List.of(new Opener("s1", AccessMode.RW, 0)), e.stats(), e.lastError()));
+        assertEquals("Error: EBUSY: export vol1 is open by session s1 with 4194304 bytes mapped: shrinking to 1048576 "
+                + "would fail their IO beyond it (unmap them first)\n", Out.run(resize("vol1", "1m")));
+        assertEquals("Error: size 513 must be a positive multiple of 512 bytes\n", Out.run(resize("vol1", "513")));
+        assertEquals("Error: size big is not a size (e.g. 512, 64k, 1m, 1g, 1t)\n", Out.run(resize("vol1", "big")));
+        assertEquals("Error: no export 'nope'\n", Out.run(resize("nope", "1m")));
+        ExportResizeCommand noServer = resize("vol1", "8m");
+        noServer.admin = null;
+        assertEquals("Error: the RNBD server is not running (bundle rnbd-server)\n", Out.run(noServer));
+        assertEquals(4L << 20, server.exports.get("vol1").size());
     }
 }

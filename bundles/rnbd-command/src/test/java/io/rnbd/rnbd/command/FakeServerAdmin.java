@@ -37,4 +37,32 @@ final class FakeServerAdmin implements RnbdServerAdmin {
     public void resetStats(String export) {
         calls.add("reset " + export);
     }
+
+    /** As the memory backend: at most 64t. */
+    @Override
+    public void validateExport(String backend, Map<String, String> params, boolean readOnly) throws IOException {
+        calls.add("validate " + backend + " " + params);
+        String size = params.get("size");
+        if ("memory".equals(backend) && size != null && Long.parseLong(size) > (64L << 40)) {
+            throw new IOException("memory backend: size=" + size + " exceeds the limit of 64t");
+        }
+    }
+
+    /** As rnbd-server: a shrink is refused while the export is open. */
+    @Override
+    public long resizeExport(String export, long bytes) throws IOException {
+        calls.add("resize " + export + " " + bytes);
+        ExportInfo e = exports.get(export);
+        if (e == null) {
+            throw new BlockIoException(Errno.ENOENT, "no export " + export);
+        }
+        if (bytes < e.size() && !e.openers().isEmpty()) {
+            throw new BlockIoException(Errno.EBUSY, "export " + export + " is open by session "
+                    + e.openers().get(0).session() + " with " + e.size() + " bytes mapped: shrinking to " + bytes
+                    + " would fail their IO beyond it (unmap them first)");
+        }
+        put(new ExportInfo(e.name(), e.backend(), bytes, e.state(), e.readOnly(), e.openers(), e.stats(),
+                e.lastError()));
+        return bytes;
+    }
 }

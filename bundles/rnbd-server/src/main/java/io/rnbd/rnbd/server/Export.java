@@ -9,6 +9,8 @@ import io.rnbd.rnbd.api.BlockStats;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
 import io.rnbd.rnbd.api.RnbdServerAdmin.Opener;
+import io.rnbd.rnbd.api.SizeWatch;
+import io.rnbd.rnbd.api.Sizes;
 import io.rnbd.rnbd.proto.OpenRsp;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -52,6 +54,10 @@ final class Export {
                     d.capabilities());
         }
 
+        Geometry withSize(long bytes) {
+            return new Geometry(bytes, logicalBlockSize, physicalBlockSize, maxIoSize, caps);
+        }
+
         /** Largest DISCARD / WRITE_ZEROES in bytes: what fits bi_size, block aligned. */
         int maxRangeBytes() {
             return (Integer.MAX_VALUE / logicalBlockSize) * logicalBlockSize;
@@ -71,6 +77,10 @@ final class Export {
     private int abandonedWrites;
     private State state = State.OFFLINE;
     private BlockDevice device;
+    /** The device's size changes made behind our back (file grown, rbd resize), while it is open. */
+    private SizeWatch sizeWatch = SizeWatch.NONE;
+    /** A shrink is under way: new opens wait for it (EAGAIN) rather than map the old size. */
+    private boolean shrinking;
     private Geometry geometry;
     private String lastError;
 
@@ -104,23 +114,34 @@ final class Export {
         return state;
     }
 
-    /** The backend is there: open the device and let waiting IO run. */
-    void online(BlockBackend backend) {
+    /**
+     * The backend is there: open the device and let waiting IO run. False when the open
+     * failed (a file not there yet, a cluster not answering): the server tries again later,
+     * so the same reason is logged once as a WARN and then only at debug level.
+     */
+    boolean online(BlockBackend backend) {
         BlockDevice dev;
         try {
             dev = backend.open(config.backendParams(), config.readOnly());
         } catch (IOException | RuntimeException e) {
-            LOG.warn("export {}: backend {} failed to open: {}", name(), config.backend(), e.getMessage());
+            String why = "open failed: " + e.getMessage();
+            boolean again;
             synchronized (this) {
-                lastError = "open failed: " + e.getMessage();
+                again = why.equals(lastError);
+                lastError = why;
             }
-            return;
+            if (again) {
+                LOG.debug("export {}: backend {} still fails to open: {}", name(), config.backend(), e.getMessage());
+            } else {
+                LOG.warn("export {}: backend {} failed to open: {}", name(), config.backend(), e.getMessage());
+            }
+            return false;
         }
         List<Waiter> ready;
         synchronized (this) {
             if (state != State.OFFLINE) {
                 dev.close();
-                return;
+                return state == State.ONLINE;
             }
             device = dev;
             geometry = Geometry.of(dev);
@@ -129,12 +150,120 @@ final class Export {
             ready = new ArrayList<>(waiters);
             waiters.clear();
         }
+        SizeWatch watch = dev.watchSize(bytes -> sizeChanged(dev, bytes));
+        synchronized (this) {
+            if (device == dev) {
+                sizeWatch = watch;
+            } else {
+                watch.close();
+            }
+        }
         // Whoever takes a waiter out of the queue (under the lock) completes it; the timer
         // only completes waiters it still finds there.
         for (Waiter w : ready) {
             w.timer()[0].cancel(false);
             run(dev, w.op(), w.mutating(), w.timeoutMs(), w.done());
         }
+        return true;
+    }
+
+    /** Whether the backend should be asked again: offline with the backend there but its open failed. */
+    synchronized boolean openFailed() {
+        return state == State.OFFLINE && lastError.startsWith("open failed: ");
+    }
+
+    /**
+     * {@code dev} reports {@code bytes}: what OPEN_RSP says from now on, and the bound IO is
+     * checked against. Clients learn it when they next OPEN (see docs/protocol.md, resize).
+     */
+    private void sizeChanged(BlockDevice dev, long bytes) {
+        long before;
+        synchronized (this) {
+            if (device != dev || geometry.size() == bytes) {
+                return;
+            }
+            before = geometry.size();
+            geometry = geometry.withSize(bytes);
+        }
+        LOG.info("export {}: size {} -> {} bytes", name(), before, bytes);
+    }
+
+    /**
+     * Read the device's size now, as Linux's rnbd-server reads bdev_nr_sectors for every
+     * OPEN_RSP: a file grown by {@code truncate -s} is seen by the next OPEN.
+     */
+    void refreshSize() {
+        BlockDevice dev;
+        synchronized (this) {
+            dev = device;
+        }
+        if (dev != null) {
+            sizeChanged(dev, dev.size());
+        }
+    }
+
+    /**
+     * Grow or shrink the backend's storage ({@code rnbd:export-resize}). A shrink is refused
+     * (EBUSY) while any client has the export open: each mapped the old size, and its IO
+     * beyond the new end would fail; OPENs that arrive during a shrink get EAGAIN.
+     *
+     * @return the size afterwards
+     */
+    long resize(long bytes, long timeoutMs) throws BlockIoException {
+        BlockDevice dev;
+        boolean shrink;
+        synchronized (this) {
+            dev = device;
+            if (state == State.CLOSED || dev == null) {
+                throw new BlockIoException(Errno.ENODEV, "export " + name() + " is " + (state == State.CLOSED
+                        ? "being removed" : "offline: " + lastError));
+            }
+            try {
+                Sizes.requireDeviceSize("size " + bytes, bytes);
+            } catch (IllegalArgumentException e) {
+                throw new BlockIoException(Errno.EINVAL, e.getMessage());
+            }
+            if (bytes % geometry.logicalBlockSize() != 0) {
+                throw new BlockIoException(Errno.EINVAL, "size " + bytes + " is not a multiple of the export's "
+                        + "block size " + geometry.logicalBlockSize());
+            }
+            if (config.readOnly()) {
+                throw new BlockIoException(Errno.EROFS, "export " + name() + " is read-only");
+            }
+            if (shrinking) {
+                throw new BlockIoException(Errno.EBUSY, "export " + name() + " is being shrunk already");
+            }
+            shrink = bytes < geometry.size();
+            if (shrink && !openers.isEmpty()) {
+                throw new BlockIoException(Errno.EBUSY, "export " + name() + " is open by " + openerNames()
+                        + " with " + geometry.size() + " bytes mapped: shrinking to " + bytes
+                        + " would fail their IO beyond it (unmap them first)");
+            }
+            shrinking = shrink;
+        }
+        try {
+            dev.resize(bytes).get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BlockIoException(Errno.EINTR, "interrupted while resizing export " + name());
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new BlockIoException(BlockIoException.errnoOf(e), "export " + name() + ": resize failed: "
+                    + (e.getCause() == null ? e : e.getCause()).getMessage());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new BlockIoException(Errno.ETIMEDOUT, "export " + name() + ": the backend did not resize within "
+                    + timeoutMs + " ms");
+        } finally {
+            synchronized (this) {
+                shrinking = false;
+            }
+        }
+        sizeChanged(dev, dev.size());
+        return geometry().size();
+    }
+
+    private String openerNames() {
+        List<String> names = openers.stream().map(o -> o.session().name()).distinct().sorted().toList();
+        return (names.size() == 1 ? "session " : "sessions ") + String.join(", ", names);
     }
 
     /** The backend is going: make acknowledged writes durable, close the device, hold new IO. */
@@ -149,6 +278,7 @@ final class Export {
             lastError = why;
             moveTo(State.OFFLINE);
         }
+        stopWatching();
         closeDevice(dev);
     }
 
@@ -173,10 +303,20 @@ final class Export {
             w.timer()[0].cancel(false);
             w.done().accept(Errno.ENODEV);
         }
+        stopWatching();
         if (dev != null) {
             closeDevice(dev);
         }
         return left;
+    }
+
+    private void stopWatching() {
+        SizeWatch w;
+        synchronized (this) {
+            w = sizeWatch;
+            sizeWatch = SizeWatch.NONE;
+        }
+        w.close();
     }
 
     private void closeDevice(BlockDevice dev) {
@@ -204,6 +344,9 @@ final class Export {
         }
         if (geometry == null) {
             throw new BlockIoException(Errno.ENODEV, "export " + name() + " is offline: " + lastError);
+        }
+        if (shrinking) {
+            throw new BlockIoException(Errno.EAGAIN, "export " + name() + " is being shrunk; open it again");
         }
         if (mode != AccessMode.RO) {
             if (config.readOnly()) {

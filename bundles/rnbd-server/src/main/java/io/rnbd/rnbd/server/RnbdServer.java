@@ -63,6 +63,10 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     private final List<Runnable> parkedOpens = new ArrayList<>();
     /** Guarded by lifecycle. */
     private boolean openGrace;
+    /** How often an export whose backend failed to open is tried again; 0 = only on a config or backend change. */
+    private volatile long openRetryMs = DEFAULT_OPEN_RETRY_MS;
+    /** The pending retry of failed opens, if any; guarded by {@link #lifecycle}. */
+    private java.util.concurrent.ScheduledFuture<?> retry;
     private final AtomicInteger nextDeviceId = new AtomicInteger(ThreadLocalRandom.current().nextInt(1 << 30));
 
     /** @param scheduler times out IO waiting for an offline backend; owned by the caller */
@@ -74,7 +78,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
 
     /** @throws IllegalStateException if an export of that name exists */
     public void addExport(ExportConfig config) {
-        List<Runnable> retry;
+        List<Runnable> parked;
         synchronized (lifecycle) {
             Export e = new Export(config, scheduler);
             Export samePath = exportAt(config.publishedPath());
@@ -90,12 +94,67 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             // lifecycle, so the name is still free below.
             BlockBackend b = currentBackend(config.backend());
             if (b != null) {
-                e.online(b);
+                bringOnline(e, b);
             }
             exports.put(config.name(), e);
-            retry = takeParkedOpens();
+            parked = takeParkedOpens();
         }
-        retry.forEach(Runnable::run);
+        parked.forEach(Runnable::run);
+    }
+
+    /** Under {@link #lifecycle}: open {@code e} on {@code b}, and try again later if that failed. */
+    private void bringOnline(Export e, BlockBackend b) {
+        if (!e.online(b)) {
+            scheduleRetry();
+        }
+    }
+
+    private void scheduleRetry() {
+        long ms = openRetryMs;
+        if (ms <= 0 || (retry != null && !retry.isDone())) {
+            return;
+        }
+        try {
+            retry = scheduler.schedule(this::retryFailedOpens, ms, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            // the server is closing: nothing to bring online
+        }
+    }
+
+    /**
+     * Open again every export whose backend is there but failed to open it: a file export
+     * whose file did not exist yet comes online once the file appears, an RBD export once the
+     * cluster answers, without touching the configuration.
+     */
+    private void retryFailedOpens() {
+        synchronized (lifecycle) {
+            retry = null;
+            for (Export e : exports.values()) {
+                BlockBackend b = currentBackend(e.config().backend());
+                if (b != null && e.openFailed()) {
+                    bringOnline(e, b);
+                }
+            }
+        }
+    }
+
+    /**
+     * Five seconds: a file that appears (copied in, created by a provisioning script) is
+     * served soon enough, and one failing open per export every 5 s costs nothing.
+     */
+    public static final long DEFAULT_OPEN_RETRY_MS = 5_000;
+
+    /** How often a failed backend open is retried (0 = never; only a config or backend change retries). */
+    public void openRetryMs(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("open.retry.ms must be >= 0: " + ms);
+        }
+        this.openRetryMs = ms;
+        synchronized (lifecycle) {
+            if (exports.values().stream().anyMatch(Export::openFailed)) {
+                scheduleRetry();
+            }
+        }
     }
 
     /**
@@ -118,12 +177,12 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             openGrace = true;
         }
         scheduler.schedule(() -> {
-            List<Runnable> retry;
+            List<Runnable> parked;
             synchronized (lifecycle) {
                 openGrace = false;
-                retry = takeParkedOpens();
+                parked = takeParkedOpens();
             }
-            retry.forEach(Runnable::run);
+            parked.forEach(Runnable::run);
         }, ms, TimeUnit.MILLISECONDS);
     }
 
@@ -157,7 +216,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             List<BlockBackend> list = backends.computeIfAbsent(type, t -> new ArrayList<>());
             list.add(backend);
             if (list.get(0) == backend) {
-                exportsOf(type).forEach(e -> e.online(backend));
+                exportsOf(type).forEach(e -> bringOnline(e, backend));
             }
         }
     }
@@ -175,7 +234,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             for (Export e : exportsOf(type)) {
                 e.offline("backend '" + type + "' went away");
                 if (next != null) {
-                    e.online(next);
+                    bringOnline(e, next);
                 }
             }
         }
@@ -309,6 +368,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             }
             throw e;
         }
+        o.export().refreshSize();
         o.export().openRsp(o).encode(dst);
         req.complete(0);
     }
@@ -552,11 +612,41 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         e.stats().reset();
     }
 
+    /** The current backend of the type checks the parameters; nothing is checked while there is none. */
+    @Override
+    public void validateExport(String backend, Map<String, String> params, boolean readOnly) throws IOException {
+        BlockBackend b;
+        synchronized (lifecycle) {
+            b = currentBackend(backend);
+        }
+        if (b != null) {
+            b.validate(params, readOnly);
+        }
+    }
+
+    /** A minute: a file extended or an RBD image resized by its cluster can take a while, not forever. */
+    static final long RESIZE_TIMEOUT_MS = 60_000;
+
+    @Override
+    public long resizeExport(String export, long bytes) throws IOException {
+        Export e = exports.get(export);
+        if (e == null) {
+            throw new BlockIoException(Errno.ENOENT, "no export " + export);
+        }
+        long now = e.resize(bytes, RESIZE_TIMEOUT_MS);
+        LOG.info("export {} resized to {} bytes", export, now);
+        return now;
+    }
+
     /** Close every export (waiting IO fails) and forget every session. */
     @Override
     public void close() {
         List<Runnable> parked;
         synchronized (lifecycle) {
+            if (retry != null) {
+                retry.cancel(false);
+                retry = null;
+            }
             for (String name : List.copyOf(exports.keySet())) {
                 removeExport(name);
             }

@@ -14,6 +14,8 @@ public final class MemBackend implements BlockBackend {
     private final Map<String, byte[]> stores = new ConcurrentHashMap<>();
     private final Map<String, MemBlockDevice> open = new ConcurrentHashMap<>();
     private final int maxIo;
+    /** Ids whose open fails as a file backend's does while the file is missing. */
+    private final java.util.Set<String> missing = ConcurrentHashMap.newKeySet();
 
     public MemBackend(int maxIo) {
         this.maxIo = maxIo;
@@ -31,6 +33,9 @@ public final class MemBackend implements BlockBackend {
     @Override
     public BlockDevice open(Map<String, String> params, boolean readOnly) throws IOException {
         String id = params.getOrDefault("id", "default");
+        if (missing.contains(id)) {
+            throw new IOException(id + ": no such file");
+        }
         int size;
         try {
             size = Integer.parseInt(params.getOrDefault("size", "1048576"));
@@ -41,6 +46,15 @@ public final class MemBackend implements BlockBackend {
         MemBlockDevice d = new MemBlockDevice(store, readOnly, maxIo);
         open.put(id, d);
         return d;
+    }
+
+    /** From now on, opens of {@code id} fail ("no such file") until {@link #appear}. */
+    public void missing(String id) {
+        missing.add(id);
+    }
+
+    public void appear(String id) {
+        missing.remove(id);
     }
 
     /** The device last opened for {@code id}. */

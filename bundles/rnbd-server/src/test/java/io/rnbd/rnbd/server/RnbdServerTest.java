@@ -505,6 +505,172 @@ class RnbdServerTest {
         }
     }
 
+    private ExportInfo info(String export) {
+        return server.exports().stream().filter(e -> e.name().equals(export)).findFirst().orElseThrow();
+    }
+
+    /**
+     * Issue 20 item 4: a file export whose file is missing stays offline; when the file
+     * appears it comes online on the next retry, without a configuration change. The failure
+     * is logged once, not every retry.
+     */
+    @Test
+    void anExportWhoseBackendFailedToOpenIsRetriedUntilItOpens() throws Exception {
+        backend.missing("late");
+        try (LogCapture log = LogCapture.start()) {
+            server.addExport(export("late", false, Set.of(), 0));
+            assertEquals(ExportState.OFFLINE, info("late").state());
+            assertEquals("open failed: late: no such file", info("late").lastError());
+            scheduler.advance(Duration.ofMillis(RnbdServer.DEFAULT_OPEN_RETRY_MS * 3));
+            assertEquals(ExportState.OFFLINE, info("late").state(), "still missing");
+            assertEquals(1, log.lines().stream().filter(l -> l.contains("failed to open")).count(), log.text());
+
+            backend.appear("late");
+            scheduler.advance(Duration.ofMillis(RnbdServer.DEFAULT_OPEN_RETRY_MS - 1));
+            assertEquals(ExportState.OFFLINE, info("late").state(), "not before the retry is due");
+            scheduler.advance(Duration.ofMillis(1));
+            assertEquals(ExportState.ONLINE, info("late").state());
+            assertEquals("", info("late").lastError());
+        }
+        openOk(rtrs.connect("s1"), "late", AccessMode.RW);
+        assertEquals(0, scheduler.pending(), "nothing left to retry: no timer");
+    }
+
+    @Test
+    void openRetryZeroRetriesOnlyOnABackendChange() {
+        server.openRetryMs(0);
+        backend.missing("late");
+        server.addExport(export("late", false, Set.of(), 0));
+        backend.appear("late");
+        scheduler.advance(Duration.ofMinutes(1));
+        assertEquals(ExportState.OFFLINE, info("late").state());
+        server.backendRemoved("memory", backend);
+        server.backendAdded("memory", backend);
+        assertEquals(ExportState.ONLINE, info("late").state());
+        assertThrows(IllegalArgumentException.class, () -> server.openRetryMs(-1));
+    }
+
+    /** Exports on the real memory backend, whose devices resize. */
+    private io.rnbd.rnbd.backend.memory.internal.MemoryBackend resizable() {
+        io.rnbd.rnbd.backend.memory.internal.MemoryBackend mem = new io.rnbd.rnbd.backend.memory.internal.MemoryBackend();
+        server.backendAdded("mem", mem);
+        server.addExport(new ExportConfig("grow", "mem", false, Set.of(), 0, Map.of("size", "1m")));
+        return mem;
+    }
+
+    /**
+     * Issue 20 item 7, server side: a resize reaches what the next OPEN answers (as Linux's
+     * rnbd-server answers a re-OPEN with the device's size now) and the bound IO is checked
+     * against; the client's device id stays.
+     */
+    @Test
+    void aGrownExportIsWhatTheNextOpenAnswers() {
+        resizable();
+        FakeRtrs.Client c = rtrs.connect("s1");
+        OpenRsp before = open(c, "grow", AccessMode.RW).rsp();
+        assertEquals((1 << 20) / 512, before.nsectors());
+        assertEquals(Errno.EINVAL, write(c, before.deviceId(), 1 << 20, new byte[512]), "beyond the end");
+
+        assertEquals(4L << 20, assertDoesNotThrowResize("grow", 4L << 20));
+        assertEquals(4L << 20, info("grow").size());
+        OpenRsp after = open(c, "grow", AccessMode.RW).rsp();
+        assertEquals((4L << 20) / 512, after.nsectors());
+        assertEquals(before.deviceId(), after.deviceId(), "the same device, only bigger");
+        byte[] data = new byte[4096];
+        new Random(7).nextBytes(data);
+        assertEquals(0, write(c, after.deviceId(), (4L << 20) - 4096, data));
+        assertArrayEquals(data, read(c, after.deviceId(), (4L << 20) - 4096, 4096));
+    }
+
+    private long assertDoesNotThrowResize(String export, long bytes) {
+        try {
+            return server.resizeExport(export, bytes);
+        } catch (java.io.IOException e) {
+            throw new AssertionError("resize of " + export + " to " + bytes + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The device grew behind the server's back (an rbd resize, a truncate -s): the next OPEN says so. */
+    @Test
+    void aSizeChangeBehindTheServersBackReachesTheNextOpen() throws Exception {
+        resizable();
+        FakeRtrs.Client c = rtrs.connect("s1");
+        openOk(c, "grow", AccessMode.RW);
+        server.removeExport("grow"); // only to get at the device: reopen it through a fresh export
+        MemoryDeviceHolder holder = new MemoryDeviceHolder();
+        server.backendAdded("held", holder);
+        server.addExport(new ExportConfig("held", "held", false, Set.of(), 0, Map.of()));
+        int dev = openOk(c, "held", AccessMode.RW);
+        holder.device.resize(2L << 20).get();
+        assertEquals(2L << 20, info("held").size(), "told by the device's size watch");
+        assertEquals((2L << 20) / 512, open(c, "held", AccessMode.RW).rsp().nsectors());
+        assertEquals(0, write(c, dev, (2L << 20) - 512, new byte[512]));
+    }
+
+    /** A backend whose one device the test can resize from outside, as Ceph's CLI would. */
+    private static final class MemoryDeviceHolder implements io.rnbd.rnbd.api.BlockBackend {
+        private final io.rnbd.rnbd.backend.memory.internal.MemoryBackend mem =
+                new io.rnbd.rnbd.backend.memory.internal.MemoryBackend();
+        io.rnbd.rnbd.api.BlockDevice device;
+
+        @Override
+        public String type() {
+            return "held";
+        }
+
+        @Override
+        public io.rnbd.rnbd.api.BlockDevice open(Map<String, String> params, boolean readOnly)
+                throws java.io.IOException {
+            device = mem.open(Map.of("size", "1m"), readOnly);
+            return device;
+        }
+    }
+
+    /** Shrinking below what a client mapped is refused, naming who; once unmapped it works. */
+    @Test
+    void shrinkingAnOpenExportIsRefused() throws Exception {
+        resizable();
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "grow", AccessMode.RW);
+        BlockIoException busy = assertThrows(BlockIoException.class, () -> server.resizeExport("grow", 512 << 10));
+        assertEquals(Errno.EBUSY, busy.errno());
+        assertEquals("EBUSY: export grow is open by session s1 with 1048576 bytes mapped: shrinking to 524288 would fail "
+                + "their IO beyond it (unmap them first)", busy.getMessage());
+        assertEquals(1 << 20, info("grow").size());
+        assertEquals(0, write(c, dev, (1 << 20) - 512, new byte[512]), "the tail still works");
+
+        assertEquals(0, writeNow(c, new Close(dev), empty()));
+        assertEquals(512 << 10, server.resizeExport("grow", 512 << 10));
+        assertEquals((512 << 10) / 512, open(c, "grow", AccessMode.RW).rsp().nsectors());
+    }
+
+    @Test
+    void resizeRefusesBadSizesUnknownAndOfflineExports() {
+        resizable();
+        for (long bad : new long[] {0, 513, -512, 9223372036854775807L}) {
+            BlockIoException e = assertThrows(BlockIoException.class, () -> server.resizeExport("grow", bad));
+            assertEquals(Errno.EINVAL, e.errno(), "size " + bad);
+        }
+        assertEquals(Errno.ENOENT, assertThrows(BlockIoException.class,
+                () -> server.resizeExport("nope", 1 << 20)).errno());
+        assertEquals(Errno.EOPNOTSUPP, assertThrows(BlockIoException.class,
+                () -> server.resizeExport("disk", 2 << 20)).errno(), "the test device cannot resize");
+        backend.missing("late");
+        server.addExport(export("late", false, Set.of(), 0));
+        assertEquals(Errno.ENODEV, assertThrows(BlockIoException.class,
+                () -> server.resizeExport("late", 2 << 20)).errno());
+    }
+
+    @Test
+    void validateExportAsksTheCurrentBackendOfTheType() throws Exception {
+        resizable();
+        java.io.IOException e = assertThrows(java.io.IOException.class,
+                () -> server.validateExport("mem", Map.of("size", "513"), false));
+        assertTrue(e.getMessage().contains("positive multiple of 512"), e.getMessage());
+        server.validateExport("mem", Map.of("size", "2m"), false);
+        server.validateExport("absent", Map.of("size", "513"), false); // no backend: nothing to ask
+    }
+
     @Test
     void forceCloseAndSessionClose() throws Exception {
         FakeRtrs.Client c = rtrs.connect("s1");

@@ -60,6 +60,8 @@ final class Catalog {
     private static List<Column> blockColumns(String latencyHelp) {
         List<Column> c = new ArrayList<>(ioColumns());
         c.add(4, counter("errors", "errors", "errors", "Requests that failed"));
+        c.add(5, counter("timeouts", "timeouts", "timeouts",
+                "Requests answered ETIMEDOUT (on an export: held by its backend beyond backend.timeout.ms)"));
         c.add(histogram("latency", "io_latency", latencyHelp));
         return c;
     }
@@ -111,6 +113,8 @@ final class Catalog {
             counter("failovers", "failovers", "failovers", "Requests failed over away from this path"),
             counter("reconnects_ok", "reconnects_ok", "reconnects_ok", "Successful reconnects"),
             counter("reconnects_failed", "reconnects_failed", "reconnects_failed", "Failed reconnects"),
+            counter("request_timeouts", "request_timeouts", "request_timeouts",
+                    "Requests unanswered within request.timeout.ms; each one failed the path"),
             nanos("hb_rtt_ns", "hb_rtt_ns", "heartbeat_rtt", "Last heartbeat round trip"),
             nanos("io_latency_ns", "io_latency_ns", "io_latency_smoothed",
                     "Smoothed IO latency, as the min-latency policy sees it"),
@@ -232,7 +236,8 @@ final class Catalog {
                         .set("reconnect_attempts", p.reconnectAttempts()).set("last_error", p.lastError())
                         .set("failovers", st.failovers()).set("reconnects_ok", st.reconnectsOk())
                         .set("reconnects_failed", st.reconnectsFailed()).set("hb_rtt_ns", st.heartbeatRttNanos())
-                        .set("io_latency_ns", st.ioLatencyNanos()).set("io_latency", st.ioLatencyHistogram());
+                        .set("request_timeouts", st.requestTimeouts()).set("io_latency_ns", st.ioLatencyNanos())
+                        .set("io_latency", st.ioLatencyHistogram());
                 rows.add(io(b, st.io()).build());
             }
         }
@@ -248,8 +253,8 @@ final class Catalog {
     private static RowBuilder block(RowBuilder b, BlockIoStats io) {
         BlockIoStats st = io != null ? io : BlockIoStats.ZERO;
         return b.set("reads", st.reads()).set("read_bytes", st.readBytes()).set("writes", st.writes())
-                .set("write_bytes", st.writeBytes()).set("errors", st.errors()).set("inflight", st.inflight())
-                .set("latency", st.latency() != null ? st.latency() : LatencyHistogram.EMPTY);
+                .set("write_bytes", st.writeBytes()).set("errors", st.errors()).set("timeouts", st.timeouts())
+                .set("inflight", st.inflight()).set("latency", st.latency() != null ? st.latency() : LatencyHistogram.EMPTY);
     }
 
     private static List<RtrsServerSessionInfo> serverSessionInfos(Sources s) {

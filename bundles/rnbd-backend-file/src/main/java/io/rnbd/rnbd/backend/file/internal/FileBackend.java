@@ -102,8 +102,10 @@ public final class FileBackend implements BlockBackend, AutoCloseable {
             }
             throw e;
         }
+        // without size= the export is the whole file and follows it when it grows (or shrinks)
+        boolean follow = p.size() == FileParams.NO_SIZE && Files.isRegularFile(p.path());
         FileBlockDevice dev = new FileBlockDevice(ch, p.path().toString(), size, lbs, p.direct(), readOnly,
-                executor, open::remove);
+                Files.isRegularFile(p.path()), follow, executor, open::remove);
         open.add(dev);
         if (closed) {
             dev.close();
@@ -112,6 +114,18 @@ public final class FileBackend implements BlockBackend, AutoCloseable {
         LOG.info("opened {} ({} bytes{}{})", p.path(), size, p.direct() ? ", O_DIRECT" : "",
                 readOnly ? ", read-only" : "");
         return dev;
+    }
+
+    /** The parameters alone: a missing file (created later, or by create=true) is no reason to refuse. */
+    @Override
+    public void validate(Map<String, String> params, boolean readOnly) throws IOException {
+        FileParams p = FileParams.parse(params);
+        if (readOnly && p.create()) {
+            throw new IOException("file backend: " + p.path() + ": create=true needs a read-write open");
+        }
+        if (Files.isDirectory(p.path())) {
+            throw new IOException("file backend: " + p.path() + ": is a directory");
+        }
     }
 
     /** Creates or extends the file as asked; returns the device size. */

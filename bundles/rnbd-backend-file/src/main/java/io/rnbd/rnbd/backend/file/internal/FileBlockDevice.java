@@ -8,7 +8,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import io.rnbd.rnbd.api.SizeWatch;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongConsumer;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
@@ -27,7 +31,12 @@ final class FileBlockDevice implements BlockDevice {
 
     private final FileChannel ch;
     private final String name;
-    private final long size;
+    private volatile long size;
+    /** A regular file (resize truncates or extends it), not a block device. */
+    private final boolean regular;
+    /** The export is the whole file (no size=): it follows the file's length. */
+    private final boolean follow;
+    private final List<LongConsumer> sizeListeners = new CopyOnWriteArrayList<>();
     private final int lbs;
     private final boolean direct;
     private final boolean readOnly;
@@ -43,10 +52,12 @@ final class FileBlockDevice implements BlockDevice {
     }
 
     FileBlockDevice(FileChannel ch, String name, long size, int lbs, boolean direct, boolean readOnly,
-                    Executor executor, Consumer<FileBlockDevice> onClose) {
+                    boolean regular, boolean follow, Executor executor, Consumer<FileBlockDevice> onClose) {
         this.ch = ch;
         this.name = name;
         this.size = size;
+        this.regular = regular;
+        this.follow = follow;
         this.lbs = lbs;
         this.direct = direct;
         this.readOnly = readOnly;
@@ -60,9 +71,74 @@ final class FileBlockDevice implements BlockDevice {
         return ByteBuffer.allocateDirect(capacity + alignment).alignedSlice(alignment).limit(capacity).slice();
     }
 
+    /**
+     * For a whole-file export, the file's length now (one fstat; an {@code truncate -s} or a
+     * copy that grew the file is seen here, and told to watchers); else the configured size.
+     */
     @Override
     public long size() {
+        if (follow && !closed) {
+            try {
+                long now = ch.size();
+                sizeNow(now - now % lbs);
+            } catch (IOException e) {
+                // closed meanwhile, or the file system failed: the last size known stands
+            }
+        }
         return size;
+    }
+
+    private void sizeNow(long now) {
+        long before;
+        synchronized (this) {
+            before = size;
+            size = now;
+        }
+        if (before != now) {
+            for (LongConsumer l : sizeListeners) {
+                l.accept(now);
+            }
+        }
+    }
+
+    @Override
+    public SizeWatch watchSize(LongConsumer listener) {
+        sizeListeners.add(listener);
+        return () -> sizeListeners.remove(listener);
+    }
+
+    /**
+     * Grow: the file is extended (sparse) where it is shorter. Shrink: a whole-file export
+     * truncates the file, a window (size= shorter than the file) only ends earlier. A block
+     * device cannot change its size from here (EOPNOTSUPP).
+     */
+    @Override
+    public CompletableFuture<Void> resize(long bytes) {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        if (readOnly) {
+            return CompletableFuture.failedFuture(new BlockIoException(Errno.EROFS, name + " is open read-only"));
+        }
+        if (!regular) {
+            return CompletableFuture.failedFuture(new BlockIoException(Errno.EOPNOTSUPP, name
+                    + " is a block device: resize the device itself"));
+        }
+        if (bytes <= 0 || bytes % lbs != 0) {
+            return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, "size " + bytes
+                    + " is not a positive multiple of " + lbs));
+        }
+        return submit(() -> {
+            long length = ch.size();
+            if (bytes > length) {
+                ch.write(ByteBuffer.allocate(1), bytes - 1); // sparse: one byte at the new end
+                ch.force(true);
+            } else if (follow && bytes < length) {
+                ch.truncate(bytes);
+                ch.force(true);
+            }
+            sizeNow(bytes);
+        });
     }
 
     @Override

@@ -37,12 +37,10 @@ record FileParams(Path path, long size, boolean create, boolean direct) {
         String s = params.get("size");
         if (s != null && !s.isBlank()) {
             try {
-                size = Sizes.parse("size=" + s, s);
+                // a size off the sector would be cut short at open (513 to 512, 100 to nothing): refused
+                size = Sizes.requireDeviceSize("size=" + s, Sizes.parse("size=" + s, s));
             } catch (IllegalArgumentException e) {
                 throw new IOException("file backend: " + e.getMessage());
-            }
-            if (size <= 0) {
-                throw new IOException("file backend: size=" + s + " must be positive");
             }
         }
         return new FileParams(path, size, flag(params, "create"), flag(params, "direct"));

@@ -144,9 +144,10 @@ class FileBackendTest {
     }
 
     @Test
-    void aFileCreatedByAFailedOpenIsRemoved() {
+    void aSizeOffTheSectorIsRefusedBeforeAnythingIsCreated() {
+        // it used to create the file, find it smaller than a block and delete it again
         Path f = dir.resolve("tiny.img");
-        assertMessage("file backend: " + f + ": smaller than one block of 512 bytes",
+        assertMessage("file backend: size=100 must be a positive multiple of 512 bytes",
                 Map.of("path", f.toString(), "size", "100"), false);
         assertFalse(Files.exists(f));
     }
@@ -232,6 +233,64 @@ class FileBackendTest {
         } finally {
             Files.deleteIfExists(f);
         }
+    }
+
+    /** rnbd:export-add's check: sizes that could never open are refused, a missing file is not. */
+    @Test
+    void validateRefusesImpossibleSizesButNotAMissingFile() throws Exception {
+        String missing = dir.resolve("later.img").toString();
+        for (String bad : new String[] {"513", "9223372036854775807", "2000000t", "0"}) {
+            IOException e = assertThrows(IOException.class,
+                    () -> backend.validate(Map.of("path", missing, "size", bad), false), bad);
+            assertTrue(e.getMessage().startsWith("file backend: size="), e.getMessage());
+        }
+        assertThrows(IOException.class, () -> backend.validate(Map.of("path", "relative.img"), false));
+        assertThrows(IOException.class, () -> backend.validate(Map.of("path", dir.toString()), false));
+        backend.validate(Map.of("path", missing), false);
+        backend.validate(Map.of("path", missing, "size", "1m"), false);
+        assertFalse(Files.exists(Path.of(missing)), "validate creates nothing");
+    }
+
+    /** A whole-file export (no size=) follows the file: truncate -s from outside is seen and told. */
+    @Test
+    void aWholeFileExportFollowsTheFileAndTellsWatchers() throws Exception {
+        Path f = dir.resolve("grow.img");
+        Files.write(f, new byte[8192]);
+        BlockDevice dev = open(Map.of("path", f.toString()));
+        List<Long> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        dev.watchSize(told::add);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.allocate(1), (1 << 20) + 600); // grown, and not to a sector boundary
+        }
+        assertEquals((1 << 20) + 512, dev.size(), "rounded down to the sector");
+        assertEquals(List.of((1L << 20) + 512), told);
+        byte[] p = pattern(512, 3);
+        await(dev.write(1 << 20, ByteBuffer.wrap(p), false));
+        assertArrayEquals(p, read(dev, 1 << 20, 512));
+    }
+
+    @Test
+    void resizeExtendsTheFileSparselyAndAWindowOnlyMovesItsEnd() throws Exception {
+        Path f = dir.resolve("r.img");
+        BlockDevice whole = open(Map.of("path", f.toString(), "size", "64k", "create", "true"));
+        await(whole.resize(1 << 20));
+        assertEquals(1 << 20, whole.size());
+        assertEquals(1 << 20, Files.size(f));
+        byte[] p = pattern(4096, 9);
+        await(whole.write((1 << 20) - 4096, ByteBuffer.wrap(p), true));
+        assertArrayEquals(p, read(whole, (1 << 20) - 4096, 4096));
+        assertArrayEquals(new byte[512], read(whole, 64 << 10, 512), "the grown part reads zeros");
+        ExecutionException odd = assertThrows(ExecutionException.class, () -> await(whole.resize(1000)));
+        assertEquals(Errno.EINVAL, BlockIoException.errnoOf(odd));
+
+        // size= makes a window on the file: shrinking it must not cut the file
+        await(whole.resize(512 << 10));
+        assertEquals(512 << 10, whole.size());
+        assertEquals(1 << 20, Files.size(f), "a window's shrink leaves the file alone");
+        BlockDevice ro = backend.open(Map.of("path", f.toString()), true);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> await(ro.resize(2 << 20)));
+        assertEquals(Errno.EROFS, BlockIoException.errnoOf(e));
     }
 
     @Test

@@ -32,6 +32,23 @@ public final class MemoryBackend implements BlockBackend, AutoCloseable {
         if (closed) {
             throw new IOException("memory backend is stopped");
         }
+        long size = size(params);
+        MemoryBlockDevice dev = new MemoryBlockDevice(size, readOnly, open::remove);
+        open.add(dev);
+        if (closed) {
+            dev.close();
+            throw new IOException("memory backend is stopped");
+        }
+        return dev;
+    }
+
+    @Override
+    public void validate(Map<String, String> params, boolean readOnly) throws IOException {
+        size(params);
+    }
+
+    /** The device size {@code params} ask for, or why they cannot open. */
+    private static long size(Map<String, String> params) throws IOException {
         for (String key : params.keySet()) {
             if (!key.equals("size")) {
                 throw new IOException("memory backend: unknown parameter '" + key + "' (takes: size)");
@@ -47,20 +64,24 @@ public final class MemoryBackend implements BlockBackend, AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new IOException("memory backend: " + e.getMessage());
         }
+        checkSize("size=" + text, size);
+        return size;
+    }
+
+    /** A size the memory backend can hold: a positive multiple of 512, at most {@link #MAX_SIZE}. */
+    static void checkSize(String what, long size) throws IOException {
         if (size <= 0 || size % MemoryBlockDevice.SECTOR != 0) {
-            throw new IOException("memory backend: size=" + text + " must be a positive multiple of "
+            throw new IOException("memory backend: " + what + " must be a positive multiple of "
                     + MemoryBlockDevice.SECTOR);
         }
         if (size > MAX_SIZE) {
-            throw new IOException("memory backend: size=" + text + " exceeds the limit of 64t");
+            throw new IOException("memory backend: " + what + " exceeds the limit of 64t");
         }
-        MemoryBlockDevice dev = new MemoryBlockDevice(size, readOnly, open::remove);
-        open.add(dev);
-        if (closed) {
-            dev.close();
-            throw new IOException("memory backend is stopped");
-        }
-        return dev;
+    }
+
+    /** Devices open now (for tests: validate must open nothing). */
+    int openCount() {
+        return open.size();
     }
 
     /** Closes every device still open: a stopped backend leaves no memory behind. */

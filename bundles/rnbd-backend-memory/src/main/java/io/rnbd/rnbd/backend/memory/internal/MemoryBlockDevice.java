@@ -5,16 +5,22 @@ import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;
 import java.nio.ByteBuffer;
+import io.rnbd.rnbd.api.SizeWatch;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongConsumer;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
  * A sparse device in off-heap pages of 64 KiB, allocated on first write and dropped by trim.
- * The page directory is two-level and lock-free (pages and leaves are installed by CAS), so
- * concurrent IO never takes a lock. Every operation completes inline. Buffer positions are
- * never moved.
+ * The page directory is two-level; pages are installed by CAS, so concurrent IO never takes a
+ * lock. A leaf (4096 pages, 256 MiB of the device) is installed under the device's monitor, as
+ * is a resize, which replaces the directory by a copy of another length: a leaf installed in
+ * the old one while it was copied would be lost. Every operation completes inline. Buffer
+ * positions are never moved.
  */
 final class MemoryBlockDevice implements BlockDevice {
     static final int SECTOR = 512;
@@ -26,9 +32,10 @@ final class MemoryBlockDevice implements BlockDevice {
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
     private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true);
 
-    private final long size;
+    private volatile long size;
     private final boolean readOnly;
-    private final AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> directory;
+    private volatile AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> directory;
+    private final List<LongConsumer> sizeListeners = new CopyOnWriteArrayList<>();
     private final AtomicLong allocatedPages = new AtomicLong();
     private final Consumer<MemoryBlockDevice> onClose;
     private volatile boolean closed;
@@ -37,8 +44,12 @@ final class MemoryBlockDevice implements BlockDevice {
         this.size = size;
         this.readOnly = readOnly;
         this.onClose = onClose;
+        this.directory = new AtomicReferenceArray<>(leaves(size));
+    }
+
+    private static int leaves(long size) {
         long pages = (size + PAGE - 1) >>> PAGE_SHIFT;
-        this.directory = new AtomicReferenceArray<>((int) ((pages + LEAF - 1) >>> LEAF_SHIFT));
+        return (int) ((pages + LEAF - 1) >>> LEAF_SHIFT);
     }
 
     @Override
@@ -97,6 +108,8 @@ final class MemoryBlockDevice implements BlockDevice {
             } catch (OutOfMemoryError e) {
                 return CompletableFuture.failedFuture(new BlockIoException(Errno.ENOSPC,
                         "out of memory for page at " + offset + " (raise -XX:MaxDirectMemorySize)"));
+            } catch (IllegalStateException e) {
+                return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, e.getMessage()));
             }
             page.put(inPage, src, at, n);
             offset += n;
@@ -127,6 +140,11 @@ final class MemoryBlockDevice implements BlockDevice {
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }
+        discard(offset, length, size);
+        return DONE;
+    }
+
+    private void discard(long offset, long length, long size) {
         while (length > 0) {
             int inPage = (int) (offset & (PAGE - 1));
             int n = (int) Math.min(PAGE - inPage, length);
@@ -142,20 +160,21 @@ final class MemoryBlockDevice implements BlockDevice {
             offset += n;
             length -= n;
         }
-        return DONE;
     }
 
     private ByteBuffer page(long index) {
-        AtomicReferenceArray<ByteBuffer> leaf = directory.get((int) (index >>> LEAF_SHIFT));
+        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
+        int d = (int) (index >>> LEAF_SHIFT);
+        AtomicReferenceArray<ByteBuffer> leaf = d < dir.length() ? dir.get(d) : null;
         return leaf == null ? null : leaf.get((int) (index & (LEAF - 1)));
     }
 
     private ByteBuffer allocate(long index) {
         int d = (int) (index >>> LEAF_SHIFT);
-        AtomicReferenceArray<ByteBuffer> leaf = directory.get(d);
+        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
+        AtomicReferenceArray<ByteBuffer> leaf = d < dir.length() ? dir.get(d) : null;
         if (leaf == null) {
-            directory.compareAndSet(d, null, new AtomicReferenceArray<>(LEAF));
-            leaf = directory.get(d);
+            leaf = leaf(d);
         }
         int i = (int) (index & (LEAF - 1));
         ByteBuffer page = leaf.get(i);
@@ -174,11 +193,76 @@ final class MemoryBlockDevice implements BlockDevice {
         return page;
     }
 
+    /** The leaf {@code d}, installed now if there is none (rare: once per 256 MiB). */
+    private synchronized AtomicReferenceArray<ByteBuffer> leaf(int d) {
+        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
+        if (d >= dir.length()) {
+            throw new IllegalStateException("page beyond the device: a resize raced this write");
+        }
+        AtomicReferenceArray<ByteBuffer> leaf = dir.get(d);
+        if (leaf == null) {
+            leaf = new AtomicReferenceArray<>(LEAF);
+            dir.set(d, leaf);
+        }
+        return leaf;
+    }
+
     private void free(long index) {
-        AtomicReferenceArray<ByteBuffer> leaf = directory.get((int) (index >>> LEAF_SHIFT));
+        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
+        int d = (int) (index >>> LEAF_SHIFT);
+        AtomicReferenceArray<ByteBuffer> leaf = d < dir.length() ? dir.get(d) : null;
         if (leaf != null && leaf.getAndSet((int) (index & (LEAF - 1)), null) != null) {
             allocatedPages.decrementAndGet();
         }
+    }
+
+    @Override
+    public SizeWatch watchSize(LongConsumer listener) {
+        sizeListeners.add(listener);
+        return () -> sizeListeners.remove(listener);
+    }
+
+    /**
+     * Grow (sparse: nothing is allocated) or shrink (the pages beyond the new end are freed and
+     * the rest of the last page zeroed, so growing again reads zeros there).
+     */
+    @Override
+    public CompletableFuture<Void> resize(long bytes) {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        if (readOnly) {
+            return CompletableFuture.failedFuture(new BlockIoException(Errno.EROFS, "device is read-only"));
+        }
+        try {
+            MemoryBackend.checkSize("size " + bytes, bytes);
+        } catch (java.io.IOException e) {
+            return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, e.getMessage()));
+        }
+        long before;
+        synchronized (this) {
+            before = size;
+            if (bytes < before) {
+                size = bytes; // IO beyond the new end fails from here on
+                discard(bytes, Math.min(before, ((bytes + PAGE - 1) & ~(long) (PAGE - 1))) - bytes, before);
+                for (long p = (bytes + PAGE - 1) >>> PAGE_SHIFT; p < (before + PAGE - 1) >>> PAGE_SHIFT; p++) {
+                    free(p);
+                }
+            }
+            AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> old = directory;
+            AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = new AtomicReferenceArray<>(leaves(bytes));
+            for (int d = 0; d < Math.min(old.length(), dir.length()); d++) {
+                dir.set(d, old.get(d));
+            }
+            directory = dir;
+            size = bytes;
+        }
+        if (before != bytes) {
+            for (LongConsumer l : sizeListeners) {
+                l.accept(bytes);
+            }
+        }
+        return DONE;
     }
 
     private BlockIoException check(long offset, long length, boolean write, boolean data) {

@@ -92,6 +92,71 @@ class MemoryBackendTest {
         assertTrue(refused.getMessage().contains("stopped"));
     }
 
+    /** rnbd:export-add checks with validate: what open would refuse, refused without opening. */
+    @Test
+    void validateRefusesWhatCanNeverOpen() throws IOException {
+        for (String bad : new String[] {"513", "9223372036854775807", "65t", "0", "lots"}) {
+            IOException e = assertThrows(IOException.class, () -> backend.validate(Map.of("size", bad), false), bad);
+            assertTrue(e.getMessage().startsWith("memory backend: "), e.getMessage());
+        }
+        backend.validate(Map.of("size", "64t"), false);
+        assertEquals(0, backend.openCount(), "validate opens nothing");
+    }
+
+    @Test
+    void resizeGrowsKeepingDataAndTellsWatchers() throws Exception {
+        MemoryBlockDevice dev = open("1m");
+        java.util.List<Long> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        dev.watchSize(told::add);
+        byte[] data = new byte[512];
+        java.util.Arrays.fill(data, (byte) 7);
+        dev.write((1 << 20) - 512, ByteBuffer.wrap(data), false).get();
+
+        dev.resize(1L << 30).get(); // across a leaf (256 MiB): the directory is replaced
+        assertEquals(1L << 30, dev.size());
+        assertEquals(java.util.List.of(1L << 30), told);
+        ByteBuffer kept = ByteBuffer.allocate(512);
+        dev.read((1 << 20) - 512, kept).get();
+        assertTrue(java.util.Arrays.equals(data, kept.array()), "data below the old end survives");
+        dev.write((1L << 30) - 512, ByteBuffer.wrap(data), false).get(); // beyond the old end
+        ByteBuffer fresh = ByteBuffer.allocate(512);
+        dev.read(1 << 20, fresh).get();
+        assertTrue(java.util.Arrays.equals(new byte[512], fresh.array()), "the grown part reads zeros");
+    }
+
+    @Test
+    void shrinkFreesTheTailAndGrowingAgainReadsZeros() throws Exception {
+        MemoryBlockDevice dev = open("1m");
+        byte[] ones = new byte[4096];
+        java.util.Arrays.fill(ones, (byte) 1);
+        dev.write(PAGE - 2048, ByteBuffer.wrap(ones), false).get(); // straddles the new end
+        dev.write((1 << 20) - 4096, ByteBuffer.wrap(ones), false).get();
+        dev.resize(PAGE - 1024).get();
+        assertEquals(PAGE, dev.allocatedBytes(), "pages beyond the new end are freed");
+        ExecutionException beyond = assertThrows(ExecutionException.class,
+                () -> dev.read(PAGE, ByteBuffer.allocate(512)).get());
+        assertEquals(Errno.EINVAL, BlockIoException.errnoOf(beyond));
+        dev.resize(1 << 20).get();
+        ByteBuffer tail = ByteBuffer.allocate(2048);
+        dev.read(PAGE - 2048, tail).get();
+        byte[] expect = new byte[2048];
+        java.util.Arrays.fill(expect, 0, 1024, (byte) 1);
+        assertTrue(java.util.Arrays.equals(expect, tail.array()), "what was cut off does not come back");
+    }
+
+    @Test
+    void resizeRefusesBadSizesAndReadOnlyDevices() throws Exception {
+        MemoryBlockDevice dev = open("1m");
+        for (long bad : new long[] {0, 513, 65L << 40}) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> dev.resize(bad).get());
+            assertEquals(Errno.EINVAL, BlockIoException.errnoOf(e));
+        }
+        assertEquals(1 << 20, dev.size());
+        BlockDevice ro = backend.open(Map.of("size", "1m"), true);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> ro.resize(2 << 20).get());
+        assertEquals(Errno.EROFS, BlockIoException.errnoOf(e));
+    }
+
     @Test
     void isAServiceLoaderProvider() {
         boolean found = ServiceLoader.load(BlockBackend.class).stream()

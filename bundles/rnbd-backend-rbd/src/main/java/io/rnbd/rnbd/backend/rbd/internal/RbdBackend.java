@@ -122,6 +122,15 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
         return dev;
     }
 
+    /** The parameters alone: a dormant backend (no librbd) or an unreachable cluster is no reason to refuse them. */
+    @Override
+    public void validate(Map<String, String> params, boolean readOnly) throws IOException {
+        RbdParams p = RbdParams.parse(params, settings);
+        if (readOnly && p.createSize() != RbdParams.NO_CREATE) {
+            throw new IOException("rbd backend: create.size needs a read-write export");
+        }
+    }
+
     private static long connect(RbdParams p, String where) throws IOException {
         List<String> options = new ArrayList<>(List.of(
                 // one-line errors come from here; Ceph's own messages must not reach the console

@@ -131,8 +131,19 @@ final class RbdBlockDevice implements BlockDevice {
         return () -> sizeListeners.remove(listener);
     }
 
+    /** {@code rnbd:export-resize}: rbd_resize on the caller's thread (it waits for the cluster). */
+    @Override
+    public CompletableFuture<Void> resize(long bytes) {
+        try {
+            resizeNow(bytes);
+            return DONE;
+        } catch (BlockIoException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     /** Resize the image (rbd_resize), synchronously; the new size is seen at once. */
-    void resize(long bytes) throws BlockIoException {
+    void resizeNow(long bytes) throws BlockIoException {
         if (closed) {
             throw closedError();
         }

@@ -64,6 +64,11 @@ record RbdParams(String pool, String image, String conf, String id, String keyri
                 throw new IOException("rbd backend: create.size=" + s.trim() + " must be a positive multiple of "
                         + SECTOR + " bytes");
             }
+            if (create > Sizes.MAX_DEVICE_BYTES) {
+                // rbd create would take it (images go to 2^64), but no client could address it
+                throw new IOException("rbd backend: create.size=" + s.trim() + " exceeds the largest device size "
+                        + "(1 EiB, 2^60 bytes)");
+            }
         }
         int op = seconds(params, "op.timeout.sec", defaults.opTimeoutSec(), 0);
         int connect = seconds(params, "connect.timeout.sec", defaults.connectTimeoutSec(), 1);

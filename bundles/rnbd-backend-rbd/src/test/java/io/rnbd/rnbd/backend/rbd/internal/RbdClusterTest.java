@@ -233,11 +233,19 @@ class RbdClusterTest {
     void resizeThroughTheDeviceIsWhatCephSees() throws Exception {
         String image = CephCluster.newImage("grow");
         RbdBlockDevice dev = (RbdBlockDevice) backend().open(with(ceph.params(image), "create.size", "4m"), false);
-        dev.resize(32L * MIB);
+        dev.resizeNow(32L * MIB);
         assertEquals(32L * MIB, dev.size());
         assertTrue(ceph.rbd("info", "rbd/" + image).contains("size 32 MiB"));
-        BlockIoException odd = assertThrows(BlockIoException.class, () -> dev.resize(1000));
+        BlockIoException odd = assertThrows(BlockIoException.class, () -> dev.resizeNow(1000));
         assertEquals(Errno.EINVAL, odd.errno());
+        // BlockDevice.resize, as rnbd:export-resize calls it: watchers (the export) are told
+        java.util.List<Long> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (SizeWatch watch = dev.watchSize(seen::add)) {
+            await(dev.resize(64L * MIB));
+            assertEquals(64L * MIB, dev.size());
+            assertTrue(seen.contains(64L * MIB), seen.toString());
+            assertTrue(ceph.rbd("info", "rbd/" + image).contains("size 64 MiB"));
+        }
     }
 
     @Test

@@ -47,6 +47,8 @@ class RbdParamsTest {
                 + "are not exported)", error(Map.of("image", "x@snap")));
         assertEquals("rbd backend: create.size=1000 must be a positive multiple of 512 bytes",
                 error(Map.of("image", "x", "create.size", "1000")));
+        assertEquals("rbd backend: create.size=2000000t exceeds the largest device size (1 EiB, 2^60 bytes)",
+                error(Map.of("image", "x", "create.size", "2000000t")));
         assertEquals("rbd backend: create.size=1x is not a size (e.g. 512, 64k, 1m, 1g, 1t)",
                 error(Map.of("image", "x", "create.size", "1x")));
         assertEquals("rbd backend: op.timeout.sec=-1 must be a whole number of seconds from 0 to 86400",

@@ -13,32 +13,67 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
  * The RNBD client: follows RTRS client sessions as they come and go, and registers every
  * mapped device as a {@link RemoteBlockDevice} service with {@code rnbd.device=<name>}.
  */
-@Component(immediate = true, service = RnbdClientAdmin.class)
+@Component(immediate = true, service = RnbdClientAdmin.class, configurationPid = "io.rnbd.client",
+        configurationPolicy = ConfigurationPolicy.OPTIONAL)
+@Designate(ocd = RnbdClientComponent.Config.class)
 public final class RnbdClientComponent implements RnbdClientAdmin, DevicePublisher {
+    @ObjectClassDefinition(name = "RNBD client", description = "Settings of the RNBD client's mapped devices.")
+    public @interface Config {
+        @AttributeDefinition(name = "Size refresh (ms)", description = "How often every mapped device asks its server "
+                + "for the export's size (an OPEN of the open export, which Linux's rnbd-server answers too) and "
+                + "adopts it, so an export grown on the server reaches the device and the NBD gateway without a "
+                + "remap; 0 = only on rnbd:resize or IO beyond the known end.")
+        long size_refresh_ms() default 5000;
+    }
+
     private final BundleContext context;
+    private final ScheduledExecutorService scheduler;
     private final Map<RnbdClientDevice, ServiceRegistration<RemoteBlockDevice>> registrations =
             new ConcurrentHashMap<>();
     private final RnbdClient client;
     private volatile boolean closed;
 
     @Activate
-    public RnbdClientComponent(BundleContext context) {
+    public RnbdClientComponent(BundleContext context, Config cfg) {
         this.context = context;
-        this.client = new RnbdClient(this);
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rnbd-client-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            this.client = new RnbdClient(this, scheduler, cfg.size_refresh_ms());
+        } catch (IllegalArgumentException e) {
+            scheduler.shutdownNow();
+            throw e;
+        }
+    }
+
+    /** A changed setting must not unmap anything: applied in place. */
+    @Modified
+    void modified(Config cfg) {
+        client.sizeRefreshMs(cfg.size_refresh_ms());
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
@@ -52,9 +87,12 @@ public final class RnbdClientComponent implements RnbdClientAdmin, DevicePublish
     }
 
     @Deactivate
-    void deactivate() {
+    void deactivate() throws InterruptedException {
         closed = true;
         client.close();
+        scheduler.shutdownNow();
+        // a stopped bundle leaves no thread behind; a refresh under way ends with its OPEN
+        scheduler.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
         registrations.keySet().forEach(this::withdraw);
     }
 

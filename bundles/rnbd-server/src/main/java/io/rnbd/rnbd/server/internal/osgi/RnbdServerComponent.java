@@ -59,6 +59,11 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
                 + "of its own, activated after the server) instead of being answered ENOENT: clients re-opening "
                 + "their devices after a restart of this bundle must not be told their export is gone; 0 = no wait.")
         long open_grace_ms() default 10000;
+
+        @AttributeDefinition(name = "Open retry (ms)", description = "How often an export whose backend is there but "
+                + "failed to open it (a file that does not exist yet, an unreachable cluster) is opened again, so it "
+                + "comes online without a configuration change; 0 = only when its configuration or backend changes.")
+        long open_retry_ms() default 5000;
     }
 
     private final ScheduledExecutorService scheduler;
@@ -83,6 +88,7 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
             server.devSearchPath(cfg.dev_search_path());
             server.backendTimeoutMs(cfg.backend_timeout_ms());
             server.openGraceMs(cfg.open_grace_ms());
+            server.openRetryMs(cfg.open_retry_ms());
         } catch (IllegalArgumentException e) {
             scheduler.shutdownNow();
             throw e;
@@ -93,6 +99,7 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     void modified(Config cfg) {
         server.devSearchPath(cfg.dev_search_path());
         server.backendTimeoutMs(cfg.backend_timeout_ms());
+        server.openRetryMs(cfg.open_retry_ms());
         LOG.info("OPEN looks for exports under {}; backend timeout {} ms", cfg.dev_search_path(),
                 cfg.backend_timeout_ms());
     }
@@ -174,5 +181,15 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     @Override
     public void resetStats(String export) throws IOException {
         server.resetStats(export);
+    }
+
+    @Override
+    public void validateExport(String backend, Map<String, String> params, boolean readOnly) throws IOException {
+        server.validateExport(backend, params, readOnly);
+    }
+
+    @Override
+    public long resizeExport(String export, long bytes) throws IOException {
+        return server.resizeExport(export, bytes);
     }
 }

@@ -69,6 +69,11 @@ class RnbdServerComponentTest {
             public long open_grace_ms() {
                 return 0;
             }
+
+            @Override
+            public long open_retry_ms() {
+                return 0;
+            }
         };
     }
 }

@@ -50,4 +50,9 @@ public final class FileBackendComponent implements BlockBackend {
     public BlockDevice open(Map<String, String> params, boolean readOnly) throws IOException {
         return backend.open(params, readOnly);
     }
+
+    @Override
+    public void validate(Map<String, String> params, boolean readOnly) throws IOException {
+        backend.validate(params, readOnly);
+    }
 }
