@@ -230,17 +230,56 @@ public class ConsoleIT extends KarafTestSupport {
         }
     }
 
+    /**
+     * The bench runs on a device whose backend the test can hold ({@link GatedBackend}): once
+     * IO flows on both paths the gate closes, so every one of the bench's 32 requests ends up
+     * in flight on some path and none can complete; rtrs:stats then shows exactly how many
+     * path1 has, and rtrs:path-disconnect must fail over exactly those.
+     */
     private void failOverUnderBench() throws Exception {
+        GatedBackend gate = new GatedBackend(waitForService(io.rnbd.rnbd.api.BlockBackend.class,
+                "(rnbd.backend=memory)", TIMEOUT_MS));
+        java.util.Hashtable<String, Object> props = new java.util.Hashtable<>();
+        props.put(io.rnbd.rnbd.api.BlockBackend.PROP_TYPE, GatedBackend.TYPE);
+        org.osgi.framework.ServiceRegistration<?> registration =
+                bundleContext.registerService(io.rnbd.rnbd.api.BlockBackend.class, gate, props);
+        try {
+            // (rnbd:export-add knows only the shipped backends: the test's is configured directly)
+            factoryConfig("io.rnbd.server.export", "gated", "name", "gated", "backend", GatedBackend.TYPE,
+                    "backend.size", "64m");
+            awaitCondition("gated online", () -> rowOf(run("rnbd:exports"), "gated").contains(" online "), TIMEOUT_MS,
+                    () -> run("rnbd:exports"));
+            assertStartsWith(run("rnbd:map --session " + SESSION + " --export gated rnbd-gated"), "rnbd-gated mapped");
+            failOverUnderBench(gate);
+        } finally {
+            gate.open();
+            run("rnbd:unmap --force rnbd-gated");
+            run("rnbd:export-remove --force gated");
+            registration.unregister();
+        }
+    }
+
+    private void failOverUnderBench(GatedBackend gate) throws Exception {
         run("rtrs:stats --reset " + SESSION);
         CompletableFuture<String> bench = CompletableFuture.supplyAsync(
-                () -> run("rnbd:bench --rw randrw --bs 4k --qd 32 --runtime 8s --verify --json rnbd0"));
+                () -> run("rnbd:bench --rw randrw --bs 4k --qd 32 --runtime 8s --verify --json rnbd-gated"));
         awaitCondition("bench IO on both paths", () -> writes(path1()) > 100 && writes(path2()) > 100, TIMEOUT_MS,
                 () -> run("rtrs:stats " + SESSION));
 
+        gate.close();
+        awaitCondition("all 32 bench requests held in flight",
+                () -> gate.held() == 32 && inflight(path1()) + inflight(path2()) == 32, TIMEOUT_MS,
+                () -> "held " + gate.held() + "\n" + run("rtrs:stats " + SESSION));
+        long inflight1 = inflight(path1());
+        assertTrue("round-robin put none of 32 requests on " + path1(), inflight1 > 0);
+        long failoversBefore = failovers(run("rtrs:stats --json " + SESSION), path1());
         assertEquals("path disconnected: session " + SESSION + " path " + path1() + " closed",
                 run("rtrs:path-disconnect " + SESSION + " " + path1()));
+        assertEquals("requests failed over from " + path1() + " (it had " + inflight1 + " in flight)",
+                failoversBefore + inflight1, failovers(run("rtrs:stats --json " + SESSION), path1()));
         assertRow(run("rtrs:paths " + SESSION), SESSION, path1(), "closed");
         assertRow(run("rtrs:sessions"), SESSION, "connected", "1/2");
+        gate.open();
         long writesAfterDisconnect = writes(path2());
         awaitCondition("IO goes on over " + path2(), () -> writes(path2()) > writesAfterDisconnect + 100, TIMEOUT_MS,
                 () -> run("rtrs:stats " + SESSION));
@@ -249,12 +288,9 @@ public class ConsoleIT extends KarafTestSupport {
         assertContains(result, "\"errors\":0,");
         assertContains(result, "\"mismatches\":0,");
         assertTrue(result, verifiedReads(result) > 0);
-        // A failover is counted only for requests in flight on the path at the instant it
-        // closes, which is timing (seen 0 under load): the hard checks are above (IO went on,
-        // zero errors, zero mismatches); rtrs-client's FailoverTest counts failovers exactly.
-        String stats = run("rtrs:stats --json " + SESSION);
-        assertTrue("rtrs:stats shows the failover counter: " + stats, failovers(stats, path1()) >= 0);
-        System.out.println("failovers counted on " + path1() + ": " + failovers(stats, path1()));
+        // nothing more failed over once path1 was gone
+        assertEquals("failovers of " + path1() + " after the bench",
+                failoversBefore + inflight1, failovers(run("rtrs:stats --json " + SESSION), path1()));
 
         assertStartsWith(run("rtrs:path-reconnect " + SESSION + " " + path1()), "path reconnecting: session " + SESSION + " path " + path1());
         awaitCondition(path1() + " connected again",
@@ -341,7 +377,11 @@ public class ConsoleIT extends KarafTestSupport {
         return pathStat(statsJson, path, "failovers");
     }
 
-    private static long pathStat(String statsJson, String path, String key) {
+    private long inflight(String path) {
+        return pathStat(run("rtrs:stats --json " + SESSION), path, "inflight");
+    }
+
+    static long pathStat(String statsJson, String path, String key) {
         Matcher m = Pattern.compile("\"path\":\"" + Pattern.quote(path) + "\",\"stats\":\\{[^}]*\"" + key + "\":(\\d+)")
                 .matcher(statsJson);
         return m.find() ? Long.parseLong(m.group(1)) : -1;

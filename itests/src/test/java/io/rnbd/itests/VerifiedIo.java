@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import io.rnbd.rnbd.api.BlockDevice;
 
@@ -22,13 +23,16 @@ import io.rnbd.rnbd.api.BlockDevice;
  * recorded block is compared. A failed write makes its block unknown (it may have landed
  * partly). {@link #forget()} starts a new epoch: what was recorded is dropped and requests
  * issued before it are neither recorded nor verified (for a backend that loses its data).
+ * The device may be given as a supplier, asked before every request, for a test that replaces
+ * the device under the lanes (the client bundle restarted). The longest request latency since
+ * the last {@link #takeLongestStallMs()} is kept: it is the stall a swap caused.
  */
 final class VerifiedIo implements AutoCloseable {
 
     /** A request that takes longer than this counts as failed (the test then fails anyway). */
     static final long OP_TIMEOUT_MS = 90_000;
 
-    private final BlockDevice device;
+    private final Supplier<BlockDevice> device;
     private final long offset;
     private final int blockSize;
     private final int blocks;
@@ -44,21 +48,34 @@ final class VerifiedIo implements AutoCloseable {
     private final AtomicLong mismatches = new AtomicLong();
     private final AtomicInteger busy = new AtomicInteger();
     private final AtomicReference<String> firstProblem = new AtomicReference<>();
+    private final AtomicLong longestNanos = new AtomicLong();
+    private final AtomicLong firstFailure = new AtomicLong();
+    private final AtomicLong lastFailure = new AtomicLong();
+    private final AtomicReference<String> longestWhat = new AtomicReference<>("");
     private volatile boolean running;
+    private volatile boolean paused;
 
     /**
      * @param blocks    how many blocks of {@code blockSize} from {@code offset} to use
      * @param lanes     requests kept in flight
      */
     VerifiedIo(BlockDevice device, long offset, int blockSize, int blocks, int lanes) {
+        this(() -> device, device.size(), offset, blockSize, blocks, lanes);
+    }
+
+    /**
+     * @param device     asked for the device before every request (it may block until one is there)
+     * @param deviceSize the device's size, to check the range against
+     */
+    VerifiedIo(Supplier<BlockDevice> device, long deviceSize, long offset, int blockSize, int blocks, int lanes) {
         this.device = device;
         this.offset = offset;
         this.blockSize = blockSize;
         this.blocks = blocks;
         this.lanes = lanes;
         this.threads = new Thread[lanes];
-        if (offset + (long) blockSize * blocks > device.size()) {
-            throw new IllegalArgumentException("range beyond the device's " + device.size() + " bytes");
+        if (offset + (long) blockSize * blocks > deviceSize) {
+            throw new IllegalArgumentException("range beyond the device's " + deviceSize + " bytes");
         }
     }
 
@@ -77,13 +94,26 @@ final class VerifiedIo implements AutoCloseable {
         Random random = new Random(31L * lane + 7);
         int owned = (blocks - lane + lanes - 1) / lanes;
         while (running) {
-            int block = lane + lanes * random.nextInt(owned);
+            // busy before paused is read: pauseAndVerifyAll sets paused before it reads busy,
+            // so either it sees this lane busy and waits, or the lane sees paused and idles
             busy.incrementAndGet();
+            if (paused) {
+                busy.decrementAndGet();
+                idle();
+                continue;
+            }
+            int block = lane + lanes * random.nextInt(owned);
             try {
+                long failedBefore = failures.get();
                 if (random.nextBoolean() || !written.containsKey(block)) {
                     write(block);
                 } else {
                     read(block);
+                }
+                if (failures.get() != failedBefore) {
+                    // as an application would before retrying: a device failing every request at
+                    // once would otherwise spin the lanes (and the CPU the swap needs)
+                    idle();
                 }
             } finally {
                 busy.decrementAndGet();
@@ -95,8 +125,10 @@ final class VerifiedIo implements AutoCloseable {
         int startEpoch = epoch.get();
         long gen = generation.incrementAndGet();
         ByteBuffer data = pattern(block, gen);
+        long start = System.nanoTime();
         try {
-            device.write(offset + (long) block * blockSize, data, false).get(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            device.get().write(offset + (long) block * blockSize, data, false).get(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            took(start, "write", block);
             writes.incrementAndGet();
             if (epoch.get() == startEpoch) {
                 written.put(block, gen);
@@ -104,6 +136,7 @@ final class VerifiedIo implements AutoCloseable {
                 written.remove(block);
             }
         } catch (Exception e) {
+            took(start, "failed write", block);
             written.remove(block);
             failed("write of block " + block, e);
         }
@@ -113,14 +146,61 @@ final class VerifiedIo implements AutoCloseable {
         int startEpoch = epoch.get();
         Long expected = written.get(block);
         ByteBuffer data = ByteBuffer.allocate(blockSize);
+        long start = System.nanoTime();
         try {
-            device.read(offset + (long) block * blockSize, data).get(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            device.get().read(offset + (long) block * blockSize, data).get(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            took(start, "read", block);
             reads.incrementAndGet();
             if (expected != null && epoch.get() == startEpoch) {
                 compare(block, expected, data);
             }
         } catch (Exception e) {
+            took(start, "failed read", block);
             failed("read of block " + block, e);
+        }
+    }
+
+    private void took(long startNanos, String what, int block) {
+        long nanos = System.nanoTime() - startNanos;
+        long was = longestNanos.get();
+        while (nanos > was) {
+            if (longestNanos.compareAndSet(was, nanos)) {
+                longestWhat.set(what + " of block " + block);
+                return;
+            }
+            was = longestNanos.get();
+        }
+    }
+
+    /**
+     * The longest any request took (waiting for a device included) since the last call, in
+     * milliseconds, and starts measuring anew: a swap's stall as the application saw it.
+     */
+    long takeLongestStallMs() {
+        return TimeUnit.NANOSECONDS.toMillis(longestNanos.getAndSet(0));
+    }
+
+    /**
+     * From the first to the last failed request since the last call, in milliseconds (0: none
+     * or one), and starts anew: how long the application saw errors.
+     */
+    long takeFailureWindowMs() {
+        long first = firstFailure.getAndSet(0);
+        long last = lastFailure.getAndSet(0);
+        return first == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(Math.max(0, last - first));
+    }
+
+    /** Which request took longest (for messages). */
+    String longestWhat() {
+        return longestWhat.get();
+    }
+
+    private void idle() {
+        try {
+            Thread.sleep(5); // idling (paused, or after a failure); no event to wait on
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running = false;
         }
     }
 
@@ -138,6 +218,9 @@ final class VerifiedIo implements AutoCloseable {
 
     private void failed(String what, Exception e) {
         failures.incrementAndGet();
+        long now = System.nanoTime();
+        firstFailure.compareAndSet(0, now);
+        lastFailure.set(now);
         Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
         String why = e instanceof TimeoutException ? "no completion within " + OP_TIMEOUT_MS + " ms" : cause.toString();
         firstProblem.compareAndSet(null, what + " failed: " + why);
@@ -214,6 +297,37 @@ final class VerifiedIo implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * While the lanes keep running: lets every lane finish its request and idle, reads every
+     * recorded block back and compares it, then lets the lanes go on. Every block acknowledged
+     * so far is checked, not just the ones the lanes happen to read.
+     */
+    void pauseAndVerifyAll(long timeoutMs) throws InterruptedException {
+        pause(timeoutMs);
+        try {
+            verifyAll();
+        } finally {
+            resume();
+        }
+    }
+
+    /** Lets every lane finish its request and idle until {@link #resume()}; fails on timeout. */
+    void pause(long timeoutMs) throws InterruptedException {
+        paused = true;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (busy.get() > 0) {
+            if (System.nanoTime() > deadline) {
+                paused = false;
+                throw new AssertionError("lanes still busy " + timeoutMs + " ms after pausing; " + summary());
+            }
+            Thread.sleep(5); // polling a counter: there is no event to wait on
+        }
+    }
+
+    void resume() {
+        paused = false;
     }
 
     /** Reads every recorded block back (after {@link #stop()}) and compares it. */

@@ -56,6 +56,13 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     private volatile DevSearchPath searchPath = new DevSearchPath(DevSearchPath.DEFAULT);
     /** How long the backend may hold one request before it is answered ETIMEDOUT; 0 = forever. */
     private volatile long backendTimeoutMs = DEFAULT_BACKEND_TIMEOUT_MS;
+    /**
+     * OPENs of an export that is not there, parked while the server is new (see
+     * {@link #openGraceMs}); retried whenever an export is added. Guarded by lifecycle.
+     */
+    private final List<Runnable> parkedOpens = new ArrayList<>();
+    /** Guarded by lifecycle. */
+    private boolean openGrace;
     /** How often an export whose backend failed to open is tried again; 0 = only on a config or backend change. */
     private volatile long openRetryMs = DEFAULT_OPEN_RETRY_MS;
     /** The pending retry of failed opens, if any; guarded by {@link #lifecycle}. */
@@ -71,6 +78,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
 
     /** @throws IllegalStateException if an export of that name exists */
     public void addExport(ExportConfig config) {
+        List<Runnable> parked;
         synchronized (lifecycle) {
             Export e = new Export(config, scheduler);
             Export samePath = exportAt(config.publishedPath());
@@ -78,14 +86,20 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
                 throw new IllegalStateException("export " + config.name() + ": export " + samePath.name()
                         + " is already published at " + config.publishedPath());
             }
-            if (exports.putIfAbsent(config.name(), e) != null) {
+            if (exports.containsKey(config.name())) {
                 throw new IllegalStateException("export " + config.name() + " already exists");
             }
+            // online before it can be found: an OPEN racing the add (a parked one, or any) must
+            // not meet the export without its backend (ENODEV). Adds and removes all hold
+            // lifecycle, so the name is still free below.
             BlockBackend b = currentBackend(config.backend());
             if (b != null) {
                 bringOnline(e, b);
             }
+            exports.put(config.name(), e);
+            parked = takeParkedOpens();
         }
+        parked.forEach(Runnable::run);
     }
 
     /** Under {@link #lifecycle}: open {@code e} on {@code b}, and try again later if that failed. */
@@ -141,6 +155,48 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
                 scheduleRetry();
             }
         }
+    }
+
+    /**
+     * For {@code ms} from now, an OPEN of an export that is not there waits for exports to be
+     * added instead of being answered ENOENT at once; when the time is up, what still finds
+     * nothing is answered ENOENT. The exports of a server that was just started arrive one by
+     * one after it (each is a configuration of its own), while its clients' requests, held by
+     * the RTRS server during the restart, arrive at once: a client re-opening its device (the
+     * server forgot the open) must not be told that its export does not exist. 0 = no wait.
+     * Call once, right after construction.
+     */
+    public void openGraceMs(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("open.grace.ms must be >= 0: " + ms);
+        }
+        if (ms == 0) {
+            return;
+        }
+        synchronized (lifecycle) {
+            openGrace = true;
+        }
+        scheduler.schedule(() -> {
+            List<Runnable> parked;
+            synchronized (lifecycle) {
+                openGrace = false;
+                parked = takeParkedOpens();
+            }
+            parked.forEach(Runnable::run);
+        }, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** OPENs waiting for their export (for tests). */
+    int parkedOpens() {
+        synchronized (lifecycle) {
+            return parkedOpens.size();
+        }
+    }
+
+    private List<Runnable> takeParkedOpens() {
+        List<Runnable> taken = List.copyOf(parkedOpens);
+        parkedOpens.clear();
+        return taken;
     }
 
     public void removeExport(String name) {
@@ -285,11 +341,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             new SessInfoRsp(version).encode(dst);
             req.complete(0);
         } else if (msg instanceof Open open) {
-            ByteBuffer dst = replyBuffer(req, OpenRsp.SIZE);
-            Opening o = open(s, open);
-            o.export().refreshSize();
-            o.export().openRsp(o).encode(dst);
-            req.complete(0);
+            answerOpen(req, s, open, replyBuffer(req, OpenRsp.SIZE));
         } else if (msg instanceof Close close) {
             Opening o = s.device(close.deviceId());
             if (o != null && s.remove(o)) {
@@ -299,6 +351,47 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             req.complete(0);
         } else {
             throw new ProtoException(Errno.EBADMSG, msg.type() + " is not a request");
+        }
+    }
+
+    /** Answers an OPEN, or parks it while no export is found during the open grace. */
+    private void answerOpen(RtrsServerRequest req, ServerSession s, Open open, ByteBuffer dst)
+            throws BlockIoException {
+        Opening o;
+        try {
+            o = open(s, open);
+        } catch (BlockIoException e) {
+            if (e.errno() == Errno.ENOENT && park(() -> retryOpen(req, s, open, dst))) {
+                LOG.info("session {}: OPEN of {} waits for the exports of a server just started", s.name(),
+                        open.deviceName());
+                return;
+            }
+            throw e;
+        }
+        o.export().refreshSize();
+        o.export().openRsp(o).encode(dst);
+        req.complete(0);
+    }
+
+    private void retryOpen(RtrsServerRequest req, ServerSession s, Open open, ByteBuffer dst) {
+        try {
+            answerOpen(req, s, open, dst);
+        } catch (BlockIoException e) {
+            LOG.debug("session {}: {}", s.name(), e.getMessage());
+            req.complete(e.errno());
+        } catch (RuntimeException e) {
+            LOG.warn("session {}: OPEN failed", s.name(), e);
+            req.complete(Errno.EIO);
+        }
+    }
+
+    private boolean park(Runnable retry) {
+        synchronized (lifecycle) {
+            if (!openGrace) {
+                return false;
+            }
+            parkedOpens.add(retry);
+            return true;
         }
     }
 
@@ -548,6 +641,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     /** Close every export (waiting IO fails) and forget every session. */
     @Override
     public void close() {
+        List<Runnable> parked;
         synchronized (lifecycle) {
             if (retry != null) {
                 retry.cancel(false);
@@ -557,6 +651,10 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
                 removeExport(name);
             }
             sessions.clear();
+            // no export comes any more: parked OPENs are answered (ENOENT) now
+            openGrace = false;
+            parked = takeParkedOpens();
         }
+        parked.forEach(Runnable::run);
     }
 }

@@ -741,4 +741,61 @@ class RnbdServerTest {
                 () -> ExportConfig.fromProperties(Map.of("name", "d", "backend", "m", "offline.wait.ms", "soon")));
         assertThrows(IllegalStateException.class, () -> server.addExport(export("disk", false, Set.of(), 0)));
     }
+
+    /**
+     * A server just started (open grace): an OPEN of an export whose configuration has not
+     * arrived yet waits and is answered once the export is added, as after a restart of the
+     * RNBD server bundle, where the clients' re-OPENs can overtake the exports; an OPEN of an
+     * export that never comes is answered ENOENT when the grace is up, and after that at once.
+     * Without the grace the first OPEN is answered ENOENT and the client fails its device.
+     */
+    @Test
+    void openDuringTheGraceWaitsForTheExportToArrive() {
+        RnbdServer fresh = new RnbdServer(scheduler);
+        fresh.backendAdded("memory", backend);
+        fresh.openGraceMs(10_000);
+        try (FakeRtrs wire = new FakeRtrs(fresh)) {
+            FakeRtrs.Client c = wire.connect("s1");
+            ByteBuffer early = ByteBuffer.allocate(OpenRsp.SIZE);
+            CompletableFuture<Integer> arriving = Wire.read(c, new Open(AccessMode.RW, "late").toBuffer(), early);
+            CompletableFuture<Integer> never = Wire.read(c, new Open(AccessMode.RO, "never").toBuffer(),
+                    ByteBuffer.allocate(OpenRsp.SIZE));
+            // both OPENs reached the server (delivery is on a thread of its own) and were parked
+            await("both OPENs parked", () -> fresh.parkedOpens() == 2);
+            assertFalse(arriving.isDone(), "answered before the export arrived: " + arriving.getNow(null));
+            assertFalse(never.isDone(), "answered ENOENT during the grace");
+
+            fresh.addExport(export("late", false, Set.of(), 0));
+            int rc = get(arriving);
+            assertEquals(0, rc, "OPEN of the export that arrived");
+            assertEquals(SIZE / 512, OpenRsp.decode(early).nsectors());
+            assertFalse(never.isDone(), "an unrelated export arrived, \"never\" still waits");
+
+            scheduler.advance(Duration.ofMillis(9_999));
+            assertFalse(never.isDone(), "answered before the grace was up");
+            scheduler.advance(Duration.ofMillis(1));
+            assertEquals(Errno.ENOENT, get(never), "the grace is up: no such export");
+            assertEquals(Errno.ENOENT, open(c, "never", AccessMode.RO).errno(), "after the grace: at once");
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        } finally {
+            fresh.close();
+        }
+    }
+
+    @Test
+    void openGraceRefusesNegativeAndClosingAnswersParkedOpens() throws Exception {
+        assertThrows(IllegalArgumentException.class, () -> server.openGraceMs(-1));
+        RnbdServer fresh = new RnbdServer(scheduler);
+        fresh.openGraceMs(10_000);
+        try (FakeRtrs wire = new FakeRtrs(fresh)) {
+            CompletableFuture<Integer> parked = Wire.read(wire.connect("s1"),
+                    new Open(AccessMode.RO, "late").toBuffer(), ByteBuffer.allocate(OpenRsp.SIZE));
+            await("OPEN parked", () -> fresh.parkedOpens() == 1);
+            assertFalse(parked.isDone());
+            // a server closing within its grace leaves no OPEN unanswered
+            fresh.close();
+            assertEquals(Errno.ENOENT, get(parked));
+        }
+    }
 }

@@ -758,9 +758,13 @@ public final class ClientSession implements RtrsClientSession {
     }
 
     private void sendFences() {
-        for (FenceGroup g : unfenced) {
-            if (g.sentOn != null) {
-                continue;
+        // Over a copy: a FENCE that cannot be posted fails its path at once, and that path's
+        // failover adds its own group and sends fences itself, under this very loop. (Iterating
+        // unfenced itself threw ConcurrentModificationException out of the failing path's
+        // callback and left that path neither failed over nor reconnecting, found by SoakIT.)
+        for (FenceGroup g : new ArrayList<>(unfenced)) {
+            if (g.sentOn != null || !unfenced.contains(g)) {
+                continue; // sent or answered by the nested failover meanwhile
             }
             ClientPath p = null;
             for (ClientPath c : paths) {

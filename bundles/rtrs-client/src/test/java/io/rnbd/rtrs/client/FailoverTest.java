@@ -201,4 +201,44 @@ class FailoverTest {
             assertArrayEquals(Patterns.block(7, 2, LEN).array(), got);
         }
     }
+
+    /**
+     * The server closes the whole session while requests are held on both paths: the paths
+     * fail one after the other, and the first to fail sends its FENCE on the other, whose
+     * connection is already gone although its own failure has not been handled yet; posting
+     * the FENCE fails that path too, inside the first one's failover. Every path must come
+     * back and every request complete. (The nested failover used to throw
+     * ConcurrentModificationException out of the first path's callback: that path then stayed
+     * "reconnecting" forever and its requests never completed; SoakIT found it, this repeats
+     * the race until it is hit.)
+     */
+    @Test
+    void serverClosingTheSessionUnderHeldIoBringsEveryPathAndRequestBack() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(false))) {
+            ClientSession s = f.open(ClientConfig.of("closed", List.of(f.path(f.dev1), f.path(f.dev2)))
+                    .withTimings(50, 0, 30_000, 5000, 5).withCons(2));
+            bothConnected(s);
+            for (int round = 0; round < 20; round++) {
+                f.ops.hold = r -> r.isWrite();
+                List<CompletableFuture<Integer>> writes = new ArrayList<>();
+                for (int b = 0; b < 8; b++) {
+                    CompletableFuture<Integer> w = new CompletableFuture<>();
+                    s.write(MemoryOps.hdr((long) b * LEN), Patterns.block(b, round + 1, LEN), w::complete);
+                    writes.add(w);
+                }
+                Await.until("8 writes held in the server", () -> f.ops.held.size() == 8);
+                f.ops.hold = r -> false;
+                assertTrue(f.server.closeSession("closed"), "round " + round + ": no server session to close");
+                int r = round;
+                Await.until("round " + r + ": both paths failed", () -> s.pathInfo().stream()
+                        .allMatch(p -> p.stats().failovers() > 0 || p.state() != PathState.CONNECTED));
+                f.ops.releaseHeld(); // the closed session's requests finish (the server fences on them)
+                Await.until("round " + r + ": both paths back after the server closed the session",
+                        () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+                for (CompletableFuture<Integer> w : writes) {
+                    assertEquals(0, w.get(10, TimeUnit.SECONDS), "round " + round + ": a write failed");
+                }
+            }
+        }
+    }
 }

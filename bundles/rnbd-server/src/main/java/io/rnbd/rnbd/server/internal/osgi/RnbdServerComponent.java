@@ -12,6 +12,9 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -51,6 +54,12 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
                 + "timeout by default.")
         long backend_timeout_ms() default 25000;
 
+        @AttributeDefinition(name = "Open grace (ms)", description = "For this long after the server starts, an "
+                + "OPEN of an export that is not there waits for the exports still arriving (each is a configuration "
+                + "of its own, activated after the server) instead of being answered ENOENT: clients re-opening "
+                + "their devices after a restart of this bundle must not be told their export is gone; 0 = no wait.")
+        long open_grace_ms() default 10000;
+
         @AttributeDefinition(name = "Open retry (ms)", description = "How often an export whose backend is there but "
                 + "failed to open it (a file that does not exist yet, an unreachable cluster) is opened again, so it "
                 + "comes online without a configuration change; 0 = only when its configuration or backend changes.")
@@ -59,9 +68,16 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
 
     private final ScheduledExecutorService scheduler;
     private final RnbdServer server;
+    private final BooleanSupplier bundleStopping;
 
     @Activate
-    public RnbdServerComponent(Config cfg) {
+    public RnbdServerComponent(Config cfg, BundleContext context) {
+        this(cfg, () -> context.getBundle().getState() == Bundle.STOPPING);
+    }
+
+    /** @param bundleStopping whether this bundle is stopping (see {@link #unbindExport}) */
+    RnbdServerComponent(Config cfg, BooleanSupplier bundleStopping) {
+        this.bundleStopping = bundleStopping;
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rnbd-server-timer");
             t.setDaemon(true);
@@ -71,6 +87,7 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
         try {
             server.devSearchPath(cfg.dev_search_path());
             server.backendTimeoutMs(cfg.backend_timeout_ms());
+            server.openGraceMs(cfg.open_grace_ms());
             server.openRetryMs(cfg.open_retry_ms());
         } catch (IllegalArgumentException e) {
             scheduler.shutdownNow();
@@ -113,7 +130,20 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     }
 
     void unbindExport(ExportComponent export) {
+        if (bundleStopping.getAsBoolean()) {
+            // The bundle stops: its export components go before this one, and until this one
+            // is deactivated requests still arrive, among them the OPENs of clients re-opening
+            // what the server forgot. An export removed now answers them ENOENT and fails their
+            // devices for good; kept, it goes with the server in deactivate, and the restarted
+            // server gets it back (its OPENs wait for it, open.grace.ms).
+            return;
+        }
         server.removeExport(export.config().name());
+    }
+
+    /** The server inside (for tests). */
+    RnbdServer server() {
+        return server;
     }
 
     @Deactivate
