@@ -30,6 +30,19 @@ class MalformedInputTest {
         return assertThrows(ProtoException.class, () -> d.decode(ByteBuffer.wrap(b))).errno();
     }
 
+    /**
+     * AUTH whose method fills all 16 bytes with no NUL: no encoder writes such a name (encode
+     * refuses it), so the decoder must refuse it too. Found by RtrsProtoFuzzTest#messages:
+     * it decoded, and re-encoding the record threw IllegalArgumentException.
+     */
+    @Test
+    void authMethodWithoutItsNul() throws Exception {
+        byte[] sixteen = Hex.bytes("0500 0000 00 00 0000 63686131313131313131313131313131");
+        assertEquals(Errno.EINVAL, errno(sixteen, AuthMsg::decode));
+        sixteen[AuthMsg.HEADER_SIZE - 1] = 0;
+        assertEquals("cha111111111111", AuthMsg.decode(ByteBuffer.wrap(sixteen)).method(), "15 and a NUL still decode");
+    }
+
     @Test
     void badMagic() {
         byte[] b = conReq();
