@@ -202,7 +202,12 @@ class ServerSessionFuzzTest {
                         return;
                     }
                 }
-                drive(in, cons);
+                try {
+                    drive(in, cons);
+                } catch (RdmaException dropped) {
+                    // the fake peer's own post on a connection the server closed (it may close a
+                    // misbehaving peer): an allowed answer, not a finding (a 60 s run stopped here)
+                }
             } finally {
                 for (Con c : cons) {
                     if (c != null) {
