@@ -28,7 +28,7 @@ for t in $targets; do
         failed=1
     fi
     # libFuzzer's last status line: executions, coverage, corpus
-    stats=$(grep -ho '^#[0-9]*.*\(DONE\|pulse\|REDUCE\|NEW\).*' "$log" fuzz/target/fuzz-reports/$t/*-output.txt 2>/dev/null \
+    stats=$(grep -aho '^#[0-9]*.*\(DONE\|pulse\|REDUCE\|NEW\).*' "$log" fuzz/target/fuzz-reports/$t/*-output.txt 2>/dev/null \
         | tail -1 | sed 's/ MS:.*//')
     echo "$t: $result after $(( $(date +%s) - start )) s; $stats"
 done
