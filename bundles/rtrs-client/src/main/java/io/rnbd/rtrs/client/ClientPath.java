@@ -76,7 +76,20 @@ final class ClientPath implements PathView {
     private int reconCnt;
     private RdmaDevice device;
     private ProtectionDomain pd;
+    /**
+     * The session's buffer, registered for local access only: the source of requests and
+     * read messages. No peer can write it (issue 21: it used to be remote-writable whole,
+     * for as long as the path lived).
+     */
     private MemoryRegion memMr;
+    /**
+     * Per read in flight (by permit): a registration of exactly the pages the server is to
+     * write the read's data into, made when the read is posted and closed when its answer
+     * arrives, before the caller sees the data, or when the path goes. Its rkey is a fresh
+     * one each time, so the server can reach no other memory of ours and this memory for no
+     * longer than the read is in flight.
+     */
+    private final Map<Integer, MemoryRegion> readMrs = new HashMap<>();
     private ClientCon[] cons = new ClientCon[0];
     private SgDesc[] rbufs;
     private int[] rkeys;
@@ -295,7 +308,7 @@ final class ClientPath implements PathView {
             session.pathAccepted(this);
         }
         if (memMr == null) {
-            memMr = pd.register(session.memory(), Access.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+            memMr = pd.register(session.memory(), Access.of(Access.LOCAL_WRITE));
         }
         int qd = rsp.queueDepth();
         c.recvs = c.cid == 0
@@ -436,6 +449,10 @@ final class ClientPath implements PathView {
                 if (r == null) {
                     throw new ProtoException(Errno.EPROTO, "response for unknown request " + id);
                 }
+                // the server is done with the read's pages: they stop being reachable before
+                // the caller reads them (Linux: the server's SEND_WITH_INV or the client's
+                // LOCAL_INV of the request's fast-reg MR)
+                closeReadRegion(id);
                 inflightCount = inflight.size();
                 long lat = session.nanos.getAsLong() - r.sentNanos;
                 ioLatency = ioLatency == 0 ? lat : ioLatency + (lat - ioLatency) / 8;
@@ -472,8 +489,17 @@ final class ClientPath implements PathView {
             sge = new Sge(memMr, base, msgOff + RdmaWriteMsg.SIZE);
             remote = rbufs[id].addr();
         } else {
-            // never NEED_INVAL: a region registered from user space cannot be invalidated by a peer
-            RdmaReadMsg m = new RdmaReadMsg(r.usrLen, 0, r.dataLen == 0 ? List.of() : List.of(readTarget(id, r.dataLen)));
+            // never NEED_INVAL: on adapters only fast-registered regions can be invalidated by a
+            // peer (a SEND_WITH_INV of another fails our QP); the region is closed here instead
+            List<SgDesc> target;
+            try {
+                target = r.dataLen == 0 ? List.of() : List.of(readTarget(id, r.dataLen));
+            } catch (RdmaException e) {
+                // in flight already: the failover takes it to another path
+                fail(e.errno(), "cannot register a read's buffer: " + e.getMessage());
+                return;
+            }
+            RdmaReadMsg m = new RdmaReadMsg(r.usrLen, 0, target);
             m.encode(session.memory().position(base + msgOff));
             sge = new Sge(memMr, base + r.dataLen, r.usrLen + m.size());
             remote = rbufs[id].addr() + r.dataLen;
@@ -529,9 +555,25 @@ final class ClientPath implements PathView {
         }
     }
 
-    /** The read descriptor the server writes into: this path's registration of the permit's buffer. */
-    SgDesc readTarget(int permit, int len) {
-        return new SgDesc(memMr.address() + (long) permit * session.slotSize(), memMr.rkey(), len);
+    /**
+     * The read descriptor the server writes into: a new registration of the first {@code len}
+     * bytes of the permit's buffer, remote-writable until {@link #closeReadRegion}.
+     */
+    SgDesc readTarget(int permit, int len) throws RdmaException {
+        closeReadRegion(permit);
+        int base = permit * session.slotSize();
+        ByteBuffer pages = session.memory().duplicate().clear().position(base).limit(base + len);
+        MemoryRegion mr = pd.register(pages, Access.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+        readMrs.put(permit, mr);
+        return new SgDesc(mr.address(), mr.rkey(), len);
+    }
+
+    /** Under the lock: the server may no longer write the read of {@code permit}. */
+    private void closeReadRegion(int permit) {
+        MemoryRegion mr = readMrs.remove(permit);
+        if (mr != null) {
+            mr.close();
+        }
     }
 
     boolean usable() {
@@ -659,6 +701,11 @@ final class ClientPath implements PathView {
             }
         });
         cons = new ClientCon[0];
+        // the reads in flight here go elsewhere: the server of this path may no longer write them
+        for (MemoryRegion mr : readMrs.values()) {
+            mr.close();
+        }
+        readMrs.clear();
         pd = null;
         memMr = null;
         auth = null;

@@ -60,6 +60,17 @@ final class LinuxStyleServer implements AutoCloseable {
     private final java.util.Map<java.util.UUID, List<QueuePair>> byPath = new java.util.concurrent.ConcurrentHashMap<>();
     /** SENDs other than INFO_REQ: Linux's server would close the path on them (FENCE, AUTH). */
     final java.util.concurrent.atomic.AtomicInteger foreignSends = new java.util.concurrent.atomic.AtomicInteger();
+    /** Every read descriptor a client sent, with the queue pair it came on, in arrival order. */
+    final List<ReadSeen> reads = new CopyOnWriteArrayList<>();
+    /** Set to leave reads unanswered (and their data unwritten): they stay in flight. */
+    volatile boolean holdReads;
+    private final java.util.concurrent.atomic.AtomicLong probeIds = new java.util.concurrent.atomic.AtomicLong(1L << 40);
+    private final java.util.Map<Long, java.util.concurrent.CompletableFuture<io.rnbd.rdma.api.WcStatus>> probes =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A read request as the server saw it: where the client said to write its data. */
+    record ReadSeen(QueuePair qp, SgDesc desc) {
+    }
 
     LinuxStyleServer(RdmaDevice dev, boolean alwaysInvalidate) throws RdmaException {
         this.alwaysInvalidate = alwaysInvalidate;
@@ -114,7 +125,31 @@ final class LinuxStyleServer implements AutoCloseable {
         qps.forEach(QueuePair::disconnect);
     }
 
+    /**
+     * What a hostile server could do with a client's read descriptors: RDMA WRITE {@code len}
+     * bytes to {@code (addr, rkey)} of the client over {@code qp}; completes with the status
+     * (anything but SUCCESS also kills {@code qp}, as on an adapter).
+     */
+    java.util.concurrent.CompletableFuture<io.rnbd.rdma.api.WcStatus> probeWrite(QueuePair qp, long addr, int rkey,
+                                                                              int len) throws RdmaException {
+        long id = probeIds.incrementAndGet();
+        java.util.concurrent.CompletableFuture<io.rnbd.rdma.api.WcStatus> f = new java.util.concurrent.CompletableFuture<>();
+        probes.put(id, f);
+        qp.postSend(SendWr.write(id, List.of(new Sge(mrs[0], 0, len)), addr, rkey));
+        return f;
+    }
+
+    /** The queue pairs of every path's connections, in accept order. */
+    List<QueuePair> queuePairs() {
+        return List.copyOf(qps);
+    }
+
     private void onWc(QueuePair qp, WorkCompletion wc, MemoryRegion rx) {
+        java.util.concurrent.CompletableFuture<io.rnbd.rdma.api.WcStatus> probe = probes.remove(wc.wrId());
+        if (probe != null) {
+            probe.complete(wc.status());
+            return;
+        }
         if (!wc.ok() || (wc.opcode() != WcOpcode.RECV && wc.opcode() != WcOpcode.RECV_RDMA_WITH_IMM)) {
             return;
         }
@@ -164,6 +199,16 @@ final class LinuxStyleServer implements AutoCloseable {
             errno = serve(true, chunk.slice(off - usrLen, usrLen), chunk.slice(0, off - usrLen));
         } else {
             RdmaReadMsg m = RdmaReadMsg.decode(at);
+            for (SgDesc d : m.descs()) {
+                reads.add(new ReadSeen(qp, d));
+            }
+            if (holdReads) {
+                if (alwaysInvalidate) {
+                    // unanswered, so no RKEY_RSP: a reconnect's INFO_RSP carries the chunk's new key
+                    mrs[id].reregister();
+                }
+                return;
+            }
             int dataLen = off - m.usrLen();
             errno = serve(false, chunk.slice(dataLen, m.usrLen()), chunk.slice(0, dataLen));
             if (errno == 0 && !m.descs().isEmpty()) {

@@ -82,7 +82,10 @@ public record AuthMsg(String method, int status, int flags, byte[] data) {
         if (len > MAX_DATA) {
             throw new ProtoException(Errno.EMSGSIZE, "AUTH: data_len " + len);
         }
-        String method = Wire.getName(h, 8, METHOD_MAX + 1, "AUTH method");
+        // at most 15 characters and a NUL: a 16-character name is one no encoder writes (the
+        // fuzzer's first finding: it decoded, and re-encoding it threw)
+        String method = Wire.getName(h, 8, METHOD_MAX, "AUTH method");
+        Wire.zeroes(h, 8 + METHOD_MAX, HEADER_SIZE, "AUTH method terminator");
         ByteBuffer b = Wire.take(src, HEADER_SIZE + len, "AUTH");
         byte[] data = new byte[len];
         b.get(HEADER_SIZE, data);

@@ -27,8 +27,10 @@ public record InfoReq(String pathName) {
     public static InfoReq decode(ByteBuffer src) throws ProtoException {
         ByteBuffer b = Wire.take(src, SIZE, "INFO_REQ");
         Wire.expectType(b, MsgType.INFO_REQ);
-        String name = Wire.getName(b, 2, Rtrs.NAME_MAX, "INFO_REQ pathname");
-        Wire.zeroes(b, 2 + Rtrs.NAME_MAX, SIZE, "INFO_REQ");
+        // at most 254 characters and a NUL, as Linux's strscpy writes the field and our encoder
+        // does: 255 without a NUL decoded, and could not be encoded again (found by Jazzer)
+        String name = Wire.getName(b, 2, Rtrs.NAME_MAX - 1, "INFO_REQ pathname");
+        Wire.zeroes(b, 2 + Rtrs.NAME_MAX - 1, SIZE, "INFO_REQ");
         return new InfoReq(name);
     }
 }

@@ -30,6 +30,34 @@ class MalformedInputTest {
         return assertThrows(ProtoException.class, () -> d.decode(ByteBuffer.wrap(b))).errno();
     }
 
+    /**
+     * AUTH whose method fills all 16 bytes with no NUL: no encoder writes such a name (encode
+     * refuses it), so the decoder must refuse it too. Found by RtrsProtoFuzzTest#messages:
+     * it decoded, and re-encoding the record threw IllegalArgumentException.
+     */
+    @Test
+    void authMethodWithoutItsNul() throws Exception {
+        byte[] sixteen = Hex.bytes("0500 0000 00 00 0000 63686131313131313131313131313131");
+        assertEquals(Errno.EINVAL, errno(sixteen, AuthMsg::decode));
+        sixteen[AuthMsg.HEADER_SIZE - 1] = 0;
+        assertEquals("cha111111111111", AuthMsg.decode(ByteBuffer.wrap(sixteen)).method(), "15 and a NUL still decode");
+    }
+
+    /**
+     * INFO_REQ whose pathname fills all 255 bytes: Linux's client (strscpy) and our encoder
+     * always leave a NUL, and encode refuses 255 characters, so the decoder refuses them
+     * too. Found by RtrsProtoFuzzTest#messages in a 60 s run: it decoded, and re-encoding threw.
+     */
+    @Test
+    void infoReqPathnameWithoutItsNul() throws Exception {
+        byte[] full = new byte[InfoReq.SIZE];
+        java.util.Arrays.fill(full, 2, 2 + Rtrs.NAME_MAX, (byte) 'a');
+        assertEquals(Errno.EINVAL, errno(full, InfoReq::decode));
+        full[2 + Rtrs.NAME_MAX - 1] = 0;
+        assertEquals("a".repeat(Rtrs.NAME_MAX - 1), InfoReq.decode(ByteBuffer.wrap(full)).pathName(),
+                "254 and a NUL still decode");
+    }
+
     @Test
     void badMagic() {
         byte[] b = conReq();

@@ -311,24 +311,30 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
             r.complete(Errno.ENODEV);
             return;
         }
+        boolean stopped = false;
+        // parked and its deadline armed in one step: whoever sees it waiting (a test moving
+        // fake time, waitingForUpperLayer) sees a deadline that will fire; the expiry itself
+        // takes this lock, so it cannot run before the request is in the list
         synchronized (parked) {
             parked.add(r);
-        }
-        try {
-            timer.schedule(() -> {
-                boolean expired;
-                synchronized (parked) {
-                    expired = parked.remove(r);
-                }
-                if (expired) {
-                    r.complete(Errno.ENODEV);
-                }
-            }, cfg.upperWaitMs(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException stopped) {
-            synchronized (parked) {
+            try {
+                timer.schedule(() -> {
+                    boolean expired;
+                    synchronized (parked) {
+                        expired = parked.remove(r);
+                    }
+                    if (expired) {
+                        r.complete(Errno.ENODEV);
+                    }
+                }, cfg.upperWaitMs(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
                 parked.remove(r);
+                stopped = true;
             }
+        }
+        if (stopped) {
             r.complete(Errno.ENODEV);
+            return;
         }
         // the upper layer may have come while we parked
         upperLayerChanged();

@@ -374,7 +374,7 @@ final class SoftReactor implements Runnable {
         try {
             r.run();
         } catch (RuntimeException e) {
-            LOG.warn("callback failed", e);
+            LOG.error("callback failed (a bug in the handler)", e);
         }
     }
 }
