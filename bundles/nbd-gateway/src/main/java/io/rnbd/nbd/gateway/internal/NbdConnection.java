@@ -199,7 +199,8 @@ final class NbdConnection implements Runnable {
             flags = r.transmissionFlags();
             structured = r.structuredReplies();
             caps = r.device().capabilities();
-            LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, r.exportName(), Integer.toHexString(flags));
+            LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, printable(r.exportName()),
+                    Integer.toHexString(flags));
             writer = new ReplyWriter(r.out(), structured, this::written, this::closeChannel);
             if (r.out() == ch) {
                 // Plain socket: non-blocking, so completing threads can write replies inline.
@@ -221,7 +222,7 @@ final class NbdConnection implements Runnable {
             LOG.debug("con {} ({}): closed: {}", id, peer, e.toString());
         } catch (NbdProtoException e) {
             stats.dropped.increment();
-            LOG.warn("NBD client {} dropped: {}", peer, e.getMessage());
+            LOG.warn("NBD client {} dropped: {}", peer, printable(e.getMessage()));
         } catch (IOException e) {
             if (!closing) {
                 LOG.debug("con {} ({}): {}", id, peer, e.toString());
@@ -585,5 +586,26 @@ final class NbdConnection implements Runnable {
     @Override
     public String toString() {
         return "nbd-con-" + id + "(" + peer + ")";
+    }
+
+    /**
+     * What a client chose (an export name, and the protocol errors that quote it) made safe for
+     * one log line: control characters escaped, so a client cannot forge log lines with a
+     * newline in its export name.
+     */
+    static String printable(String clientText) {
+        if (clientText == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder(clientText.length());
+        for (int i = 0; i < clientText.length(); i++) {
+            char c = clientText.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                b.append(String.format("\\x%02x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
 }
