@@ -127,7 +127,12 @@ class UpperLayerRestartTest {
         upper.set(null);
         rtrsServer.upperLayerChanged();
         first.close();
-        Thread.sleep(50); // requests arrive and wait meanwhile
+        // the lanes keep writing: the restart is only tested once requests wait for it
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (rtrsServer.waitingForUpperLayer() == 0) {
+            assertTrue(System.nanoTime() < deadline, "no request waited for the RNBD server");
+            Thread.onSpinWait();
+        }
         RnbdServer second = rnbdServer(backend);
         closers.add(second::close);
         upper.set(second);

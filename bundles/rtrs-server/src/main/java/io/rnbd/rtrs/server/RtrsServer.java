@@ -341,7 +341,7 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
     }
 
     /** Requests waiting for an upper layer now. */
-    int waitingForUpperLayer() {
+    public int waitingForUpperLayer() {
         synchronized (parked) {
             return parked.size();
         }
