@@ -253,8 +253,12 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
 
     @Override
     public void onSessionConnected(RtrsServerSession session) {
-        sessionOf(session);
-        LOG.info("session {} connected", session.name());
+        try {
+            sessionOf(session);
+            LOG.info("session {} connected", session.name());
+        } catch (BlockIoException closedAlready) {
+            LOG.debug("session {} closed before its connect was announced", session.name());
+        }
     }
 
     @Override
@@ -269,8 +273,26 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         LOG.info("session {} closed", session.name());
     }
 
-    private ServerSession sessionOf(RtrsServerSession session) {
-        return sessions.computeIfAbsent(session, ServerSession::new);
+    /**
+     * What this server holds for {@code session}, made on its first request. Never for a
+     * closed session: a request of one can still arrive after its close was announced (it
+     * waited for this server while the RNBD bundle restarted, or raced the close on another
+     * thread), and an open made for it then would hold the export, its one writer among
+     * others, forever: the client's next session would be refused with EBUSY. The RTRS
+     * server marks a session closed before it announces the close, so whichever of the two
+     * comes second lets go of what the other left.
+     */
+    private ServerSession sessionOf(RtrsServerSession session) throws BlockIoException {
+        ServerSession s = sessions.computeIfAbsent(session, ServerSession::new);
+        if (session.closed()) {
+            if (sessions.remove(session, s)) {
+                for (Opening o : s.close()) {
+                    o.export().release(o);
+                }
+            }
+            throw new BlockIoException(Errno.ECONNRESET, "session " + session.name() + " is closed");
+        }
+        return s;
     }
 
     @Override

@@ -688,6 +688,97 @@ class RnbdServerTest {
         openOk(rtrs.connect("s2"), "disk", AccessMode.RW);
     }
 
+    /**
+     * A request of a session whose close was announced already (it waited for this server
+     * through an RNBD restart, or raced the close on another thread) opens nothing: an open
+     * made for the dead session would hold the export's one writer forever, and the client's
+     * next session would be refused the export with EBUSY.
+     */
+    @Test
+    void anOpenOfASessionClosedAlreadyHoldsNothing() {
+        ClosableSession dead = new ClosableSession("s1");
+        server.onSessionConnected(dead);
+        dead.closed = true;
+        server.onSessionClosed(dead);
+
+        ByteBuffer rsp = ByteBuffer.allocate(OpenRsp.SIZE);
+        CompletableFuture<Integer> answer = new CompletableFuture<>();
+        server.onRequest(new OneRequest(dead, new Open(AccessMode.RW, "disk").toBuffer(), rsp, answer));
+        assertEquals(Errno.ECONNRESET, answer.join());
+        assertTrue(server.exports().get(0).openers().isEmpty(), () -> "held for a closed session: "
+                + server.exports().get(0).openers());
+
+        // the same client's next session gets the export for writing
+        openOk(rtrs.connect("s1"), "disk", AccessMode.RW);
+    }
+
+    /** The close is announced after the open went through: the open is let go of. */
+    @Test
+    void aCloseAnnouncedAfterTheOpenLetsGoOfIt() {
+        ClosableSession s = new ClosableSession("s1");
+        ByteBuffer rsp = ByteBuffer.allocate(OpenRsp.SIZE);
+        CompletableFuture<Integer> answer = new CompletableFuture<>();
+        server.onRequest(new OneRequest(s, new Open(AccessMode.RW, "disk").toBuffer(), rsp, answer));
+        assertEquals(0, answer.join());
+        assertEquals(1, server.exports().get(0).openers().size());
+        s.closed = true;
+        server.onSessionClosed(s);
+        assertTrue(server.exports().get(0).openers().isEmpty());
+    }
+
+    private static final class ClosableSession implements io.rnbd.rtrs.api.RtrsServerSession {
+        private final String name;
+        private final java.util.UUID uuid = java.util.UUID.randomUUID();
+        volatile boolean closed;
+
+        ClosableSession(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public String hostId() {
+            return "";
+        }
+
+        @Override
+        public java.util.UUID uuid() {
+            return uuid;
+        }
+
+        @Override
+        public int pathCount() {
+            return closed ? 0 : 1;
+        }
+
+        @Override
+        public boolean closed() {
+            return closed;
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+
+    private record OneRequest(io.rnbd.rtrs.api.RtrsServerSession session, ByteBuffer userHeader, ByteBuffer data,
+                              CompletableFuture<Integer> answer) implements io.rnbd.rtrs.api.RtrsServerRequest {
+        @Override
+        public boolean isWrite() {
+            return false;
+        }
+
+        @Override
+        public void complete(int errno) {
+            assertTrue(answer.complete(errno), "answered twice");
+        }
+    }
+
     @Test
     void statsCountAndReset() throws Exception {
         FakeRtrs.Client c = rtrs.connect("s1");

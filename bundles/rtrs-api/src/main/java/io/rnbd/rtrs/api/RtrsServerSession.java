@@ -34,6 +34,16 @@ public interface RtrsServerSession {
     /** Number of connected paths. */
     int pathCount();
 
+    /**
+     * Whether the session is gone for good: its last path closed, or its server stopped.
+     * Set before {@link RtrsServerOps#onSessionClosed} is called, so an upper layer that sees
+     * a request of a closed session after (or while) it released what it held for it must
+     * not hold anything for it again; a new session of the same client is another object.
+     */
+    default boolean closed() {
+        return false;
+    }
+
     /** Force-close: drop every path of this session. */
     void close();
 }

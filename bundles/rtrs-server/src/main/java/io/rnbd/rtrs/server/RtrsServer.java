@@ -185,7 +185,11 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         synchronized (s) {
             ServerPath p = s.paths.get(cr.pathUuid());
             try {
-                if (p != null && p.reconCnt != cr.reconCnt()) {
+                if (s.closed()) {
+                    // its last path left between the lookup and here: the client tries again
+                    // and meets a new session
+                    errno = Errno.ECONNRESET;
+                } else if (p != null && p.reconCnt != cr.reconCnt()) {
                     // the client reconnects while we still tear the old instance down
                     p.failLocked(Errno.ECONNRESET, "client reconnected");
                     errno = Errno.EBUSY;
@@ -396,13 +400,42 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         s.paths.remove(p.uuid, p);
         if (s.paths.isEmpty()) {
             sessions.remove(s.uuid(), s);
-            if (s.announced) {
-                RtrsServerOps o = ops.get();
-                if (o != null) {
-                    timer.execute(() -> o.onSessionClosed(s));
-                }
+            s.markClosed();
+            announceClosed(s, true);
+        }
+    }
+
+    /**
+     * Tell the upper layer, once, that {@code s} is gone, so that it releases what it holds for
+     * it (RNBD: the session's opens, among them the export's one writer). A close it never
+     * hears of holds those forever: the client's next session is refused the export (EBUSY).
+     * From the timer thread when {@code async} (the caller holds the session's lock), else
+     * inline; inline too when the timer has stopped.
+     */
+    private void announceClosed(ServerSession s, boolean async) {
+        if (!s.announced || !s.takeCloseAnnouncement()) {
+            return;
+        }
+        RtrsServerOps o = ops.get();
+        if (o == null) {
+            return;
+        }
+        Runnable tell = () -> {
+            try {
+                o.onSessionClosed(s);
+            } catch (RuntimeException e) {
+                LOG.warn("upper layer failed on the close of {}", s, e);
+            }
+        };
+        if (async) {
+            try {
+                timer.execute(tell);
+                return;
+            } catch (RejectedExecutionException stopped) {
+                // the server is stopping: tell it here
             }
         }
+        tell.run();
     }
 
     Authenticator authenticator() {
@@ -437,11 +470,33 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         return s.isPresent();
     }
 
-    /** Let go of every device (as if each were removed). */
+    /**
+     * Let go of every device (as if each were removed), answer every request still waiting for
+     * an upper layer (ENODEV), and tell the upper layer that every session it knows of is
+     * closed before returning: a path still draining a request the upper layer holds leaves
+     * later, when nobody (the timer has stopped with the bundle) would pass its close on.
+     */
     @Override
     public void close() {
         for (RdmaDevice d : List.copyOf(devices.keySet())) {
             remove(d);
+        }
+        List<ServerRequest> waiting;
+        synchronized (parked) {
+            waiting = new ArrayList<>(parked);
+            parked.clear();
+        }
+        for (ServerRequest r : waiting) {
+            try {
+                r.complete(Errno.ENODEV);
+            } catch (IllegalStateException alreadyCompleted) {
+                // answered while we took it
+            }
+        }
+        for (ServerSession s : List.copyOf(sessions.values())) {
+            sessions.remove(s.uuid(), s);
+            s.markClosed();
+            announceClosed(s, false);
         }
     }
 }

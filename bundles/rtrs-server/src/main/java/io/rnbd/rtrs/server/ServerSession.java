@@ -36,6 +36,10 @@ public final class ServerSession implements RtrsServerSession {
     /** Under the lock: the first path to connect gave the session its identity. */
     private boolean identityBound;
     boolean announced;
+    /** Set once, when the session leaves the server for good; see {@link #closed()}. */
+    private volatile boolean closed;
+    /** Whether the upper layer was told of the close already (at most once). */
+    private final java.util.concurrent.atomic.AtomicBoolean closeAnnounced = new java.util.concurrent.atomic.AtomicBoolean();
     private final java.util.ArrayDeque<Runnable> closers = new java.util.ArrayDeque<>();
 
     /** Under the lock: queue work that waits for a provider thread (closing queue pairs). */
@@ -170,6 +174,21 @@ public final class ServerSession implements RtrsServerSession {
 
     public ServerStats stats() {
         return stats;
+    }
+
+    @Override
+    public boolean closed() {
+        return closed;
+    }
+
+    /** The session left the server: no path may join it, and the upper layer must let go of it. */
+    void markClosed() {
+        closed = true;
+    }
+
+    /** True the first time only: whoever gets it tells the upper layer the session closed. */
+    boolean takeCloseAnnouncement() {
+        return closeAnnounced.compareAndSet(false, true);
     }
 
     @Override

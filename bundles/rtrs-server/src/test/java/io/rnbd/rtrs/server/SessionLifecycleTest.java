@@ -136,4 +136,28 @@ class SessionLifecycleTest {
             assertEquals(1, server.sessions().size());
         }
     }
+
+    /**
+     * The server stops (its bundle does) while the upper layer still holds a request: the
+     * path cannot leave until that request is answered, by when the timer is gone with the
+     * bundle. The close reaches the upper layer anyway, once, before close() returns, and the
+     * session says it is closed; otherwise the upper layer would hold the session's opens
+     * forever (the next session of the client: EBUSY).
+     */
+    @Test
+    void closingTheServerAnnouncesEverySessionCloseOnceEvenWithARequestStillHeld() throws Exception {
+        try (RawClient c = new RawClient(dev).connect(addr(), 2, "s1")) {
+            sendWrite(c, 0);
+            await("request in the upper layer", () -> !held.isEmpty());
+            await("announced", () -> events.contains("up s1"));
+            RtrsServerSession session = held.peek().session();
+            assertFalse(session.closed());
+            server.close();
+            assertEquals(List.of("up s1", "down s1"), events, "announced by close() itself");
+            assertTrue(session.closed());
+            timer.shutdownNow();
+            held.poll().complete(Errno.ENODEV); // the upper layer answers late; the path leaves now
+            assertEquals(List.of("up s1", "down s1"), events, "announced once");
+        }
+    }
 }
