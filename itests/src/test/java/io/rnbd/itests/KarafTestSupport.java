@@ -434,12 +434,37 @@ public abstract class KarafTestSupport {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                fail(what + " not within " + timeoutMs + " ms" + (state == null ? "" : "; now: " + state.get()));
+                fail(what + " not within " + timeoutMs + " ms" + (state == null ? "" : "; now: " + state.get())
+                        + recentWarnings(20));
             }
             Thread.sleep(50); // polling: the conditions are states of other bundles without events to wait on
         }
     }
 
+
+    /**
+     * The last {@code n} WARN and ERROR lines of the container's log, for a failure message:
+     * CI shows only what the test printed, and the container's folder is gone with the run.
+     */
+    protected static String recentWarnings(int n) {
+        String data = System.getProperty("karaf.data");
+        if (data == null) {
+            return ""; // not inside the container
+        }
+        java.nio.file.Path log = java.nio.file.Paths.get(data, "log", "karaf.log");
+        try (java.util.stream.Stream<String> lines = java.nio.file.Files.lines(log)) {
+            java.util.Deque<String> last = new java.util.ArrayDeque<>();
+            lines.filter(l -> l.contains("| WARN ") || l.contains("| ERROR ")).forEach(l -> {
+                last.addLast(l);
+                if (last.size() > n) {
+                    last.removeFirst();
+                }
+            });
+            return last.isEmpty() ? "" : "\nlast warnings in karaf.log:\n" + String.join("\n", last);
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "\n(karaf.log unreadable: " + e + ")";
+        }
+    }
 
     /**
      * Runs a console command as a logged-in administrator would (user karaf with the roles
