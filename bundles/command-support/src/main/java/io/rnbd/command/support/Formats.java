@@ -1,6 +1,6 @@
 package io.rnbd.command.support;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import java.util.Locale;
 
 /** How numbers look in tables (JSON keeps raw values). */

@@ -2,7 +2,7 @@ package io.rnbd.command.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import org.junit.jupiter.api.Test;
 
 class FormatsTest {

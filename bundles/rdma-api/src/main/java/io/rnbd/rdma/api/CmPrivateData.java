@@ -1,5 +1,7 @@
 package io.rnbd.rdma.api;
 
+import io.rnbd.common.Errno;
+
 /**
  * How much private data a connection manager message carries, as the IB CM allows it
  * through rdma_cm (the tightest of the transports; iWARP allows 512 everywhere): a

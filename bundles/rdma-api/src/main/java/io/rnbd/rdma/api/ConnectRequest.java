@@ -1,5 +1,7 @@
 package io.rnbd.rdma.api;
 
+import io.rnbd.common.Errno;
+
 import java.net.InetSocketAddress;
 
 /**

@@ -1,5 +1,7 @@
 package io.rnbd.rdma.api;
 
+import io.rnbd.common.Errno;
+
 import java.io.IOException;
 
 /** A verbs call refused synchronously, with the errno a C provider would return. */

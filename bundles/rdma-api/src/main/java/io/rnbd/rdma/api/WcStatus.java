@@ -1,5 +1,7 @@
 package io.rnbd.rdma.api;
 
+import io.rnbd.common.Errno;
+
 /** Work completion status (IBV_WC_*). Anything but SUCCESS moves the QP to ERROR. */
 public enum WcStatus {
     SUCCESS,

@@ -11,7 +11,7 @@
  * queue pair's {@link io.rnbd.rdma.api.CompletionHandler}, in posting order.
  */
 @Export
-@Version("1.4.0")
+@Version("2.0.0")
 package io.rnbd.rdma.api;
 
 import org.osgi.annotation.bundle.Export;

@@ -3,7 +3,7 @@ package io.rnbd.rdma.command;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.LinkState;
 import io.rnbd.rdma.api.RdmaDeviceInfo;
 import io.rnbd.rdma.api.RdmaException;

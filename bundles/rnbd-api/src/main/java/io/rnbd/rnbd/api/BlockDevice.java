@@ -71,7 +71,7 @@ public interface BlockDevice extends AutoCloseable {
      * @since 1.6
      */
     default CompletableFuture<Void> resize(long bytes) {
-        return CompletableFuture.failedFuture(new BlockIoException(io.rnbd.rdma.api.Errno.EOPNOTSUPP,
+        return CompletableFuture.failedFuture(new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP,
                 "this device cannot be resized"));
     }
 

@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.api;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import java.io.IOException;
 
 /** A block operation failed with an errno (EIO, EROFS, EINVAL, ENOSPC, ...). */

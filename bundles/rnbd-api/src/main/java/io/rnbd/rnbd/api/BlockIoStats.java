@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.api;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 
 /**
  * A snapshot of IO counters of an export or a mapped device.

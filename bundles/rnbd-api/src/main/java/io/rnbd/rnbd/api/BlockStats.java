@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.api;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Live IO counters of an export or a mapped device; {@link #snapshot()} for admin views. */

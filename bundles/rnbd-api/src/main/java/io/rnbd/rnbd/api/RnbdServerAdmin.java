@@ -63,6 +63,6 @@ public interface RnbdServerAdmin {
      * @since 1.6
      */
     default long resizeExport(String export, long bytes) throws IOException {
-        throw new BlockIoException(io.rnbd.rdma.api.Errno.EOPNOTSUPP, "this RNBD server cannot resize exports");
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD server cannot resize exports");
     }
 }

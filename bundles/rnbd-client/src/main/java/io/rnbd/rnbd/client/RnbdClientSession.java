@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.client;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.proto.ProtoException;
 import io.rnbd.rnbd.proto.RnbdMsg;
 import io.rnbd.rnbd.proto.SessInfo;

@@ -4,7 +4,7 @@ import static io.rnbd.rnbd.command.FakeClientAdmin.device;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rnbd.command.support.Out;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockIoStats;

@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.proto;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 
 /**
  * A malformed RNBD message. The errno is what a server answers with: EBADMSG for an

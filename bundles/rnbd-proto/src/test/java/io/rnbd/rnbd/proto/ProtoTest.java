@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.AccessMode;
 import java.nio.ByteBuffer;
 import java.util.HexFormat;

@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.server;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.IoDone;
 import io.rnbd.rtrs.api.RtrsClientSession;
 import io.rnbd.rtrs.api.RtrsServerOps;

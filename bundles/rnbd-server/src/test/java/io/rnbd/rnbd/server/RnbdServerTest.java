@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;

@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.api;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 
 /**
  * Authentication failed. The errno decides what the client does next: ENOKEY (no key for

@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.api;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 
 /**
  * A client path's counters: IO moved, failovers away from this path, reconnects, the

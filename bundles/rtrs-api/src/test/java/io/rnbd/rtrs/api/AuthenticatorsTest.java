@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -3,7 +3,7 @@ package io.rnbd.rtrs.client;
 import io.rnbd.rdma.api.RecvPool;
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;

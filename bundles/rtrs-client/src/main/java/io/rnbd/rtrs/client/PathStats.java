@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.client;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import io.rnbd.rtrs.api.RtrsIoStats;
 import io.rnbd.rtrs.api.RtrsPathStats;
 

@@ -113,7 +113,7 @@ class AdminTest {
             assertTrue(atListen == SessionState.CONNECTED || seen.contains(SessionState.CONNECTED));
             CompletableFuture<Integer> w = new CompletableFuture<>();
             s.write(MemoryOps.hdr(0), ByteBuffer.allocate(1024), w::complete);
-            assertEquals(io.rnbd.rdma.api.Errno.ESHUTDOWN, w.get(5, TimeUnit.SECONDS));
+            assertEquals(io.rnbd.common.Errno.ESHUTDOWN, w.get(5, TimeUnit.SECONDS));
             Await.until("server let go", () -> f.server.sessions().isEmpty());
         }
     }

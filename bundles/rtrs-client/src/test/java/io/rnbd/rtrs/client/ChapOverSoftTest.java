@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.client;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.auth.chap.api.ChapSecrets;
 import io.rnbd.rtrs.auth.chap.internal.ChapAuthenticator;

@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.client;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.core.internal.DeviceRegistry;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.PathState;

@@ -27,7 +27,7 @@ class DeviceReaddTest {
             }
             Await.until("an attempt failed while the device is gone",
                     () -> s.pathInfo().get(1).stats().reconnectsFailed() >= 1);
-            assertEquals(io.rnbd.rdma.api.Errno.ENODEV, s.pathInfo().get(1).lastError());
+            assertEquals(io.rnbd.common.Errno.ENODEV, s.pathInfo().get(1).lastError());
             f.registry.addDevice(f.dev2);
             Await.until("path 2 back", () -> s.pathInfo().get(1).state() == PathState.CONNECTED);
             assertTrue(s.pathInfo().get(1).stats().reconnectsOk() >= 1);

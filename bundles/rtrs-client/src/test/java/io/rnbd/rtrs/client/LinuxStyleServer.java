@@ -101,7 +101,7 @@ final class LinuxStyleServer implements AutoCloseable {
                 qps.add(qp);
                 byPath.computeIfAbsent(cr.pathUuid(), u -> new CopyOnWriteArrayList<>()).add(qp);
             } catch (Exception e) {
-                req.reject(io.rnbd.rdma.api.Errno.ECONNRESET, ConRsp.refuse(io.rnbd.rdma.api.Errno.ECONNRESET, false)
+                req.reject(io.rnbd.common.Errno.ECONNRESET, ConRsp.refuse(io.rnbd.common.Errno.ECONNRESET, false)
                         .toBytes());
             }
         });

@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.client;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

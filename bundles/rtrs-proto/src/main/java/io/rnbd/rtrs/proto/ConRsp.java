@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.proto;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 
 import java.nio.ByteBuffer;
 

@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.proto;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 
 /**
  * The 32-bit immediate field: bits 31..28 type, 27..0 payload (rtrs-pri.h).

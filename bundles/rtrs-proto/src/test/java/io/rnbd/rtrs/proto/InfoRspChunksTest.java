@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.proto;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

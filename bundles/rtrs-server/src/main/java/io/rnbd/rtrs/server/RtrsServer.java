@@ -2,7 +2,7 @@ package io.rnbd.rtrs.server;
 
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.ConnectRequest;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.IbClient;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;

@@ -4,7 +4,7 @@ import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CompletionHandler;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.QueuePair;
 import io.rnbd.rdma.api.RdmaException;

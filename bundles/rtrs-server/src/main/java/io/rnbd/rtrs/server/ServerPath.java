@@ -1,7 +1,7 @@
 package io.rnbd.rtrs.server;
 
 import io.rnbd.rdma.api.Access;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RecvPool;

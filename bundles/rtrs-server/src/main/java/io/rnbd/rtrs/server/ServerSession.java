@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.server;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.RtrsServerPathInfo;
 import io.rnbd.rtrs.api.RtrsServerSession;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;

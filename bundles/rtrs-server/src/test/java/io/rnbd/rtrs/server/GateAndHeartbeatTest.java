@@ -1,7 +1,7 @@
 package io.rnbd.rtrs.server;
 
 import io.rnbd.rdma.api.CmEvent;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.AuthException;

@@ -11,7 +11,7 @@ import static io.rnbd.telemetry.api.Column.nanos;
 import static io.rnbd.telemetry.api.Column.state;
 import static io.rnbd.telemetry.api.Column.text;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import io.rnbd.rdma.api.LinkState;
 import io.rnbd.rnbd.api.BlockIoStats;
 import io.rnbd.rnbd.api.NbdGatewayAdmin;

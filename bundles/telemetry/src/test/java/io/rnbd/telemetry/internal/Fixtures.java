@@ -1,6 +1,6 @@
 package io.rnbd.telemetry.internal;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;

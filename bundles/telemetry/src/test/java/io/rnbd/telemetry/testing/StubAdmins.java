@@ -1,6 +1,6 @@
 package io.rnbd.telemetry.testing;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import io.rnbd.rdma.api.LinkState;
 import io.rnbd.rdma.api.RdmaAdmin;
 import io.rnbd.rdma.api.RdmaDeviceInfo;

@@ -13,7 +13,7 @@ import io.rnbd.nbd.gateway.proto.OptionHeader;
 import io.rnbd.nbd.gateway.proto.OptionReplyHeader;
 import io.rnbd.nbd.gateway.proto.ServerEntry;
 import io.rnbd.nbd.gateway.proto.ServerGreeting;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;

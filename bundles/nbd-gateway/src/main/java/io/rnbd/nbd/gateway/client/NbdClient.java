@@ -8,7 +8,7 @@ import io.rnbd.nbd.gateway.proto.NbdErrors;
 import io.rnbd.nbd.gateway.proto.NbdProtoException;
 import io.rnbd.nbd.gateway.proto.Request;
 import io.rnbd.nbd.gateway.proto.SimpleReply;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockPlug;

@@ -14,7 +14,7 @@ import io.rnbd.nbd.gateway.proto.OptionHeader;
 import io.rnbd.nbd.gateway.proto.OptionReplyHeader;
 import io.rnbd.nbd.gateway.proto.ServerEntry;
 import io.rnbd.nbd.gateway.proto.ServerGreeting;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package io.rnbd.nbd.gateway.proto;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 
 /** Maps our errnos to the few error values NBD allows on the wire, and back. */
 public final class NbdErrors {

@@ -1,6 +1,6 @@
 package io.rnbd.nbd.gateway.proto;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 
 /** Malformed NBD input: the stream cannot be trusted any more (or an option is invalid). */
 public class NbdProtoException extends Exception {

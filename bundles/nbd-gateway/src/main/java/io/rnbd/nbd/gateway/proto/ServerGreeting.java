@@ -1,6 +1,6 @@
 package io.rnbd.nbd.gateway.proto;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import java.nio.ByteBuffer;
 
 /**

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.rnbd.nbd.gateway.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.SoftRnbdStack;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.nio.ByteBuffer;

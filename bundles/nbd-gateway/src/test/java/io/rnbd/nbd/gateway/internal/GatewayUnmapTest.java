@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.rnbd.nbd.gateway.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.SoftRnbdStack;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockIoException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import io.rnbd.nbd.gateway.proto.StructuredReplyHeader;
 import io.rnbd.nbd.gateway.testing.MapExports;
 import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.RawNbd;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;
 import java.net.InetSocketAddress;

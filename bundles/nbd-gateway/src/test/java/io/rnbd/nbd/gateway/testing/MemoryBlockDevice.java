@@ -1,6 +1,6 @@
 package io.rnbd.nbd.gateway.testing;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;

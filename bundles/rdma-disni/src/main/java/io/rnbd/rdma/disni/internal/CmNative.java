@@ -2,7 +2,7 @@ package io.rnbd.rdma.disni.internal;
 
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.impl.NatCmaIdPrivate;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.RdmaException;
 
 /**

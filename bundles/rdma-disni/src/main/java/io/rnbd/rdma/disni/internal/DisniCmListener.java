@@ -3,7 +3,7 @@ package io.rnbd.rdma.disni.internal;
 import com.ibm.disni.verbs.RdmaCmId;
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.ConnectRequestHandler;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.RdmaDevice;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -13,7 +13,7 @@ import io.rnbd.rdma.api.CmPrivateData;
 import io.rnbd.rdma.api.ConnectRequest;
 import io.rnbd.rdma.api.ConnectRequestHandler;
 import io.rnbd.rdma.api.DeviceAttributes;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.LinkState;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;

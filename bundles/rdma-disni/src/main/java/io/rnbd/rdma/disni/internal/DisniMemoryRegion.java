@@ -2,7 +2,7 @@ package io.rnbd.rdma.disni.internal;
 
 import com.ibm.disni.verbs.IbvMr;
 import io.rnbd.rdma.api.Access;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.RdmaException;

@@ -4,7 +4,7 @@ import com.ibm.disni.util.MemoryUtils;
 import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
 import io.rnbd.rdma.api.Access;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.RdmaDevice;

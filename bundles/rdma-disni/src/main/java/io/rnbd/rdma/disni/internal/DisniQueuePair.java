@@ -14,7 +14,7 @@ import com.ibm.disni.verbs.SVCPostSend;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CompletionHandler;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;
 import io.rnbd.rdma.api.QpState;

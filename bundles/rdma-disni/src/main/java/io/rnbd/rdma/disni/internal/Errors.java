@@ -1,6 +1,6 @@
 package io.rnbd.rdma.disni.internal;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.RdmaException;
 import java.io.IOException;
 import java.util.regex.Matcher;

@@ -3,7 +3,7 @@ package io.rnbd.rdma.soft.internal;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CmPrivateData;
 import io.rnbd.rdma.api.ConnectRequest;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.QpInit;
 import io.rnbd.rdma.api.QueuePair;
 import io.rnbd.rdma.api.RdmaDevice;

@@ -2,7 +2,7 @@ package io.rnbd.rdma.soft.internal;
 
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.ConnectRequestHandler;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 

@@ -8,7 +8,7 @@ import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.ConnectRequest;
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;

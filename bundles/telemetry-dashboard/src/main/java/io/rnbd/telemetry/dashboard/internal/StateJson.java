@@ -1,7 +1,7 @@
 package io.rnbd.telemetry.dashboard.internal;
 
 import io.rnbd.command.support.Json;
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import io.rnbd.telemetry.api.Column;
 import io.rnbd.telemetry.api.ColumnType;
 import io.rnbd.telemetry.api.Table;

@@ -1,6 +1,6 @@
 package io.rnbd.telemetry.jmx.internal;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import io.rnbd.telemetry.api.Column;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,6 @@
 package io.rnbd.telemetry.prometheus.internal;
 
-import io.rnbd.rdma.api.LatencyHistogram;
+import io.rnbd.common.LatencyHistogram;
 import io.rnbd.telemetry.api.Column;
 import io.rnbd.telemetry.api.ColumnType;
 import io.rnbd.telemetry.api.Table;

@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.backend.rbd.internal;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import java.io.IOException;
 
 /** A librados/librbd call failed; thrown by the JNI library with the call's name and its errno. */

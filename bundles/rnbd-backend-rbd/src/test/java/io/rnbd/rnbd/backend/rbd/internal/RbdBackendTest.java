@@ -3,7 +3,7 @@ package io.rnbd.rnbd.backend.rbd.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import java.io.IOException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.auth.chap.internal;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.AuthException;
 import java.math.BigInteger;
 import java.security.SecureRandom;

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.AuthException;
 import io.rnbd.rtrs.api.AuthExchange;
 import io.rnbd.rtrs.auth.chap.internal.msg.ChapMessage;

@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.auth.none.internal;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.AuthException;
 import io.rnbd.rtrs.api.AuthExchange;
 import io.rnbd.rtrs.api.Authenticator;

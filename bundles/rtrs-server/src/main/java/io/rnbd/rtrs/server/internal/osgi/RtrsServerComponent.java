@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.server.internal.osgi;
 
+import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rdma.api.IbClient;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rtrs.api.Authenticator;

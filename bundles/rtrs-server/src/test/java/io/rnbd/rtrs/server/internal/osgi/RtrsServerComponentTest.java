@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.server.internal.osgi;
 
+import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.api.AuthExchange;

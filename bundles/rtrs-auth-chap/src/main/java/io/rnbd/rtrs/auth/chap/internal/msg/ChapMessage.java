@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.auth.chap.internal.msg;
 
-import io.rnbd.rdma.api.Errno;
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.AuthException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

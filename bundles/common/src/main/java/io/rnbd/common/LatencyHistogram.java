@@ -1,4 +1,4 @@
-package io.rnbd.rdma.api;
+package io.rnbd.common;
 
 import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;

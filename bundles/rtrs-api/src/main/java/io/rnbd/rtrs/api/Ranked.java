@@ -1,4 +1,4 @@
-package io.rnbd.rtrs.server.internal.osgi;
+package io.rnbd.rtrs.api;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -7,15 +7,18 @@ import java.util.Map;
 
 /**
  * Services of one kind with their ranking, best first (higher service.ranking, then lower
- * service.id), as a dynamic greedy multiple reference sees them come and go.
+ * service.id), as a dynamic greedy multiple reference sees them come and go: how the RTRS
+ * client and server choose among the hot-swappable SPIs (multipath policies,
+ * authenticators, the server's upper layer). Plain Java: it reads the two standard service
+ * properties from the map SCR hands to bind methods, and needs no OSGi import.
  */
-final class Ranked<T> {
+public final class Ranked<T> {
     private record Entry<T>(T service, int ranking, long id) {
     }
 
     private final List<Entry<T>> entries = new ArrayList<>();
 
-    synchronized void put(T service, Map<String, ?> props) {
+    public synchronized void put(T service, Map<String, ?> props) {
         remove(service);
         Object r = props.get("service.ranking");
         Object id = props.get("service.id");
@@ -23,17 +26,17 @@ final class Ranked<T> {
         entries.sort(Comparator.comparingInt((Entry<T> e) -> -e.ranking).thenComparingLong(e -> e.id));
     }
 
-    synchronized void remove(T service) {
+    public synchronized void remove(T service) {
         entries.removeIf(e -> e.service == service);
     }
 
-    synchronized List<T> all() {
+    public synchronized List<T> all() {
         List<T> out = new ArrayList<>();
         entries.forEach(e -> out.add(e.service));
         return out;
     }
 
-    synchronized T best() {
+    public synchronized T best() {
         return entries.isEmpty() ? null : entries.get(0).service;
     }
 }

@@ -1,4 +1,4 @@
-package io.rnbd.rdma.api;
+package io.rnbd.common;
 
 /**
  * Linux errno values, used as the status of every layer (verbs, RTRS, RNBD) because the

@@ -1,4 +1,4 @@
-package io.rnbd.rdma.api;
+package io.rnbd.common;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,0 +1,13 @@
+/**
+ * The bottom of the appliance: what every layer shares. {@link io.rnbd.common.Errno}, the
+ * Linux errno values that are the status of every layer because the kernel's protocols carry
+ * them on the wire, and {@link io.rnbd.common.LatencyHistogram}, which every {@code *Stats}
+ * class fills. Nothing here knows RDMA, RTRS or block devices, so the block layer, the
+ * backends and the NBD gateway depend on this and not on the verbs SPI.
+ */
+@Export
+@Version("1.0.0")
+package io.rnbd.common;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;
