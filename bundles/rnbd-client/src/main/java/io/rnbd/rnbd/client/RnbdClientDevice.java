@@ -12,35 +12,36 @@ import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
 import io.rnbd.rnbd.api.SizeWatch;
 import io.rnbd.rnbd.proto.Close;
-import io.rnbd.rnbd.proto.Io;
 import io.rnbd.rnbd.proto.Open;
 import io.rnbd.rnbd.proto.OpenRsp;
 import io.rnbd.rnbd.proto.ProtoException;
 import io.rnbd.rtrs.api.RtrsClientSession;
 import io.rnbd.rtrs.api.RtrsPlug;
+import io.rnbd.rtrs.api.SessionState;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongConsumer;
-import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One mapped device (the kernel's rnbd_clt_dev). Requests are split to the device's
- * limits and sent over the session; while an OPEN is outstanding they wait here, so they
- * never go out with a device id the server no longer knows.
+ * One mapped device (the kernel's rnbd_clt_dev): its map/open lifecycle over one table of
+ * states, and the {@link RemoteBlockDevice} it is to its users. Requests are split to the
+ * device's limits by its {@link DeviceIo} and sent over the session; while an OPEN is
+ * outstanding they wait here, so they never go out with a device id the server no longer
+ * knows.
  */
 public final class RnbdClientDevice implements RemoteBlockDevice {
-    private static final Logger LOG = LoggerFactory.getLogger(RnbdClientDevice.class);
+    /** Also the IO path's ({@link Piece}): one category for everything a device logs. */
+    static final Logger LOG = LoggerFactory.getLogger(RnbdClientDevice.class);
     private static final Map<DeviceState, Set<DeviceState>> MOVES = new EnumMap<>(Map.of(
             DeviceState.PENDING, EnumSet.of(DeviceState.OPENING, DeviceState.UNMAPPED),
             DeviceState.OPENING, EnumSet.of(DeviceState.MAPPED, DeviceState.FAILED, DeviceState.DISCONNECTED,
@@ -51,9 +52,6 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             DeviceState.FAILED, EnumSet.of(DeviceState.OPENING, DeviceState.DISCONNECTED, DeviceState.PENDING,
                     DeviceState.UNMAPPED),
             DeviceState.UNMAPPED, EnumSet.noneOf(DeviceState.class)));
-    /** A request that met a stale device id is sent again after the remap, at most this often. */
-    private static final int MAX_RESENDS = 3;
-    private static final ByteBuffer NO_DATA = ByteBuffer.allocate(0).asReadOnlyBuffer();
 
     private final String name;
     private final String sessionName;
@@ -61,14 +59,11 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     private final AccessMode mode;
     private final DevicePublisher publisher;
     private final BlockStats stats = new BlockStats();
-    /** Holders of claims by name, with how many claims each holds (guarded by this). */
-    private final Map<String, Integer> users = new java.util.TreeMap<>();
-    private int userCount;
+    private final Claims claims = new Claims();
+    private final DeviceIo io;
     private final ArrayDeque<Piece> held = new ArrayDeque<>();
     private final List<CompletableFuture<RemoteBlockDevice>> openWaiters = new ArrayList<>();
-    private final List<LongConsumer> sizeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** The refresh OPEN out now, if any: callers asking meanwhile share its answer. */
-    private CompletableFuture<Long> refreshing;
+    private final SizeRefresh sizes = new SizeRefresh(this);
     private DeviceState state = DeviceState.PENDING;
     private RnbdClientSession session;
     private DeviceGeometry geometry;
@@ -83,6 +78,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         this.exportName = exportName;
         this.mode = mode;
         this.publisher = publisher;
+        this.io = new DeviceIo(this, stats);
     }
 
     private void moveTo(DeviceState to) {
@@ -115,7 +111,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                 return;
             }
             moveTo(DeviceState.PENDING);
-            failed = takeHeld();
+            failed = take(held);
         }
         failed.forEach(p -> p.finish(Errno.ENOTCONN));
     }
@@ -128,7 +124,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                 return;
             }
             moveTo(DeviceState.DISCONNECTED);
-            release = takeHeld();
+            release = take(held);
         }
         release.forEach(this::submit);
     }
@@ -159,51 +155,27 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         return f;
     }
 
-    /**
-     * Ask the server for the export's size now and adopt it: an OPEN of the export this
-     * session has open already, which Linux's rnbd-server and ours answer with the same device
-     * id and the device's current size (docs/protocol.md, "Resize"). Unlike {@link #open()},
-     * a failure leaves a MAPPED device as it is: a refresh that did not get through says
-     * nothing about the mapping, and IO finds out for itself. Completes with the size known
-     * afterwards; only a MAPPED device refreshes, others complete with the size they know.
-     */
+    /** Ask the server for the export's size now and adopt it: see {@link SizeRefresh#refresh}. */
     public CompletableFuture<Long> refreshSize() {
-        RtrsClientSession rtrs;
-        CompletableFuture<Long> f;
-        synchronized (this) {
-            if (state != DeviceState.MAPPED || session == null || !session.ready()) {
-                return CompletableFuture.completedFuture(geometry == null ? 0L : geometry.size());
-            }
-            if (refreshing != null) {
-                return refreshing;
-            }
-            refreshing = f = new CompletableFuture<>();
-            rtrs = session.rtrs();
-        }
-        ByteBuffer rsp = ByteBuffer.allocate(OpenRsp.SIZE);
-        rtrs.read(new Open(mode, exportName).toBuffer(), rsp, errno -> {
-            synchronized (this) {
-                refreshing = null;
-            }
-            if (errno == 0) {
-                opened(rtrs, 0, rsp);
-            } else {
-                LOG.debug("device {}: size refresh answered {}", name, Errno.name(errno));
-            }
-            synchronized (this) {
-                f.complete(geometry == null ? 0L : geometry.size());
-            }
-        });
-        return f;
+        return sizes.refresh();
+    }
+
+    /** The session's transport to refresh the size over: only a MAPPED device of a ready session has one. */
+    synchronized RtrsClientSession refreshable() {
+        return state != DeviceState.MAPPED || session == null || !session.ready() ? null : session.rtrs();
+    }
+
+    synchronized long knownSize() {
+        return geometry == null ? 0L : geometry.size();
     }
 
     @Override
     public SizeWatch watchSize(LongConsumer listener) {
-        sizeListeners.add(listener);
-        return () -> sizeListeners.remove(listener);
+        return sizes.watch(listener);
     }
 
-    private void opened(RtrsClientSession rtrs, int errno, ByteBuffer rsp) {
+    /** The answer to an OPEN (a map, a remap or a size refresh). */
+    void opened(RtrsClientSession rtrs, int errno, ByteBuffer rsp) {
         DeviceGeometry g = null;
         if (errno == 0) {
             try {
@@ -235,14 +207,14 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                 }
                 publish = !published;
                 published = true;
-                release = takeHeld();
-                waiters = takeOpenWaiters();
-            } else if (rtrs.state() != io.rnbd.rtrs.api.SessionState.CONNECTED) {
+                release = take(held);
+                waiters = take(openWaiters);
+            } else if (rtrs.state() != SessionState.CONNECTED) {
                 // The transport failed the OPEN: remapped on the next CONNECTED.
                 if (state == DeviceState.OPENING || state == DeviceState.MAPPED) {
                     moveTo(DeviceState.DISCONNECTED);
                 }
-                release = takeHeld();
+                release = take(held);
                 waiters = List.of();
             } else {
                 lastError = errno;
@@ -250,20 +222,18 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                     // Two OPENs may be out at once (attach racing the handshake): fail once.
                     moveTo(DeviceState.FAILED);
                 }
-                waiters = takeOpenWaiters();
-                failed = takeHeld();
+                waiters = take(openWaiters);
+                failed = take(held);
             }
         }
         if (closeOrphan) {
-            rtrs.write(new Close(g.deviceId()).toBuffer(), NO_DATA, e -> { });
+            rtrs.write(new Close(g.deviceId()).toBuffer(), DeviceIo.NO_DATA, e -> { });
             return;
         }
         if (errno == 0 && oldSize >= 0 && oldSize != g.size()) {
             // as Linux's rnbd_clt_change_capacity: the same device, another size; no remap
             LOG.info("device {}: size changed from {} to {} bytes", name, oldSize, g.size());
-            for (LongConsumer l : sizeListeners) {
-                l.accept(g.size());
-            }
+            sizes.changed(g.size());
         } else if (errno == 0) {
             LOG.info("device {}: export {} open as id {}, {} bytes", name, exportName, g.deviceId(), g.size());
         } else {
@@ -299,24 +269,23 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             if (state == DeviceState.UNMAPPED) {
                 return;
             }
-            if (!force && (stats.inflight() > 0 || userCount > 0)) {
+            if (!force && (stats.inflight() > 0 || claims.count() > 0)) {
                 throw new BlockIoException(Errno.EBUSY, "device " + name + " in use: " + stats.inflight()
-                        + " requests in flight, " + userCount + (userCount == 1 ? " user" : " users")
-                        + (userCount == 0 ? "" : " (" + userNames() + ")"));
+                        + " requests in flight, " + claims.describe());
             }
             if (state == DeviceState.MAPPED && session != null) {
                 rtrs = session.rtrs();
             }
             g = geometry;
             moveTo(DeviceState.UNMAPPED);
-            failed = takeHeld();
-            waiters = takeOpenWaiters();
+            failed = take(held);
+            waiters = take(openWaiters);
             withdraw = published;
         }
         failed.forEach(p -> p.finish(Errno.ENODEV));
         waiters.forEach(w -> w.completeExceptionally(new BlockIoException(Errno.ENODEV, "unmapped")));
         if (rtrs != null && g != null) {
-            rtrs.write(new Close(g.deviceId()).toBuffer(), NO_DATA, e -> {
+            rtrs.write(new Close(g.deviceId()).toBuffer(), DeviceIo.NO_DATA, e -> {
                 if (e != 0) {
                     LOG.debug("device {}: CLOSE answered {}", name, Errno.name(e));
                 }
@@ -327,15 +296,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         }
     }
 
-    private List<Piece> takeHeld() {
-        List<Piece> l = new ArrayList<>(held);
-        held.clear();
-        return l;
-    }
-
-    private List<CompletableFuture<RemoteBlockDevice>> takeOpenWaiters() {
-        List<CompletableFuture<RemoteBlockDevice>> l = new ArrayList<>(openWaiters);
-        openWaiters.clear();
+    /** Empty the held pieces or the OPEN's waiters, to act on them outside the lock. */
+    private static <T> List<T> take(Collection<T> waiting) {
+        List<T> l = new ArrayList<>(waiting);
+        waiting.clear();
         return l;
     }
 
@@ -365,7 +329,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         return state;
     }
 
-    private synchronized DeviceGeometry geometry() {
+    synchronized DeviceGeometry geometry() {
         if (geometry == null) {
             throw new IllegalStateException("device " + name + " has not been opened yet");
         }
@@ -399,37 +363,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     @Override
     public DeviceClaim claim(String user) {
-        String who = user == null || user.isBlank() ? "unnamed" : user;
-        synchronized (this) {
-            users.merge(who, 1, Integer::sum);
-            userCount++;
-        }
-        AtomicBoolean released = new AtomicBoolean();
-        return () -> {
-            if (released.compareAndSet(false, true)) {
-                synchronized (this) {
-                    users.computeIfPresent(who, (k, n) -> n == 1 ? null : n - 1);
-                    userCount--;
-                }
-            }
-        };
-    }
-
-    /** The holders, for the one line that refuses an unmap: a few names, then how many more. */
-    private String userNames() {
-        StringBuilder sb = new StringBuilder();
-        int shown = 0;
-        for (Map.Entry<String, Integer> e : users.entrySet()) {
-            if (shown == 4) {
-                sb.append(", and ").append(users.size() - shown).append(" more");
-                break;
-            }
-            sb.append(shown++ == 0 ? "" : ", ").append(e.getKey());
-            if (e.getValue() > 1) {
-                sb.append(" x").append(e.getValue());
-            }
-        }
-        return sb.toString();
+        return claims.claim(user);
     }
 
     /** The mapping belongs to the client: users release their claims, the admin unmaps. */
@@ -439,109 +373,34 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     public synchronized DeviceInfo info() {
         return new DeviceInfo(name, sessionName, exportName, mode, geometry == null ? 0 : geometry.size(), state,
-                userCount, stats.snapshot(), lastError);
+                claims.count(), stats.snapshot(), lastError);
     }
 
-    BlockStats stats() {
-        return stats;
-    }
+    // ---- the IO path (DeviceIo cuts, Piece goes on the wire; the state decides where) ----
 
     @Override
     public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
-        return split(Io.OP_READ, 0, offset, dst.remaining(), dst, g -> g.maxIoSize());
+        return io.read(offset, dst);
     }
 
     @Override
     public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
-        return split(Io.OP_WRITE, fua ? Io.F_FUA : 0, offset, src.remaining(), src, g -> g.maxIoSize());
+        return io.write(offset, src, fua);
     }
 
     @Override
     public CompletableFuture<Void> flush() {
-        Request r = start(Io.OP_FLUSH, 1, 0);
-        if (!r.future.isDone()) {
-            submit(new Piece(r, Io.OP_FLUSH, 0, 0, 0, NO_DATA));
-        }
-        return r.future;
+        return io.flush();
     }
 
     @Override
     public CompletableFuture<Void> trim(long offset, long length) {
-        DeviceGeometry g = geometry();
-        if (!g.caps().trim()) {
-            return failed(Errno.EOPNOTSUPP, "device " + name + " cannot discard");
-        }
-        return split(Io.OP_DISCARD, 0, offset, length, null, DeviceGeometry::maxDiscardBytes);
+        return io.trim(offset, length);
     }
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
-        DeviceGeometry g = geometry();
-        if (g.caps().write() && !g.caps().zero()) {
-            // The server offers no WRITE_ZEROES: write zeros, one maximal buffer reused read-only.
-            ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(length, g.maxIoSize())).asReadOnlyBuffer();
-            return split(Io.OP_WRITE, fua ? Io.F_FUA : 0, offset, length, zeros, DeviceGeometry::maxIoSize);
-        }
-        return split(Io.OP_WRITE_ZEROES, fua ? Io.F_FUA : 0, offset, length, null,
-                DeviceGeometry::maxWriteZeroesBytes);
-    }
-
-    private static CompletableFuture<Void> failed(int errno, String msg) {
-        return CompletableFuture.failedFuture(new BlockIoException(errno, msg));
-    }
-
-    /**
-     * Check and cut one request into pieces of at most {@code max} bytes. For data ops each
-     * piece is a slice of {@code buf}; a shorter {@code buf} (the zero buffer) is reused.
-     */
-    private CompletableFuture<Void> split(int op, int flags, long offset, long length, ByteBuffer buf,
-                                          ToIntFunction<DeviceGeometry> max) {
-        return split(op, flags, offset, length, buf, max, true);
-    }
-
-    private CompletableFuture<Void> split(int op, int flags, long offset, long length, ByteBuffer buf,
-                                          ToIntFunction<DeviceGeometry> max, boolean mayRefresh) {
-        DeviceGeometry g = geometry();
-        boolean write = op != Io.OP_READ;
-        if (write && !g.caps().write()) {
-            return failed(Errno.EROFS, "device " + name + " is mapped read-only");
-        }
-        int lbs = g.logicalBlockSize();
-        if (offset < 0 || length < 0 || offset % lbs != 0 || length % lbs != 0) {
-            return failed(Errno.EINVAL, "request " + offset + "+" + length + " misaligned to " + lbs);
-        }
-        if (offset > g.size() - length) {
-            if (mayRefresh && state() == DeviceState.MAPPED) {
-                // The export may have grown since the last OPEN: ask once before refusing, so
-                // IO beyond the old end works as soon as the server has the new size.
-                return refreshSize().thenCompose(size -> split(op, flags, offset, length, buf, max, false));
-            }
-            return failed(Errno.EINVAL, "request " + offset + "+" + length + " beyond " + g.size());
-        }
-        int step = max.applyAsInt(g);
-        int n = (int) ((length + step - 1) / step);
-        Request r = start(op, n, length);
-        if (r.future.isDone()) {
-            return r.future;
-        }
-        long done = 0;
-        try (BlockPlug plug = n > 1 ? plug() : BlockPlug.NONE) {
-            while (done < length) {
-                int len = (int) Math.min(step, length - done);
-                ByteBuffer data = NO_DATA;
-                if (buf != null) {
-                    if (buf.remaining() == length) {
-                        int from = buf.position() + (int) done;
-                        data = buf.duplicate().limit(from + len).position(from).slice();
-                    } else {
-                        data = buf.duplicate().limit(buf.position() + len).slice();
-                    }
-                }
-                submit(new Piece(r, op, flags, offset + done, len, data));
-                done += len;
-            }
-        }
-        return r.future;
+        return io.writeZeroes(offset, length, fua);
     }
 
     /** The RTRS session's plug: what this thread submits then goes out as one post per connection. */
@@ -559,25 +418,21 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     }
 
     /**
-     * A new request, counted in flight under the lock unmap checks; already completed when
-     * the device is unmapped or there is nothing to do.
+     * Count a request of {@code pieces} in flight, under the lock unmap checks; false when the
+     * device is unmapped. A request of no pieces is not counted.
      */
-    private Request start(int op, int pieces, long length) {
-        Request r = new Request(op, pieces, length);
-        synchronized (this) {
-            if (state == DeviceState.UNMAPPED) {
-                r.future.completeExceptionally(new BlockIoException(Errno.ENODEV, "device " + name + " is unmapped"));
-            } else if (pieces == 0) {
-                r.future.complete(null);
-            } else {
-                stats.started();
-            }
+    synchronized boolean admit(int pieces) {
+        if (state == DeviceState.UNMAPPED) {
+            return false;
         }
-        return r;
+        if (pieces > 0) {
+            stats.started();
+        }
+        return true;
     }
 
     /** Send a piece now, hold it until the OPEN completes, or fail it. */
-    private void submit(Piece p) {
+    void submit(Piece p) {
         RtrsClientSession rtrs = null;
         int id = 0;
         int errno;
@@ -608,13 +463,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             p.finish(errno);
             return;
         }
-        p.sentWith = id;
-        ByteBuffer hdr = Io.of(id, p.offset / OpenRsp.SECTOR_SIZE, p.op, p.flags, p.len).toBuffer();
-        if (p.op == Io.OP_READ) {
-            rtrs.read(hdr, p.data, p::completed);
-        } else {
-            rtrs.write(hdr, p.data, p::completed);
-        }
+        p.send(rtrs, id);
     }
 
     /**
@@ -622,7 +471,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
      * server answered a reconnected session that has not re-opened yet), or done with a new
      * id.
      */
-    private synchronized boolean stale(Piece p) {
+    synchronized boolean stale(Piece p) {
         return state == DeviceState.OPENING || state == DeviceState.DISCONNECTED
                 || (state == DeviceState.MAPPED && geometry.deviceId() != p.sentWith);
     }
@@ -634,7 +483,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
      * if the server now refuses the OPEN (export removed, access revoked), the device fails
      * with that errno. False when the piece was not sent with the current id.
      */
-    private boolean reopenIfForgotten(Piece p) {
+    boolean reopenIfForgotten(Piece p) {
         synchronized (this) {
             if (state != DeviceState.MAPPED || geometry.deviceId() != p.sentWith) {
                 return false;
@@ -646,83 +495,5 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         }
         open();
         return true;
-    }
-
-    /** One caller request: completes when all its pieces have, with the first error. */
-    private final class Request {
-        final int op;
-        final CompletableFuture<Void> future = new CompletableFuture<>();
-        final AtomicInteger left;
-        final AtomicInteger firstError = new AtomicInteger();
-        final long length;
-        final long startNanos = System.nanoTime();
-
-        Request(int op, int pieces, long length) {
-            this.op = op;
-            this.left = new AtomicInteger(pieces);
-            this.length = length;
-        }
-
-        void pieceDone(int errno) {
-            if (errno != 0) {
-                firstError.compareAndSet(0, errno);
-            }
-            if (left.decrementAndGet() == 0) {
-                stats.finished();
-                stats.latency(System.nanoTime() - startNanos);
-                int e = firstError.get();
-                if (e == 0) {
-                    if (op == Io.OP_READ) {
-                        stats.read(length);
-                    } else if (op == Io.OP_WRITE) {
-                        stats.wrote(length);
-                    }
-                    future.complete(null);
-                } else {
-                    stats.error();
-                    future.completeExceptionally(new BlockIoException(e, "device " + name + " op " + op));
-                }
-            }
-        }
-    }
-
-    private final class Piece {
-        final Request request;
-        final int op;
-        final int flags;
-        final long offset;
-        final int len;
-        final ByteBuffer data;
-        volatile int sentWith;
-        int resends;
-
-        Piece(Request request, int op, int flags, long offset, int len, ByteBuffer data) {
-            this.request = request;
-            this.op = op;
-            this.flags = flags;
-            this.offset = offset;
-            this.len = len;
-            this.data = data;
-        }
-
-        void completed(int errno) {
-            if (errno == Errno.ENXIO && resends < MAX_RESENDS) {
-                if (stale(this)) {
-                    resends++;
-                    LOG.debug("device {}: request sent with stale id {} goes again", name, sentWith);
-                    submit(this);
-                    return;
-                }
-                resends++;
-                if (reopenIfForgotten(this)) {
-                    return;
-                }
-            }
-            finish(errno);
-        }
-
-        void finish(int errno) {
-            request.pieceDone(errno);
-        }
     }
 }

@@ -1,27 +1,20 @@
 package io.rnbd.rnbd.client.internal.osgi;
 
-import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
-import io.rnbd.rnbd.client.DevicePublisher;
 import io.rnbd.rnbd.client.RnbdClient;
-import io.rnbd.rnbd.client.RnbdClientDevice;
 import io.rnbd.rtrs.api.RtrsClientSession;
-import java.io.IOException;
-import java.util.Hashtable;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
-import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -31,13 +24,19 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
- * The RNBD client: follows RTRS client sessions as they come and go, and registers every
- * mapped device as a {@link RemoteBlockDevice} service with {@code rnbd.device=<name>}.
+ * The RNBD client's glue: builds the {@link RnbdClient} and registers it as the
+ * {@link RnbdClientAdmin} service itself, follows RTRS client sessions as they come and go,
+ * and has every mapped device registered as a {@link RemoteBlockDevice} service
+ * ({@link DeviceServices}).
  */
-@Component(immediate = true, service = RnbdClientAdmin.class, configurationPid = "io.rnbd.client",
+// DS no longer declares the admin it does not register: say it here, so a bundle that needs
+// it (MapComponent, the console) still resolves where service requirements are enforced.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rnbd.api.RnbdClientAdmin",
+        uses = RnbdClientAdmin.class)
+@Component(immediate = true, service = {}, configurationPid = "io.rnbd.client",
         configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = RnbdClientComponent.Config.class)
-public final class RnbdClientComponent implements RnbdClientAdmin, DevicePublisher {
+public final class RnbdClientComponent {
     @ObjectClassDefinition(name = "RNBD client", description = "Settings of the RNBD client's mapped devices.")
     public @interface Config {
         @AttributeDefinition(name = "Size refresh (ms)", description = "How often every mapped device asks its server "
@@ -47,24 +46,23 @@ public final class RnbdClientComponent implements RnbdClientAdmin, DevicePublish
         long size_refresh_ms() default 5000;
     }
 
-    private final BundleContext context;
     private final ScheduledExecutorService scheduler;
-    private final Map<RnbdClientDevice, ServiceRegistration<RemoteBlockDevice>> registrations =
-            new ConcurrentHashMap<>();
+    private final DeviceServices devices;
     private final RnbdClient client;
-    private volatile boolean closed;
+    private final ServiceRegistration<RnbdClientAdmin> registration;
 
     @Activate
     public RnbdClientComponent(BundleContext context, Config cfg) {
-        this.context = context;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rnbd-client-timer");
             t.setDaemon(true);
             return t;
         });
         try {
-            this.client = new RnbdClient(this, scheduler, cfg.size_refresh_ms());
-        } catch (IllegalArgumentException e) {
+            this.devices = new DeviceServices(context);
+            this.client = new RnbdClient(devices, scheduler, cfg.size_refresh_ms());
+            this.registration = context.registerService(RnbdClientAdmin.class, client, null);
+        } catch (RuntimeException e) {
             scheduler.shutdownNow();
             throw e;
         }
@@ -88,61 +86,14 @@ public final class RnbdClientComponent implements RnbdClientAdmin, DevicePublish
 
     @Deactivate
     void deactivate() throws InterruptedException {
-        closed = true;
+        // The admin goes first, as when DS registered it: its users (the mappings of
+        // MapComponent) let go and unmap before the client closes.
+        DeviceServices.unregister(registration);
+        devices.close();
         client.close();
         scheduler.shutdownNow();
         // a stopped bundle leaves no thread behind; a refresh under way ends with its OPEN
-        scheduler.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
-        registrations.keySet().forEach(this::withdraw);
-    }
-
-    @Override
-    public void publish(RnbdClientDevice device) {
-        if (closed) {
-            return;
-        }
-        Hashtable<String, Object> props = new Hashtable<>();
-        props.put(RemoteBlockDevice.PROP_NAME, device.name());
-        props.put("rnbd.export", device.exportName());
-        props.put(RtrsClientSession.PROP_SESSION, device.sessionName());
-        registrations.put(device, context.registerService(RemoteBlockDevice.class, device, props));
-    }
-
-    @Override
-    public void withdraw(RnbdClientDevice device) {
-        ServiceRegistration<RemoteBlockDevice> reg = registrations.remove(device);
-        if (reg != null) {
-            try {
-                reg.unregister();
-            } catch (IllegalStateException alreadyGone) {
-                // the bundle is stopping and the framework unregistered it first
-            }
-        }
-    }
-
-    @Override
-    public List<DeviceInfo> devices() {
-        return client.devices();
-    }
-
-    @Override
-    public CompletableFuture<RemoteBlockDevice> map(String device, String session, String export, AccessMode mode)
-            throws IOException {
-        return client.map(device, session, export, mode);
-    }
-
-    @Override
-    public void unmap(String device, boolean force) throws IOException {
-        client.unmap(device, force);
-    }
-
-    @Override
-    public CompletableFuture<RemoteBlockDevice> remap(String device) throws IOException {
-        return client.remap(device);
-    }
-
-    @Override
-    public CompletableFuture<Long> resize(String device) throws IOException {
-        return client.resize(device);
+        scheduler.awaitTermination(10, TimeUnit.SECONDS);
+        devices.withdrawAll();
     }
 }

@@ -1,0 +1,178 @@
+package io.rnbd.rnbd.client;
+
+import io.rnbd.common.Errno;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockPlug;
+import io.rnbd.rnbd.api.BlockStats;
+import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
+import io.rnbd.rnbd.proto.Io;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.ToIntFunction;
+
+/**
+ * The IO path of one mapped device: checks a request against the device's geometry, cuts
+ * it into {@link Piece}s of the device's limits under one plug, and completes it when all
+ * its pieces have. Where each piece goes (sent, held for an OPEN, failed) is the device's
+ * state machine's call: {@link RnbdClientDevice#submit}.
+ */
+final class DeviceIo {
+    /** The payload of a request without data. */
+    static final ByteBuffer NO_DATA = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+    private final RnbdClientDevice device;
+    private final String name;
+    private final BlockStats stats;
+
+    DeviceIo(RnbdClientDevice device, BlockStats stats) {
+        this.device = device;
+        this.name = device.name();
+        this.stats = stats;
+    }
+
+    CompletableFuture<Void> read(long offset, ByteBuffer dst) {
+        return split(Io.OP_READ, 0, offset, dst.remaining(), dst, g -> g.maxIoSize());
+    }
+
+    CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+        return split(Io.OP_WRITE, fua ? Io.F_FUA : 0, offset, src.remaining(), src, g -> g.maxIoSize());
+    }
+
+    CompletableFuture<Void> flush() {
+        Request r = start(Io.OP_FLUSH, 1, 0);
+        if (!r.future.isDone()) {
+            device.submit(new Piece(device, r, Io.OP_FLUSH, 0, 0, 0, NO_DATA));
+        }
+        return r.future;
+    }
+
+    CompletableFuture<Void> trim(long offset, long length) {
+        DeviceGeometry g = device.geometry();
+        if (!g.caps().trim()) {
+            return failed(Errno.EOPNOTSUPP, "device " + name + " cannot discard");
+        }
+        return split(Io.OP_DISCARD, 0, offset, length, null, DeviceGeometry::maxDiscardBytes);
+    }
+
+    CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+        DeviceGeometry g = device.geometry();
+        if (g.caps().write() && !g.caps().zero()) {
+            // The server offers no WRITE_ZEROES: write zeros, one maximal buffer reused read-only.
+            ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(length, g.maxIoSize())).asReadOnlyBuffer();
+            return split(Io.OP_WRITE, fua ? Io.F_FUA : 0, offset, length, zeros, DeviceGeometry::maxIoSize);
+        }
+        return split(Io.OP_WRITE_ZEROES, fua ? Io.F_FUA : 0, offset, length, null,
+                DeviceGeometry::maxWriteZeroesBytes);
+    }
+
+    private static CompletableFuture<Void> failed(int errno, String msg) {
+        return CompletableFuture.failedFuture(new BlockIoException(errno, msg));
+    }
+
+    /**
+     * Check and cut one request into pieces of at most {@code max} bytes. For data ops each
+     * piece is a slice of {@code buf}; a shorter {@code buf} (the zero buffer) is reused.
+     */
+    private CompletableFuture<Void> split(int op, int flags, long offset, long length, ByteBuffer buf,
+                                          ToIntFunction<DeviceGeometry> max) {
+        return split(op, flags, offset, length, buf, max, true);
+    }
+
+    private CompletableFuture<Void> split(int op, int flags, long offset, long length, ByteBuffer buf,
+                                          ToIntFunction<DeviceGeometry> max, boolean mayRefresh) {
+        DeviceGeometry g = device.geometry();
+        boolean write = op != Io.OP_READ;
+        if (write && !g.caps().write()) {
+            return failed(Errno.EROFS, "device " + name + " is mapped read-only");
+        }
+        int lbs = g.logicalBlockSize();
+        if (offset < 0 || length < 0 || offset % lbs != 0 || length % lbs != 0) {
+            return failed(Errno.EINVAL, "request " + offset + "+" + length + " misaligned to " + lbs);
+        }
+        if (offset > g.size() - length) {
+            if (mayRefresh && device.state() == DeviceState.MAPPED) {
+                // The export may have grown since the last OPEN: ask once before refusing, so
+                // IO beyond the old end works as soon as the server has the new size.
+                return device.refreshSize().thenCompose(size -> split(op, flags, offset, length, buf, max, false));
+            }
+            return failed(Errno.EINVAL, "request " + offset + "+" + length + " beyond " + g.size());
+        }
+        int step = max.applyAsInt(g);
+        int n = (int) ((length + step - 1) / step);
+        Request r = start(op, n, length);
+        if (r.future.isDone()) {
+            return r.future;
+        }
+        long done = 0;
+        try (BlockPlug plug = n > 1 ? device.plug() : BlockPlug.NONE) {
+            while (done < length) {
+                int len = (int) Math.min(step, length - done);
+                ByteBuffer data = NO_DATA;
+                if (buf != null) {
+                    if (buf.remaining() == length) {
+                        int from = buf.position() + (int) done;
+                        data = buf.duplicate().limit(from + len).position(from).slice();
+                    } else {
+                        data = buf.duplicate().limit(buf.position() + len).slice();
+                    }
+                }
+                device.submit(new Piece(device, r, op, flags, offset + done, len, data));
+                done += len;
+            }
+        }
+        return r.future;
+    }
+
+    /**
+     * A new request, counted in flight under the lock unmap checks; already completed when
+     * the device is unmapped or there is nothing to do.
+     */
+    private Request start(int op, int pieces, long length) {
+        Request r = new Request(op, pieces, length);
+        if (!device.admit(pieces)) {
+            r.future.completeExceptionally(new BlockIoException(Errno.ENODEV, "device " + name + " is unmapped"));
+        } else if (pieces == 0) {
+            r.future.complete(null);
+        }
+        return r;
+    }
+
+    /** One caller request: completes when all its pieces have, with the first error. */
+    final class Request {
+        final int op;
+        final CompletableFuture<Void> future = new CompletableFuture<>();
+        final AtomicInteger left;
+        final AtomicInteger firstError = new AtomicInteger();
+        final long length;
+        final long startNanos = System.nanoTime();
+
+        Request(int op, int pieces, long length) {
+            this.op = op;
+            this.left = new AtomicInteger(pieces);
+            this.length = length;
+        }
+
+        void pieceDone(int errno) {
+            if (errno != 0) {
+                firstError.compareAndSet(0, errno);
+            }
+            if (left.decrementAndGet() == 0) {
+                stats.finished();
+                stats.latency(System.nanoTime() - startNanos);
+                int e = firstError.get();
+                if (e == 0) {
+                    if (op == Io.OP_READ) {
+                        stats.read(length);
+                    } else if (op == Io.OP_WRITE) {
+                        stats.wrote(length);
+                    }
+                    future.complete(null);
+                } else {
+                    stats.error();
+                    future.completeExceptionally(new BlockIoException(e, "device " + name + " op " + op));
+                }
+            }
+        }
+    }
+}
