@@ -143,6 +143,26 @@ public class AuthIT extends KarafTestSupport {
     }
 
     /**
+     * The key commands come with rnbd-auth-chap (the shell being there) and work against the
+     * running chap bundle straight away, with no bundle:refresh of anything.
+     */
+    @Test
+    public void keyCommandsComeWithTheChapFeature() throws Exception {
+        settledAppliance();
+        chapInForce();
+        awaitCondition("rtrs:auth-keys registered", () -> executeCommand("rtrs:auth-keys").startsWith("HOST ID"),
+                TIMEOUT_MS, () -> executeCommand("rtrs:auth-keys"));
+        String added = executeCommand("rtrs:auth-key-add --generate itest-console");
+        assertTrue(added, added.startsWith("keys of host itest-console stored\nhost secret: DHHC-1:00:"));
+        String json = executeCommand("rtrs:auth-keys --json");
+        assertTrue(json, json.contains("{\"host_id\":\"itest-console\",\"transform\":\"none\",\"key_length\":32,"
+                + "\"ctrl_key\":false,\"source\":\"file\"}") && !json.contains("DHHC"));
+        assertEquals("keys of host itest-console removed", executeCommand("rtrs:auth-key-remove itest-console").trim());
+        assertEquals("Error: no keys for host 'itest-console' in the keys file",
+                executeCommand("rtrs:auth-key-remove itest-console").trim());
+    }
+
+    /**
      * rnbd0 mapped and both appliance paths connected, before any test puts chap in force.
      * rnbd0 appears once one path is up; the other may still be in its boot-time reconnect
      * loop (its device came up later), and its next attempt under chap, with no key for the

@@ -121,10 +121,12 @@ public class ConsoleIT extends KarafTestSupport {
         assertEquals("server session " + SESSION + " closed", run("rtrs:server-session-close " + SESSION));
         awaitApplianceUp();
 
-        // no chap bundle in the appliance: the key commands say so, nothing else breaks
-        for (String command : new String[] {"rtrs:auth-keys", "rtrs:auth-keys --json",
-                "rtrs:auth-key-add --generate itest", "rtrs:auth-key-remove itest"}) {
-            assertError(run(command), "the chap authentication bundle is not installed");
+        // no rnbd-auth-chap in the appliance: its key commands are not there, nothing else breaks
+        // (AuthIT runs them once the feature is installed)
+        for (String name : new String[] {"auth-keys", "auth-key-add", "auth-key-remove"}) {
+            String out = run("rtrs:" + name);
+            assertContains(out, "Command not found");
+            assertContains(out, name);
         }
     }
 

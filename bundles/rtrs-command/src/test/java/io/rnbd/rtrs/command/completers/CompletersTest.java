@@ -7,9 +7,6 @@ import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.api.SessionState;
-import io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin;
-import io.rnbd.rtrs.auth.chap.api.ChapKeyInfo;
-import io.rnbd.rtrs.command.FakeContext;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -63,30 +60,6 @@ class CompletersTest {
         public void resetStats(String s) {
         }
     };
-
-    @Test
-    void hostIdsFromTheChapServiceOrNone() {
-        HostIdCompleter c = new HostIdCompleter();
-        c.bundleContext = new FakeContext("io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin", null).context;
-        assertEquals(List.of(), c.hostIds());
-        c.bundleContext = new FakeContext("io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin", new ChapKeyAdmin() {
-            @Override
-            public List<ChapKeyInfo> list() {
-                return List.of(new ChapKeyInfo("h1", "none", 32, false, "file"),
-                        new ChapKeyInfo("h2", "none", 32, false, "config"));
-            }
-
-            @Override
-            public void put(String hostId, String hostSecret, String ctrlSecret) {
-            }
-
-            @Override
-            public boolean remove(String hostId) {
-                return false;
-            }
-        }).context;
-        assertEquals(List.of("h1", "h2"), c.hostIds());
-    }
 
     @Test
     void pathsOfTheSessionOnTheLineElseOfAll() {

@@ -1,6 +1,8 @@
-package io.rnbd.rtrs.command;
+package io.rnbd.rtrs.auth.chap.command;
 
 import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin;
+import io.rnbd.rtrs.auth.chap.api.ChapSecrets;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
@@ -12,7 +14,6 @@ import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.apache.karaf.shell.support.completers.StringsCompleter;
-import org.osgi.framework.BundleContext;
 
 /**
  * {@code rtrs:auth-key-add HOSTID --secret DHHC-1:..|--generate [--ctrl-secret ..|--generate-ctrl]}.
@@ -24,11 +25,8 @@ import org.osgi.framework.BundleContext;
 public class AuthKeyAddCommand extends ConsoleCommand {
     private static final List<String> TRANSFORMS = List.of("none", "sha256", "sha384", "sha512");
 
-    @Reference
-    BundleContext bundleContext;
-
-    /** Set by tests instead of looking the chap service up. */
-    AuthKeyStore store;
+    @Reference(optional = true)
+    ChapKeyAdmin admin;
 
     @Argument(index = 0, name = "hostid", description = "Host id of the client (its host.id)", required = true)
     String hostId;
@@ -55,12 +53,7 @@ public class AuthKeyAddCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) throws IOException {
-        try (AuthKeyStores.Held held = AuthKeyStores.open(bundleContext, store)) {
-            add(out, held.store());
-        }
-    }
-
-    private void add(PrintStream out, AuthKeyStore keys) throws IOException {
+        ChapKeyAdmin keys = ChapKeys.require(admin);
         if (hostId.isBlank()) {
             throw new IllegalArgumentException("the host id must not be empty");
         }
@@ -78,8 +71,8 @@ public class AuthKeyAddCommand extends ConsoleCommand {
             throw new IllegalArgumentException("key length must be 32, 48 or 64 bytes, not " + keyLength);
         }
         int length = Integer.parseInt(keyLength.trim());
-        String host = generate ? keys.generate(t, length) : secret;
-        String ctrl = generateCtrl ? keys.generate(t, length) : ctrlSecret;
+        String host = generate ? ChapSecrets.generate(t, length) : secret;
+        String ctrl = generateCtrl ? ChapSecrets.generate(t, length) : ctrlSecret;
         keys.put(hostId, host, ctrl);
         out.println("keys of host " + hostId + " stored" + (ctrl != null ? " (bidirectional)" : ""));
         if (generate) {

@@ -1,7 +1,7 @@
-package io.rnbd.rtrs.command.completers;
+package io.rnbd.rtrs.auth.chap.command.completers;
 
-import io.rnbd.rtrs.command.AuthKeyStore;
-import io.rnbd.rtrs.command.AuthKeyStores;
+import io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin;
+import io.rnbd.rtrs.auth.chap.api.ChapKeyInfo;
 import java.util.List;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
@@ -9,13 +9,12 @@ import org.apache.karaf.shell.api.console.CommandLine;
 import org.apache.karaf.shell.api.console.Completer;
 import org.apache.karaf.shell.api.console.Session;
 import org.apache.karaf.shell.support.completers.StringsCompleter;
-import org.osgi.framework.BundleContext;
 
-/** Completes the host ids that have CHAP keys (nothing while the chap bundle is absent). */
+/** Completes the host ids that have CHAP keys (nothing while the chap bundle is not running). */
 @Service
 public class HostIdCompleter implements Completer {
-    @Reference
-    BundleContext bundleContext;
+    @Reference(optional = true)
+    ChapKeyAdmin admin;
 
     @Override
     public int complete(Session session, CommandLine commandLine, List<String> candidates) {
@@ -23,10 +22,7 @@ public class HostIdCompleter implements Completer {
     }
 
     List<String> hostIds() {
-        try (AuthKeyStores.Held held = AuthKeyStores.open(bundleContext, null)) {
-            return held.store().list().stream().map(AuthKeyStore.KeyInfo::hostId).toList();
-        } catch (IllegalStateException e) {
-            return List.of();
-        }
+        ChapKeyAdmin a = admin;
+        return a == null ? List.of() : a.list().stream().map(ChapKeyInfo::hostId).toList();
     }
 }

@@ -1,80 +1,41 @@
-package io.rnbd.rtrs.command;
+package io.rnbd.rtrs.auth.chap.command;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
 import io.rnbd.rtrs.auth.chap.api.ChapSecrets;
-import java.io.IOException;
-import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
-/** rtrs:auth-keys, rtrs:auth-key-add, rtrs:auth-key-remove. */
+/** rtrs:auth-keys, rtrs:auth-key-add, rtrs:auth-key-remove against a fake ChapKeyAdmin. */
 class AuthKeyCommandsTest {
     private static final String SECRET = ChapSecrets.generate(0, 32);
     private static final String CTRL = ChapSecrets.generate(1, 48);
 
-    /** Keeps the secrets, as the real store does, so a leak into the listing would show. */
-    private static final class FakeStore implements AuthKeyStore {
-        final Map<String, String[]> keys = new TreeMap<>();
-        final List<String> generated = new ArrayList<>();
-
-        @Override
-        public List<KeyInfo> list() {
-            return keys.entrySet().stream().map(e -> new KeyInfo(e.getKey(), "none", 32, e.getValue()[1] != null,
-                    e.getKey().startsWith("cfg") ? "config" : "file")).toList();
-        }
-
-        @Override
-        public void put(String hostId, String hostSecret, String ctrlSecret) {
-            if (!hostSecret.startsWith("DHHC-1:")) {
-                throw new IllegalArgumentException("host secret is not in DHHC-1 format");
-            }
-            keys.put(hostId, new String[] {hostSecret, ctrlSecret});
-        }
-
-        @Override
-        public boolean remove(String hostId) throws IOException {
-            if (hostId.startsWith("cfg")) {
-                throw new IllegalStateException("the keys of " + hostId + " come from the configuration");
-            }
-            if (hostId.equals("io")) {
-                throw new IOException("keys file not writable");
-            }
-            return keys.remove(hostId) != null;
-        }
-
-        @Override
-        public String generate(int transform, int keyLength) {
-            String s = ChapSecrets.generate(transform, keyLength);
-            generated.add(s);
-            return s;
-        }
-    }
-
-    private final FakeStore store = new FakeStore();
+    private final FakeChapKeyAdmin admin = new FakeChapKeyAdmin();
 
     private AuthKeyAddCommand add(String host) {
         AuthKeyAddCommand c = new AuthKeyAddCommand();
-        c.store = store;
+        c.admin = admin;
         c.hostId = host;
         return c;
     }
 
     @Test
     void listingNeverShowsASecret() {
-        store.put("host-a", SECRET, CTRL);
-        store.put("cfg-b", CTRL, null);
+        admin.put("host-a", SECRET, CTRL);
+        admin.put("cfg-b", CTRL, null);
         AuthKeysCommand table = new AuthKeysCommand();
-        table.store = store;
+        table.admin = admin;
         String out = Out.run(table);
         AuthKeysCommand json = new AuthKeysCommand();
-        json.store = store;
+        json.admin = admin;
         json.json = true;
         String js = Out.run(json);
         for (String o : List.of(out, js)) {
@@ -92,14 +53,23 @@ class AuthKeyCommandsTest {
     }
 
     @Test
+    void listingIsTheDocumentedTable() {
+        admin.put("h1", SECRET, null);
+        AuthKeysCommand c = new AuthKeysCommand();
+        c.admin = admin;
+        assertEquals("HOST ID  TRANSFORM  KEY BYTES  CTRL KEY  SOURCE\nh1       none       32         no        file\n",
+                Out.run(c));
+    }
+
+    @Test
     void addWithAGivenSecretDoesNotEchoIt() {
         AuthKeyAddCommand c = add("host-a");
         c.secret = SECRET;
         c.ctrlSecret = CTRL;
         String out = Out.run(c);
         assertEquals("keys of host host-a stored (bidirectional)\n", out);
-        assertEquals(SECRET, store.keys.get("host-a")[0]);
-        assertEquals(CTRL, store.keys.get("host-a")[1]);
+        assertEquals(SECRET, admin.keys.get("host-a")[0]);
+        assertEquals(CTRL, admin.keys.get("host-a")[1]);
     }
 
     @Test
@@ -110,12 +80,17 @@ class AuthKeyCommandsTest {
         c.transform = "sha384";
         c.keyLength = "48";
         String out = Out.run(c);
-        assertEquals(2, store.generated.size());
-        assertTrue(store.generated.get(0).startsWith("DHHC-1:02:"), store.generated.get(0));
-        assertEquals("keys of host host-g stored (bidirectional)\nhost secret: " + store.generated.get(0)
-                + "\nctrl secret: " + store.generated.get(1)
+        String host = admin.keys.get("host-g")[0];
+        String ctrl = admin.keys.get("host-g")[1];
+        for (String s : List.of(host, ctrl)) {
+            assertTrue(s.startsWith("DHHC-1:02:"), s);
+            // 48 key bytes + 4 CRC bytes
+            assertEquals(52, Base64.getDecoder().decode(s.split(":")[2]).length, s);
+        }
+        assertNotEquals(host, ctrl);
+        assertEquals("keys of host host-g stored (bidirectional)\nhost secret: " + host
+                + "\nctrl secret: " + ctrl
                 + "\nGive the secrets to the host now; they are not shown again.\n", out);
-        assertEquals(store.generated.get(0), store.keys.get("host-g")[0]);
     }
 
     @Test
@@ -150,16 +125,15 @@ class AuthKeyCommandsTest {
         bad.secret = "hunter2";
         String out = Out.run(bad);
         assertEquals("Error: host secret is not in DHHC-1 format\n", out);
-        assertTrue(store.keys.isEmpty());
-        assertTrue(store.generated.isEmpty());
+        assertTrue(admin.keys.isEmpty());
     }
 
     @Test
     void removeKnownUnknownConfigAndUnwritable() {
-        store.put("host-a", SECRET, null);
-        store.put("cfg-b", SECRET, null);
+        admin.put("host-a", SECRET, null);
+        admin.put("cfg-b", SECRET, null);
         AuthKeyRemoveCommand c = new AuthKeyRemoveCommand();
-        c.store = store;
+        c.admin = admin;
         c.hostId = "host-a";
         assertEquals("keys of host host-a removed\n", Out.run(c));
         assertEquals("Error: no keys for host 'host-a' in the keys file\n", Out.run(c));
@@ -170,7 +144,7 @@ class AuthKeyCommandsTest {
     }
 
     @Test
-    void withoutTheChapBundleEveryKeyCommandSaysSo() {
+    void withoutTheChapServiceEveryKeyCommandSaysSo() {
         String expected = "Error: the chap authentication bundle is not installed\n";
         assertEquals(expected, Out.run(new AuthKeysCommand()));
         AuthKeyAddCommand a = new AuthKeyAddCommand();
