@@ -1,6 +1,7 @@
 package io.rnbd.bench;
 
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.backend.rbd.internal.RbdBackend;
 import io.rnbd.rnbd.backend.rbd.internal.RbdSettings;
 import java.time.Duration;
@@ -44,7 +45,7 @@ public final class RbdBenchMain {
         RbdSettings settings = new RbdSettings("rbd", o.get("--conf"), o.getOrDefault("--id", "admin"),
                 o.getOrDefault("--keyring", ""), 0, 10);
         try (RbdBackend rbd = new RbdBackend(settings);
-             BlockDevice backend = rbd.open(Map.of("image", o.get("--backend-image")), false);
+             BlockDevice backend = BlockRequests.checked(rbd.open(Map.of("image", o.get("--backend-image")), false));
              RnbdStack appliance = new RnbdStack(rbd, Map.of("image", o.get("--appliance-image")), true)) {
             Map<String, BlockDevice> targets = new LinkedHashMap<>();
             targets.put("backend", backend);

@@ -15,7 +15,8 @@ public interface BlockBackend {
 
     /**
      * Open the storage described by {@code params} (backend specific: {@code size},
-     * {@code path}, {@code direct} ...).
+     * {@code path}, {@code direct} ...). The device trusts its caller to check each request
+     * first ({@link BlockRequests}).
      *
      * @throws IOException with a one-line reason the console can show as is
      */

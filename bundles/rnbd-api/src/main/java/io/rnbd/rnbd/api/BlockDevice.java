@@ -8,7 +8,9 @@ import java.util.function.LongConsumer;
  * A block device: byte-addressed here, every offset and length a multiple of
  * {@link #logicalBlockSize()}. Operations are asynchronous; a failed one completes its
  * future exceptionally with a {@link BlockIoException}. Out-of-range, misaligned and
- * unsupported requests fail (EINVAL, EOPNOTSUPP, EROFS) without touching data.
+ * unsupported requests fail (EINVAL, EOPNOTSUPP, EROFS) without touching data: a device a
+ * {@link BlockBackend} opens leaves that check to its caller, which makes it once for every
+ * backend ({@link BlockRequests}), as nbdkit's server does for its plugins.
  */
 public interface BlockDevice extends AutoCloseable {
     /** Size in bytes. */

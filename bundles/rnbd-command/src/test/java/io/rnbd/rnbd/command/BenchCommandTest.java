@@ -8,6 +8,7 @@ import io.rnbd.command.support.MiniJson;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.DeviceClaim;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
@@ -49,7 +50,7 @@ class BenchCommandTest {
         for (BlockBackend b : ServiceLoader.load(BlockBackend.class)) {
             if (b.type().equals("memory")) {
                 try {
-                    return b.open(Map.of("size", "4m"), false);
+                    return BlockRequests.checked(b.open(Map.of("size", "4m"), false));
                 } catch (java.io.IOException e) {
                     throw new IllegalStateException(e);
                 }

@@ -6,12 +6,10 @@ import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockStats;
-import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
 import io.rnbd.rnbd.api.RnbdServerAdmin.Opener;
 import io.rnbd.rnbd.api.SizeWatch;
 import io.rnbd.rnbd.api.Sizes;
-import io.rnbd.rnbd.proto.OpenRsp;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -45,24 +43,6 @@ final class Export {
             State.CLOSED, EnumSet.noneOf(State.class)));
     /** Bounded, so a stuck backend cannot hang the thread taking it away. */
     private static final long FLUSH_ON_OFFLINE_SECONDS = 10;
-    private static final int MAX_SEGMENTS = 128;
-
-    /** What OPEN_RSP reports, captured when the backend opens, kept while it is away. */
-    record Geometry(long size, int logicalBlockSize, int physicalBlockSize, int maxIoSize, Capabilities caps) {
-        static Geometry of(BlockDevice d) {
-            return new Geometry(d.size(), d.logicalBlockSize(), d.physicalBlockSize(), d.maxIoSize(),
-                    d.capabilities());
-        }
-
-        Geometry withSize(long bytes) {
-            return new Geometry(bytes, logicalBlockSize, physicalBlockSize, maxIoSize, caps);
-        }
-
-        /** Largest DISCARD / WRITE_ZEROES in bytes: what fits bi_size, block aligned. */
-        int maxRangeBytes() {
-            return (Integer.MAX_VALUE / logicalBlockSize) * logicalBlockSize;
-        }
-    }
 
     private record Waiter(Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating, long timeoutMs,
                           IntConsumer done, ScheduledFuture<?>[] timer) {
@@ -387,18 +367,6 @@ final class Export {
 
     synchronized String lastError() {
         return lastError;
-    }
-
-    OpenRsp openRsp(Opening o) {
-        Geometry g = geometry();
-        boolean write = o.writable();
-        Capabilities c = g.caps();
-        int maxRangeSectors = g.maxRangeBytes() / OpenRsp.SECTOR_SIZE;
-        int cache = (c.fua() ? OpenRsp.CACHE_FUA : 0) | (c.flush() ? OpenRsp.CACHE_WRITEBACK : 0);
-        return new OpenRsp(o.deviceId(), g.size() / OpenRsp.SECTOR_SIZE, g.maxIoSize() / OpenRsp.SECTOR_SIZE,
-                write && c.write() ? maxRangeSectors : 0,
-                write && c.write() && c.trim() ? maxRangeSectors : 0,
-                g.logicalBlockSize(), 0, g.physicalBlockSize(), g.logicalBlockSize(), MAX_SEGMENTS, false, cache);
     }
 
     /**

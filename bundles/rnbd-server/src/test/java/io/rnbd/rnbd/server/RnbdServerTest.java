@@ -284,6 +284,8 @@ class RnbdServerTest {
                 "flush with data");
         assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 0, Io.OP_DISCARD, 0, SIZE + 512), empty()),
                 "discard beyond the end");
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 1L << 54, Io.OP_WRITE, 0, 4096), ByteBuffer.wrap(block)),
+                "a sector whose byte offset is past 2^63: refused above the backend, which trusts the server");
         assertEquals(Errno.EOPNOTSUPP, writeNow(c, Io.of(rw, 0, Io.OP_SECURE_ERASE, 0, 4096), empty()));
 
         assertEquals(0, write(c, rw, SIZE - 4096, block), "last block is fine");

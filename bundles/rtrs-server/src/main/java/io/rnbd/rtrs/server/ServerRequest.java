@@ -65,6 +65,6 @@ final class ServerRequest implements RtrsServerRequest {
         if (!completed.compareAndSet(false, true)) {
             throw new IllegalStateException("request completed twice");
         }
-        path.complete(this, Math.abs(errno));
+        path.io.complete(this, Math.abs(errno));
     }
 }

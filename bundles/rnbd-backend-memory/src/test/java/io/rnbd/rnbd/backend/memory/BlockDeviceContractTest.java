@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockRequests;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -27,7 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What every {@link BlockDevice} a backend opens must do. A backend's test extends this and
- * says how to open a device; the file backend uses it through this module's test-jar.
+ * says how to open a device; the file and RBD backends use it through this module's test-jar.
+ * The device is driven as rnbd-server and the load generator drive it, through the one check
+ * of requests above the backends ({@link BlockRequests#checked}): bad requests must be
+ * refused there and never touch data.
  */
 public abstract class BlockDeviceContractTest {
     protected static final long SIZE = 4L << 20;
@@ -38,7 +42,7 @@ public abstract class BlockDeviceContractTest {
     protected abstract BlockDevice open(long size, boolean readOnly) throws IOException;
 
     protected final BlockDevice device(long size, boolean readOnly) throws IOException {
-        BlockDevice dev = open(size, readOnly);
+        BlockDevice dev = BlockRequests.checked(open(size, readOnly));
         opened.add(dev);
         return dev;
     }

@@ -2,6 +2,7 @@ package io.rnbd.rnbd.command.loadgen;
 
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockRequests;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
@@ -95,7 +96,8 @@ public final class LoadGenMain {
             err.println("Error: no '" + backendType + "' backend on the class path");
             return 2;
         }
-        try (BlockDevice dev = backend.open(params, false)) {
+        // through the check rnbd-server makes: the backend's device trusts its caller
+        try (BlockDevice dev = BlockRequests.checked(backend.open(params, false))) {
             String name = backendType + params;
             LoadGenerator gen;
             try {

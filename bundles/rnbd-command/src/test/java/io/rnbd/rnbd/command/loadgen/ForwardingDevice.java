@@ -2,6 +2,7 @@ package io.rnbd.rnbd.command.loadgen;
 
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.Capabilities;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,12 +19,12 @@ class ForwardingDevice implements BlockDevice {
         this.next = next;
     }
 
-    /** A fresh memory-backend device, found as LoadGenMain finds it. */
+    /** A fresh memory-backend device, found and checked as LoadGenMain finds and checks it. */
     static BlockDevice memory(String size) {
         for (BlockBackend b : ServiceLoader.load(BlockBackend.class)) {
             if (b.type().equals("memory")) {
                 try {
-                    return b.open(Map.of("size", size), false);
+                    return BlockRequests.checked(b.open(Map.of("size", size), false));
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }

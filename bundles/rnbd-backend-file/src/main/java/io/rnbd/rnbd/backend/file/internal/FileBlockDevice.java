@@ -22,7 +22,9 @@ import java.util.function.Consumer;
  * concurrently on the backend's IO threads; FLUSH and FUA are {@code fdatasync}. Java cannot
  * punch holes, so trim and write-zeroes write zeros: both are correct but neither frees space,
  * hence {@code trim=false, zero=false}. With O_DIRECT, buffers that are not aligned go through
- * an aligned per-thread bounce buffer. Buffer positions are never moved.
+ * an aligned per-thread bounce buffer. Buffer positions are never moved. Requests arrive
+ * checked by the caller ({@link io.rnbd.rnbd.api.BlockRequests}): the device itself refuses
+ * only IO after its close.
  */
 final class FileBlockDevice implements BlockDevice {
     private static final Capabilities CAPS = new Capabilities(true, true, true, false, false, true);
@@ -158,9 +160,11 @@ final class FileBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
         ByteBuffer d = dst.duplicate();
-        BlockIoException bad = check(offset, d.remaining(), false, true);
-        return bad != null ? CompletableFuture.failedFuture(bad) : submit(() -> {
+        return submit(() -> {
             if (direct && !isAligned(d)) {
                 ByteBuffer b = bounce.get().clear().limit(d.remaining());
                 readFully(b, offset);
@@ -173,9 +177,11 @@ final class FileBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
         ByteBuffer s = src.duplicate();
-        BlockIoException bad = check(offset, s.remaining(), true, true);
-        return bad != null ? CompletableFuture.failedFuture(bad) : submit(() -> {
+        return submit(() -> {
             if (direct && !isAligned(s)) {
                 writeFully(bounce.get().clear().put(s).flip(), offset);
             } else {
@@ -202,8 +208,10 @@ final class FileBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
-        BlockIoException bad = check(offset, length, true, false);
-        return bad != null ? CompletableFuture.failedFuture(bad) : submit(() -> {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        return submit(() -> {
             long at = offset;
             long left = length;
             while (left > 0) {
@@ -271,27 +279,6 @@ final class FileBlockDevice implements BlockDevice {
         String m = String.valueOf(e.getMessage());
         int errno = m.contains("No space left") ? Errno.ENOSPC : Errno.EIO;
         return new BlockIoException(errno, name + ": " + m, e);
-    }
-
-    private BlockIoException check(long offset, long length, boolean write, boolean data) {
-        if (closed) {
-            return closedError();
-        }
-        if (write && readOnly) {
-            return new BlockIoException(Errno.EROFS, "device is read-only");
-        }
-        if (offset < 0 || length < 0 || offset % lbs != 0 || length % lbs != 0) {
-            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
-                    + " not aligned to " + lbs);
-        }
-        if (data && length > maxIoSize()) {
-            return new BlockIoException(Errno.EINVAL, "length " + length + " exceeds max IO size " + maxIoSize());
-        }
-        if (offset > size - length) {
-            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
-                    + " beyond device size " + size);
-        }
-        return null;
     }
 
     private static BlockIoException closedError() {

@@ -20,7 +20,8 @@ import java.util.function.Consumer;
  * lock. A leaf (4096 pages, 256 MiB of the device) is installed under the device's monitor, as
  * is a resize, which replaces the directory by a copy of another length: a leaf installed in
  * the old one while it was copied would be lost. Every operation completes inline. Buffer
- * positions are never moved.
+ * positions are never moved. Requests arrive checked by the caller ({@link io.rnbd.rnbd.api.BlockRequests}):
+ * the device itself refuses only IO after its close.
  */
 final class MemoryBlockDevice implements BlockDevice {
     static final int SECTOR = 512;
@@ -69,11 +70,10 @@ final class MemoryBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
-        int len = dst.remaining();
-        BlockIoException bad = check(offset, len, false, true);
-        if (bad != null) {
-            return CompletableFuture.failedFuture(bad);
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
         }
+        int len = dst.remaining();
         int at = dst.position();
         while (len > 0) {
             int inPage = (int) (offset & (PAGE - 1));
@@ -93,11 +93,10 @@ final class MemoryBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
-        int len = src.remaining();
-        BlockIoException bad = check(offset, len, true, true);
-        if (bad != null) {
-            return CompletableFuture.failedFuture(bad);
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
         }
+        int len = src.remaining();
         int at = src.position();
         while (len > 0) {
             int inPage = (int) (offset & (PAGE - 1));
@@ -136,9 +135,8 @@ final class MemoryBlockDevice implements BlockDevice {
 
     /** Full pages are freed, partial ones zeroed in place: both read back as zeros. */
     private CompletableFuture<Void> discard(long offset, long length) {
-        BlockIoException bad = check(offset, length, true, false);
-        if (bad != null) {
-            return CompletableFuture.failedFuture(bad);
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
         }
         discard(offset, length, size);
         return DONE;
@@ -243,7 +241,7 @@ final class MemoryBlockDevice implements BlockDevice {
         synchronized (this) {
             before = size;
             if (bytes < before) {
-                size = bytes; // IO beyond the new end fails from here on
+                size = bytes; // what checks requests against size() refuses IO beyond the new end from here on
                 discard(bytes, Math.min(before, ((bytes + PAGE - 1) & ~(long) (PAGE - 1))) - bytes, before);
                 for (long p = (bytes + PAGE - 1) >>> PAGE_SHIFT; p < (before + PAGE - 1) >>> PAGE_SHIFT; p++) {
                     free(p);
@@ -263,27 +261,6 @@ final class MemoryBlockDevice implements BlockDevice {
             }
         }
         return DONE;
-    }
-
-    private BlockIoException check(long offset, long length, boolean write, boolean data) {
-        if (closed) {
-            return closedError();
-        }
-        if (write && readOnly) {
-            return new BlockIoException(Errno.EROFS, "device is read-only");
-        }
-        if (offset < 0 || length < 0 || offset % SECTOR != 0 || length % SECTOR != 0) {
-            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
-                    + " not aligned to " + SECTOR);
-        }
-        if (data && length > maxIoSize()) {
-            return new BlockIoException(Errno.EINVAL, "length " + length + " exceeds max IO size " + maxIoSize());
-        }
-        if (offset > size - length) {
-            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
-                    + " beyond device size " + size);
-        }
-        return null;
     }
 
     private static BlockIoException closedError() {

@@ -8,6 +8,7 @@ import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.Capabilities;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -127,6 +128,8 @@ class MemoryBackendTest {
     @Test
     void shrinkFreesTheTailAndGrowingAgainReadsZeros() throws Exception {
         MemoryBlockDevice dev = open("1m");
+        // IO is checked against the size the device reports, as rnbd-server checks it
+        BlockDevice checked = BlockRequests.checked(dev);
         byte[] ones = new byte[4096];
         java.util.Arrays.fill(ones, (byte) 1);
         dev.write(PAGE - 2048, ByteBuffer.wrap(ones), false).get(); // straddles the new end
@@ -134,7 +137,7 @@ class MemoryBackendTest {
         dev.resize(PAGE - 1024).get();
         assertEquals(PAGE, dev.allocatedBytes(), "pages beyond the new end are freed");
         ExecutionException beyond = assertThrows(ExecutionException.class,
-                () -> dev.read(PAGE, ByteBuffer.allocate(512)).get());
+                () -> checked.read(PAGE, ByteBuffer.allocate(512)).get());
         assertEquals(Errno.EINVAL, BlockIoException.errnoOf(beyond));
         dev.resize(1 << 20).get();
         ByteBuffer tail = ByteBuffer.allocate(2048);

@@ -32,6 +32,9 @@ import org.slf4j.LoggerFactory;
  * memory the caller already reuses); then the image is closed and the poller ends.
  * {@link #close()} waits for that at most {@link #CLOSE_WAIT_MS}: with a cluster that does not
  * answer (and {@code op.timeout.sec=0}) the poller finishes the close when the cluster is back.
+ *
+ * <p>Requests arrive checked by the caller ({@link io.rnbd.rnbd.api.BlockRequests}): the
+ * device itself refuses only IO after its close ({@code start}).
  */
 final class RbdBlockDevice implements BlockDevice {
     static final long CLOSE_WAIT_MS = 10_000;
@@ -165,10 +168,6 @@ final class RbdBlockDevice implements BlockDevice {
     public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
         ByteBuffer d = dst.duplicate();
         int len = d.remaining();
-        BlockIoException bad = check(offset, len, false, true);
-        if (bad != null) {
-            return CompletableFuture.failedFuture(bad);
-        }
         if (d.isDirect()) {
             return start(RbdNative.OP_READ, offset, len, d, 0, null);
         }
@@ -180,10 +179,6 @@ final class RbdBlockDevice implements BlockDevice {
     public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
         ByteBuffer s = src.duplicate();
         int len = s.remaining();
-        BlockIoException bad = check(offset, len, true, true);
-        if (bad != null) {
-            return CompletableFuture.failedFuture(bad);
-        }
         ByteBuffer b = s.isDirect() ? s : ByteBuffer.allocateDirect(len).put(s).flip();
         if (fua && this.fua == Fua.FLUSH) {
             return start(RbdNative.OP_WRITE, offset, len, b, 0, null).thenCompose(v -> flush());
@@ -201,17 +196,11 @@ final class RbdBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> trim(long offset, long length) {
-        BlockIoException bad = check(offset, length, true, false);
-        return bad != null ? CompletableFuture.failedFuture(bad)
-                : start(RbdNative.OP_DISCARD, offset, length, null, 0, null);
+        return start(RbdNative.OP_DISCARD, offset, length, null, 0, null);
     }
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
-        BlockIoException bad = check(offset, length, true, false);
-        if (bad != null) {
-            return CompletableFuture.failedFuture(bad);
-        }
         if (fua && this.fua == Fua.FLUSH) {
             return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, 0, null).thenCompose(v -> flush());
         }
@@ -356,28 +345,6 @@ final class RbdBlockDevice implements BlockDevice {
                     name);
         }
         return new BlockIoException(errno, name + ": " + what + " failed" + why);
-    }
-
-    private BlockIoException check(long offset, long length, boolean write, boolean data) {
-        if (closed) {
-            return closedError();
-        }
-        if (write && readOnly) {
-            return new BlockIoException(Errno.EROFS, "device is read-only");
-        }
-        if (offset < 0 || length < 0 || offset % SECTOR != 0 || length % SECTOR != 0) {
-            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
-                    + " not aligned to " + SECTOR);
-        }
-        if (data && length > maxIoSize()) {
-            return new BlockIoException(Errno.EINVAL, "length " + length + " exceeds max IO size " + maxIoSize());
-        }
-        long s = size;
-        if (offset > s - length) {
-            return new BlockIoException(Errno.EINVAL, "offset " + offset + " length " + length
-                    + " beyond device size " + s);
-        }
-        return null;
     }
 
     private static BlockIoException closedError() {

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.SizeWatch;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -206,7 +207,8 @@ class RbdClusterTest {
     @Test
     void anRbdResizeFromTheCliReachesTheDeviceAndItsWatchers() throws Exception {
         String image = CephCluster.newImage("resize");
-        BlockDevice dev = backend().open(with(ceph.params(image), "create.size", "8m"), false);
+        // IO is checked against the size the device reports, as rnbd-server checks it
+        BlockDevice dev = BlockRequests.checked(backend().open(with(ceph.params(image), "create.size", "8m"), false));
         BlockingQueue<Long> seen = new LinkedBlockingQueue<>();
         try (SizeWatch watch = dev.watchSize(seen::add)) {
             ceph.rbd("resize", "--size", "16M", "rbd/" + image);

@@ -4,10 +4,8 @@ import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.server.RnbdServer;
 import io.rnbd.rtrs.api.RtrsServerOps;
-import io.rnbd.rtrs.api.RtrsServerRequest;
-import io.rnbd.rtrs.api.RtrsServerSession;
-import java.io.IOException;
-import java.util.List;
+import java.util.Dictionary;
+import java.util.Hashtable;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -15,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -31,13 +30,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The RNBD server as the RTRS server's upper layer, fed with exports and backends; its own
- * settings under the singleton PID {@code io.rnbd.server}.
+ * Builds the RNBD server, feeds it exports and backends as they come and go, and registers
+ * the server itself as the RTRS server's upper layer ({@link RtrsServerOps}) and as the
+ * console's {@link RnbdServerAdmin}: no component class sits between an RNBD request and
+ * {@link RnbdServer#onRequest}. Its own settings under the singleton PID {@code io.rnbd.server}.
  */
-@Component(immediate = true, service = {RtrsServerOps.class, RnbdServerAdmin.class},
-        configurationPid = "io.rnbd.server", configurationPolicy = ConfigurationPolicy.OPTIONAL)
+@Component(immediate = true, service = {}, configurationPid = "io.rnbd.server",
+        configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = RnbdServerComponent.Config.class)
-public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin {
+public final class RnbdServerComponent {
     private static final Logger LOG = LoggerFactory.getLogger(RnbdServerComponent.class);
 
     @ObjectClassDefinition(name = "RNBD server", description = "How OPEN requests find exports.")
@@ -69,10 +70,24 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
     private final ScheduledExecutorService scheduler;
     private final RnbdServer server;
     private final BooleanSupplier bundleStopping;
+    /** The server as a service; null where no framework registered it (tests). */
+    private ServiceRegistration<?> registration;
 
+    /**
+     * Registers the server once it has its settings. SCR binds the exports and backends after
+     * this returns: an OPEN that comes before its export waits for it (open.grace.ms).
+     */
     @Activate
-    public RnbdServerComponent(Config cfg, BundleContext context) {
+    public RnbdServerComponent(Config cfg, BundleContext context, Map<String, Object> properties) {
         this(cfg, () -> context.getBundle().getState() == Bundle.STOPPING);
+        try {
+            registration = context.registerService(new String[] {RtrsServerOps.class.getName(),
+                RnbdServerAdmin.class.getName()}, server, serviceProperties(properties));
+        } catch (RuntimeException e) {
+            server.close();
+            scheduler.shutdownNow();
+            throw e;
+        }
     }
 
     /** @param bundleStopping whether this bundle is stopping (see {@link #unbindExport}) */
@@ -95,11 +110,28 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
         }
     }
 
+    /**
+     * What SCR would have published for a service of this component: its properties but the
+     * private ones (a leading dot). The RTRS server ranks upper layers by service.ranking.
+     */
+    static Dictionary<String, Object> serviceProperties(Map<String, Object> properties) {
+        Hashtable<String, Object> out = new Hashtable<>();
+        properties.forEach((k, v) -> {
+            if (!k.startsWith(".") && v != null) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
+
     @Modified
-    void modified(Config cfg) {
+    void modified(Config cfg, Map<String, Object> properties) {
         server.devSearchPath(cfg.dev_search_path());
         server.backendTimeoutMs(cfg.backend_timeout_ms());
         server.openRetryMs(cfg.open_retry_ms());
+        if (registration != null) {
+            registration.setProperties(serviceProperties(properties));
+        }
         LOG.info("OPEN looks for exports under {}; backend timeout {} ms", cfg.dev_search_path(),
                 cfg.backend_timeout_ms());
     }
@@ -146,50 +178,18 @@ public final class RnbdServerComponent implements RtrsServerOps, RnbdServerAdmin
         return server;
     }
 
+    /** No new request reaches the server once it is unregistered; then it closes. */
     @Deactivate
     void deactivate() throws InterruptedException {
+        if (registration != null) {
+            try {
+                registration.unregister();
+            } catch (IllegalStateException gone) {
+                // the framework took it already
+            }
+        }
         server.close();
         scheduler.shutdownNow();
         scheduler.awaitTermination(10, TimeUnit.SECONDS);
-    }
-
-    @Override
-    public void onRequest(RtrsServerRequest request) {
-        server.onRequest(request);
-    }
-
-    @Override
-    public void onSessionConnected(RtrsServerSession session) {
-        server.onSessionConnected(session);
-    }
-
-    @Override
-    public void onSessionClosed(RtrsServerSession session) {
-        server.onSessionClosed(session);
-    }
-
-    @Override
-    public List<ExportInfo> exports() {
-        return server.exports();
-    }
-
-    @Override
-    public void forceClose(String export, String session) throws IOException {
-        server.forceClose(export, session);
-    }
-
-    @Override
-    public void resetStats(String export) throws IOException {
-        server.resetStats(export);
-    }
-
-    @Override
-    public void validateExport(String backend, Map<String, String> params, boolean readOnly) throws IOException {
-        server.validateExport(backend, params, readOnly);
-    }
-
-    @Override
-    public long resizeExport(String export, long bytes) throws IOException {
-        return server.resizeExport(export, bytes);
     }
 }

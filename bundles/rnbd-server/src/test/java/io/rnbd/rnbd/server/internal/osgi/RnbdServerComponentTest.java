@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
 import java.lang.annotation.Annotation;
+import java.util.Dictionary;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -40,8 +41,17 @@ class RnbdServerComponentTest {
         assertEquals(List.of(), names(component), "gone with the server");
     }
 
+    @Test
+    void theServerIsPublishedWithTheComponentsPropertiesButThePrivateOnes() {
+        Map<String, Object> props = Map.of("service.ranking", 5, ".secret", "x", "dev.search.path", "/");
+        Dictionary<String, Object> published = RnbdServerComponent.serviceProperties(props);
+        assertEquals(5, published.get("service.ranking"));
+        assertEquals("/", published.get("dev.search.path"));
+        assertEquals(2, published.size());
+    }
+
     private static List<String> names(RnbdServerComponent component) {
-        return component.exports().stream().map(ExportInfo::name).sorted().toList();
+        return component.server().exports().stream().map(ExportInfo::name).sorted().toList();
     }
 
     private static ExportComponent export(String name) {

@@ -1,0 +1,261 @@
+package io.rnbd.rnbd.server;
+
+import io.rnbd.rnbd.api.BlockBackend;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server's configuration as it comes and goes: the exports, and the backend services
+ * that serve them. An export goes online on the first backend of its type, offline when
+ * that backend goes (over to the next one if there is one), and is opened again every
+ * {@code open.retry.ms} while its backend fails to open it. While the server is new, OPENs
+ * of an export that is not there yet wait here for it ({@code open.grace.ms}).
+ *
+ * <p>Adds, removes and backend changes all hold one lock ({@link #lifecycle}); lookups on
+ * the request path take none.
+ */
+final class ExportTable {
+    private final ScheduledExecutorService scheduler;
+    private final Object lifecycle = new Object();
+    private final Map<String, Export> exports = new ConcurrentHashMap<>();
+    private final Map<String, List<BlockBackend>> backends = new HashMap<>();
+    /**
+     * OPENs of an export that is not there, parked while the server is new (see
+     * {@link #openGraceMs}); retried whenever an export is added. Guarded by lifecycle.
+     */
+    private final List<Runnable> parkedOpens = new ArrayList<>();
+    /** Guarded by lifecycle. */
+    private boolean openGrace;
+    /** How often an export whose backend failed to open is tried again; 0 = only on a config or backend change. */
+    private volatile long openRetryMs = RnbdServer.DEFAULT_OPEN_RETRY_MS;
+    /** The pending retry of failed opens, if any; guarded by {@link #lifecycle}. */
+    private ScheduledFuture<?> retry;
+
+    ExportTable(ScheduledExecutorService scheduler) {
+        this.scheduler = scheduler;
+    }
+
+    /** @throws IllegalStateException if an export of that name, or at that path, exists */
+    void add(ExportConfig config) {
+        List<Runnable> parked;
+        synchronized (lifecycle) {
+            Export e = new Export(config, scheduler);
+            Export samePath = at(config.publishedPath());
+            if (samePath != null) {
+                throw new IllegalStateException("export " + config.name() + ": export " + samePath.name()
+                        + " is already published at " + config.publishedPath());
+            }
+            if (exports.containsKey(config.name())) {
+                throw new IllegalStateException("export " + config.name() + " already exists");
+            }
+            // online before it can be found: an OPEN racing the add (a parked one, or any) must
+            // not meet the export without its backend (ENODEV). Adds and removes all hold
+            // lifecycle, so the name is still free below.
+            BlockBackend b = currentBackend(config.backend());
+            if (b != null) {
+                bringOnline(e, b);
+            }
+            exports.put(config.name(), e);
+            parked = takeParkedOpens();
+        }
+        parked.forEach(Runnable::run);
+    }
+
+    /** Under {@link #lifecycle}: open {@code e} on {@code b}, and try again later if that failed. */
+    private void bringOnline(Export e, BlockBackend b) {
+        if (!e.online(b)) {
+            scheduleRetry();
+        }
+    }
+
+    private void scheduleRetry() {
+        long ms = openRetryMs;
+        if (ms <= 0 || (retry != null && !retry.isDone())) {
+            return;
+        }
+        try {
+            retry = scheduler.schedule(this::retryFailedOpens, ms, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopping) {
+            // the server is closing: nothing to bring online
+        }
+    }
+
+    /**
+     * Open again every export whose backend is there but failed to open it: a file export
+     * whose file did not exist yet comes online once the file appears, an RBD export once the
+     * cluster answers, without touching the configuration.
+     */
+    private void retryFailedOpens() {
+        synchronized (lifecycle) {
+            retry = null;
+            for (Export e : exports.values()) {
+                BlockBackend b = currentBackend(e.config().backend());
+                if (b != null && e.openFailed()) {
+                    bringOnline(e, b);
+                }
+            }
+        }
+    }
+
+    /** See {@link RnbdServer#openRetryMs}. */
+    void openRetryMs(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("open.retry.ms must be >= 0: " + ms);
+        }
+        this.openRetryMs = ms;
+        synchronized (lifecycle) {
+            if (exports.values().stream().anyMatch(Export::openFailed)) {
+                scheduleRetry();
+            }
+        }
+    }
+
+    /** See {@link RnbdServer#openGraceMs}. */
+    void openGraceMs(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("open.grace.ms must be >= 0: " + ms);
+        }
+        if (ms == 0) {
+            return;
+        }
+        synchronized (lifecycle) {
+            openGrace = true;
+        }
+        scheduler.schedule(() -> {
+            List<Runnable> parked;
+            synchronized (lifecycle) {
+                openGrace = false;
+                parked = takeParkedOpens();
+            }
+            parked.forEach(Runnable::run);
+        }, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * During the open grace, keep {@code retry} (an OPEN that found no export) until an export
+     * is added or the grace ends; false once the grace is over.
+     */
+    boolean park(Runnable retry) {
+        synchronized (lifecycle) {
+            if (!openGrace) {
+                return false;
+            }
+            parkedOpens.add(retry);
+            return true;
+        }
+    }
+
+    /** OPENs waiting for their export (for tests). */
+    int parkedOpens() {
+        synchronized (lifecycle) {
+            return parkedOpens.size();
+        }
+    }
+
+    private List<Runnable> takeParkedOpens() {
+        List<Runnable> taken = List.copyOf(parkedOpens);
+        parkedOpens.clear();
+        return taken;
+    }
+
+    void remove(String name) {
+        synchronized (lifecycle) {
+            Export e = exports.remove(name);
+            if (e != null) {
+                for (Opening o : e.close()) {
+                    o.session().remove(o);
+                }
+            }
+        }
+    }
+
+    /** A backend service of {@code type} appeared; the first one of a type serves its exports. */
+    void backendAdded(String type, BlockBackend backend) {
+        synchronized (lifecycle) {
+            List<BlockBackend> list = backends.computeIfAbsent(type, t -> new ArrayList<>());
+            list.add(backend);
+            if (list.get(0) == backend) {
+                exportsOf(type).forEach(e -> bringOnline(e, backend));
+            }
+        }
+    }
+
+    /** A backend service went away: its exports go offline, or over to the next one of the type. */
+    void backendRemoved(String type, BlockBackend backend) {
+        synchronized (lifecycle) {
+            List<BlockBackend> list = backends.getOrDefault(type, new ArrayList<>());
+            boolean wasCurrent = !list.isEmpty() && list.get(0) == backend;
+            list.remove(backend);
+            if (!wasCurrent) {
+                return;
+            }
+            BlockBackend next = list.isEmpty() ? null : list.get(0);
+            for (Export e : exportsOf(type)) {
+                e.offline("backend '" + type + "' went away");
+                if (next != null) {
+                    bringOnline(e, next);
+                }
+            }
+        }
+    }
+
+    /** The backend serving exports of {@code type} now, or null. */
+    BlockBackend backend(String type) {
+        synchronized (lifecycle) {
+            return currentBackend(type);
+        }
+    }
+
+    private BlockBackend currentBackend(String type) {
+        List<BlockBackend> list = backends.get(type);
+        return list == null || list.isEmpty() ? null : list.get(0);
+    }
+
+    private List<Export> exportsOf(String type) {
+        return exports.values().stream().filter(e -> e.config().backend().equals(type)).toList();
+    }
+
+    Export get(String name) {
+        return exports.get(name);
+    }
+
+    /** The export published at {@code path} (what an OPEN's device name resolves to), or null. */
+    Export at(String path) {
+        for (Export e : exports.values()) {
+            if (e.config().publishedPath().equals(path)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    Collection<Export> all() {
+        return exports.values();
+    }
+
+    /** Close every export (waiting IO fails); OPENs still parked are answered (ENOENT) now. */
+    void close() {
+        List<Runnable> parked;
+        synchronized (lifecycle) {
+            if (retry != null) {
+                retry.cancel(false);
+                retry = null;
+            }
+            for (String name : List.copyOf(exports.keySet())) {
+                remove(name);
+            }
+            // no export comes any more
+            openGrace = false;
+            parked = takeParkedOpens();
+        }
+        parked.forEach(Runnable::run);
+    }
+}

@@ -1,0 +1,38 @@
+package io.rnbd.rnbd.server;
+
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.rnbd.proto.OpenRsp;
+
+/**
+ * What OPEN_RSP reports of an export, and what its IO is checked against: captured when the
+ * backend opens, kept while it is away, its size following the device's.
+ */
+record Geometry(long size, int logicalBlockSize, int physicalBlockSize, int maxIoSize, Capabilities caps) {
+    private static final int MAX_SEGMENTS = 128;
+
+    static Geometry of(BlockDevice d) {
+        return new Geometry(d.size(), d.logicalBlockSize(), d.physicalBlockSize(), d.maxIoSize(),
+                d.capabilities());
+    }
+
+    Geometry withSize(long bytes) {
+        return new Geometry(bytes, logicalBlockSize, physicalBlockSize, maxIoSize, caps);
+    }
+
+    /** Largest DISCARD / WRITE_ZEROES in bytes: what fits bi_size, block aligned. */
+    int maxRangeBytes() {
+        return (Integer.MAX_VALUE / logicalBlockSize) * logicalBlockSize;
+    }
+
+    /** The OPEN_RSP for {@code o}: a read-only mapping is told it can neither write nor discard. */
+    OpenRsp openRsp(Opening o) {
+        boolean write = o.writable();
+        int maxRangeSectors = maxRangeBytes() / OpenRsp.SECTOR_SIZE;
+        int cache = (caps.fua() ? OpenRsp.CACHE_FUA : 0) | (caps.flush() ? OpenRsp.CACHE_WRITEBACK : 0);
+        return new OpenRsp(o.deviceId(), size / OpenRsp.SECTOR_SIZE, maxIoSize / OpenRsp.SECTOR_SIZE,
+                write && caps.write() ? maxRangeSectors : 0,
+                write && caps.write() && caps.trim() ? maxRangeSectors : 0,
+                logicalBlockSize, 0, physicalBlockSize, logicalBlockSize, MAX_SEGMENTS, false, cache);
+    }
+}

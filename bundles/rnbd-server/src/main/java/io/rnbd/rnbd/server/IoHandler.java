@@ -1,0 +1,119 @@
+package io.rnbd.rnbd.server;
+
+import io.rnbd.common.Errno;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockRequests;
+import io.rnbd.rnbd.api.BlockStats;
+import io.rnbd.rnbd.proto.Io;
+import io.rnbd.rtrs.api.RtrsServerRequest;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * An RNBD IO, as rnbd-srv.c's process_rdma: the request checked once, against the mapping and
+ * the export's geometry ({@link BlockRequests}, so the backend's device trusts it), then run on
+ * the export's device, counted in the export's stats and answered with the device's errno.
+ */
+final class IoHandler {
+    /** How long the backend may hold one request before it is answered ETIMEDOUT; 0 = forever. */
+    private volatile long backendTimeoutMs = RnbdServer.DEFAULT_BACKEND_TIMEOUT_MS;
+
+    void backendTimeoutMs(long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException("backend.timeout.ms must be >= 0: " + ms);
+        }
+        this.backendTimeoutMs = ms;
+    }
+
+    void handle(RtrsServerRequest req, ServerSession s, Io io) throws BlockIoException {
+        Opening o = s.device(io.deviceId());
+        if (o == null) {
+            throw new BlockIoException(Errno.ENXIO, "unknown device id " + io.deviceId());
+        }
+        Export e = o.export();
+        BlockStats stats = e.stats();
+        Function<BlockDevice, CompletableFuture<Void>> op;
+        try {
+            op = ioOp(req, o, io);
+        } catch (BlockIoException ex) {
+            stats.error();
+            throw ex;
+        }
+        stats.started();
+        long startNanos = System.nanoTime();
+        e.submit(op, io.op() != Io.OP_READ, backendTimeoutMs, errno -> {
+            stats.finished();
+            stats.latency(System.nanoTime() - startNanos);
+            if (errno != 0) {
+                stats.error();
+            } else if (io.op() == Io.OP_READ) {
+                stats.read(io.biSize());
+            } else if (io.op() == Io.OP_WRITE) {
+                stats.wrote(io.biSize());
+            }
+            req.complete(errno);
+        });
+    }
+
+    /** Validate {@code io} against the opening and the device; the operation to run. */
+    private static Function<BlockDevice, CompletableFuture<Void>> ioOp(RtrsServerRequest req, Opening o, Io io)
+            throws BlockIoException {
+        Geometry g = o.export().geometry();
+        int op = io.op();
+        // Linux's client sends a FLUSH as an RTRS read without data (rq_data_dir of REQ_OP_FLUSH
+        // is READ), ours as a write: either direction carries it
+        if (op != Io.OP_FLUSH && (op == Io.OP_READ) == req.isWrite()) {
+            throw new BlockIoException(Errno.EINVAL, "op " + op + " sent in the wrong direction");
+        }
+        if (op != Io.OP_READ && op != Io.OP_FLUSH && !o.writable()) {
+            throw new BlockIoException(Errno.EROFS, "device " + io.deviceId() + " is mapped read-only");
+        }
+        ByteBuffer data = req.data();
+        if (op != Io.OP_READ && op != Io.OP_WRITE && data.hasRemaining()) {
+            throw new BlockIoException(Errno.EINVAL, "op " + op + " carries data");
+        }
+        if (op == Io.OP_FLUSH) {
+            return BlockDevice::flush;
+        }
+        long offset = io.offset();
+        int len = io.biSize();
+        if (len == 0) {
+            throw new BlockIoException(Errno.EINVAL, "IO of 0 bytes at " + offset);
+        }
+        // the one check of the request for every backend: the device trusts what passes it
+        BlockIoException bad = BlockRequests.outOfBounds(offset, len, op == Io.OP_READ || op == Io.OP_WRITE,
+                g.size(), g.logicalBlockSize(), g.maxIoSize());
+        if (bad != null) {
+            throw bad;
+        }
+        boolean fua = io.has(Io.F_FUA);
+        Function<BlockDevice, CompletableFuture<Void>> body;
+        switch (op) {
+            case Io.OP_READ:
+            case Io.OP_WRITE:
+                if (data.remaining() != len) {
+                    throw new BlockIoException(Errno.EINVAL, "bi_size " + len + " but " + data.remaining()
+                            + " bytes of data");
+                }
+                body = op == Io.OP_READ ? d -> d.read(offset, data) : d -> d.write(offset, data, fua);
+                break;
+            case Io.OP_DISCARD:
+                if (!g.caps().trim()) {
+                    throw new BlockIoException(Errno.EOPNOTSUPP, "export cannot discard");
+                }
+                body = d -> d.trim(offset, len);
+                break;
+            case Io.OP_WRITE_ZEROES:
+                body = d -> d.writeZeroes(offset, len, fua);
+                break;
+            default:
+                throw new BlockIoException(Errno.EOPNOTSUPP, "op " + op + " not supported");
+        }
+        if (io.has(Io.F_PREFLUSH)) {
+            return d -> d.flush().thenCompose(v -> body.apply(d));
+        }
+        return body;
+    }
+}
