@@ -73,7 +73,7 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
 
     @Override
     public void onEvent(QueuePair q, CmEvent event) {
-        path.onCmEvent(this, event);
+        path.handshake.onCmEvent(this, event);
     }
 
     ByteBuffer received(WorkCompletion wc) {
@@ -112,9 +112,11 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
                 signaler.next());
     }
 
-    /** IO posts, one doorbell: never under the session lock, which completions of other IO need meanwhile. */
+    /**
+     * IO posts, one doorbell: never under the session lock, which completions of other IO need
+     * meanwhile ({@link Doorbells#ring} asserts it).
+     */
     void postIo(List<SendWr> chain) throws RdmaException {
-        assert !Thread.holdsLock(path.session) : "IO posted under the session lock";
         qp.postSend(chain);
     }
 

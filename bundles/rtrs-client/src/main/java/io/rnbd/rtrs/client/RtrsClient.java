@@ -17,7 +17,8 @@ import java.util.function.LongSupplier;
 /**
  * The RTRS client as a whole: the devices it was given (its {@link DeviceSet} is the IB
  * client), the current authenticator and multipath policies, and its sessions by name.
- * Plain Java:
+ * In OSGi it is itself the {@link RtrsClientAdmin} service, and its device set the
+ * {@code IbClient} service (internal.osgi.RtrsClientComponent registers them). Plain Java:
  *
  * <pre>
  *   RtrsClient client = new RtrsClient(scheduler, System::nanoTime);

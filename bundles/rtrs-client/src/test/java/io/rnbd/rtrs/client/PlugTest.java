@@ -252,7 +252,7 @@ class PlugTest {
                 done.addAll(w);
             }
             Set<Integer> cids = new HashSet<>();
-            for (ClientPath.Post p : ((ClientSession.SessionPlug) plug).held) {
+            for (PathIo.Post p : ((Doorbells.SessionPlug) plug).held) {
                 cids.add(p.con.cid);
             }
             return cids;

@@ -186,8 +186,8 @@ final class RawClient implements AutoCloseable {
     }
 
     /**
-     * The AUTH exchange as the appliance's client drives it on connection 0 (ClientPath's
-     * startAuth/onAuth), with {@code a} initiating as {@code hostId}.
+     * The AUTH exchange as the appliance's client drives it on connection 0 (the client's
+     * PathHandshake.startAuth/onAuth), with {@code a} initiating as {@code hostId}.
      *
      * @return 0 once the server's final AUTH arrived, else the errno the server refused with
      */

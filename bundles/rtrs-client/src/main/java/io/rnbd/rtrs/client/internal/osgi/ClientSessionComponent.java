@@ -4,6 +4,7 @@ import io.rnbd.rtrs.api.RtrsClientSession;
 import io.rnbd.rtrs.client.ClientConfig;
 import io.rnbd.rtrs.client.ClientSession;
 import io.rnbd.rtrs.client.PathAddress;
+import io.rnbd.rtrs.client.RtrsClient;
 import io.rnbd.rtrs.proto.Rtrs;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -68,14 +69,15 @@ public final class ClientSessionComponent {
         int hb_missed_max() default 5;
     }
 
-    private final RtrsClientComponent owner;
+    private final RtrsClient client;
     private final ClientSession session;
     private final ServiceRegistration<RtrsClientSession> registration;
 
+    /** @param client the bundle's one client, registered by {@link RtrsClientComponent} */
     @Activate
-    public ClientSessionComponent(BundleContext context, Config cfg, @Reference RtrsClientComponent owner) {
-        this.owner = owner;
-        this.session = owner.client().open(toConfig(cfg));
+    public ClientSessionComponent(BundleContext context, Config cfg, @Reference RtrsClient client) {
+        this.client = client;
+        this.session = client.open(toConfig(cfg));
         Hashtable<String, Object> props = new Hashtable<>();
         props.put(RtrsClientSession.PROP_SESSION, session.name());
         this.registration = context.registerService(RtrsClientSession.class, session, props);
@@ -101,6 +103,6 @@ public final class ClientSessionComponent {
     @Deactivate
     void deactivate() {
         registration.unregister();
-        owner.client().close(session);
+        client.close(session);
     }
 }

@@ -1,14 +1,14 @@
 package io.rnbd.rtrs.client.internal.osgi;
 
-import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rdma.api.IbClient;
-import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.api.Authenticators;
 import io.rnbd.rtrs.api.MultipathPolicy;
+import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
-import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.client.RtrsClient;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -22,22 +22,23 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The RTRS client in OSGi: the IB client the device registry hands devices to, the admin
- * service for console commands, and the owner of every session's timer thread. Tracks
- * the authenticator and multipath policy services (dynamic, greedy).
+ * The RTRS client in OSGi: builds the {@link RtrsClient} and its timer thread, and registers
+ * the domain objects themselves, no forwarding component between: the client's device set
+ * as the {@link IbClient} the device registry hands devices to, the client as
+ * {@link RtrsClientAdmin} (console commands) and as {@link RtrsClient} (for this bundle's
+ * {@link ClientSessionComponent}s). Tracks the authenticator and multipath policy services
+ * (dynamic, greedy).
  */
 @Component(configurationPid = "io.rnbd.rtrs.client", configurationPolicy = ConfigurationPolicy.OPTIONAL,
-        service = {IbClient.class, RtrsClientAdmin.class, RtrsClientComponent.class}, immediate = true)
+        service = {}, immediate = true)
 @Designate(ocd = RtrsClientComponent.Config.class)
-public final class RtrsClientComponent implements IbClient, RtrsClientAdmin {
+public final class RtrsClientComponent {
     @ObjectClassDefinition(name = "RTRS client", description = "Settings shared by every RTRS client session.")
     public @interface Config {
         @AttributeDefinition(name = "Authentication method", description = "rtrs.auth of the authenticator new paths use when the server asks for authentication (none, chap). Empty = the highest-ranked authenticator present. A configured method whose bundle is not running fails connection attempts with EAGAIN (retried) until it is.")
@@ -52,22 +53,28 @@ public final class RtrsClientComponent implements IbClient, RtrsClientAdmin {
     private final RtrsClient client = new RtrsClient(timer, System::nanoTime);
     private final Ranked<Authenticator> auths = new Ranked<>();
     private final Ranked<MultipathPolicy> policies = new Ranked<>();
-
     private volatile String authMethod = "";
+    private ServiceRegistration<IbClient> ibClient;
+    private ServiceRegistration<?> admin;
 
+    /**
+     * Registers once the authenticators and policies present are bound: DS binds them after
+     * construction and before this method, so this is no {@code @Activate} constructor. A
+     * session opened as soon as the services appear thus sees them (with an authenticator
+     * bound late, its first AUTH could fail with ENOKEY, which is not retried).
+     */
     @Activate
-    public RtrsClientComponent(Config cfg) {
-        authMethod = cfg.auth_method();
+    void activate(BundleContext context, Config cfg) {
+        modified(cfg);
+        ibClient = context.registerService(IbClient.class, client.devices(), null);
+        admin = context.registerService(new String[] {RtrsClientAdmin.class.getName(), RtrsClient.class.getName()},
+                client, null);
     }
 
     @Modified
     void modified(Config cfg) {
         authMethod = cfg.auth_method();
         client.authenticator(Authenticators.select(auths.all(), authMethod));
-    }
-
-    RtrsClient client() {
-        return client;
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
@@ -102,70 +109,13 @@ public final class RtrsClientComponent implements IbClient, RtrsClientAdmin {
         client.policies(policies.all());
     }
 
+    /** Sessions go first (their components close them), then the devices, then the client and its timer. */
     @Deactivate
     void deactivate() throws InterruptedException {
+        admin.unregister();
+        ibClient.unregister();
         client.close();
         timer.shutdownNow();
         timer.awaitTermination(5, TimeUnit.SECONDS);
-    }
-
-    @Override
-    public String clientName() {
-        return "rtrs-client";
-    }
-
-    @Override
-    public void add(RdmaDevice device) {
-        client.devices().add(device);
-    }
-
-    @Override
-    public void remove(RdmaDevice device) {
-        client.devices().remove(device);
-    }
-
-    @Override
-    public List<RtrsClientSessionInfo> sessions() {
-        return client.sessions();
-    }
-
-    @Override
-    public Optional<RtrsClientSessionInfo> session(String name) {
-        return client.session(name);
-    }
-
-    @Override
-    public void addPath(String session, String path) {
-        client.addPath(session, path);
-    }
-
-    @Override
-    public void removePath(String session, String path) {
-        client.removePath(session, path);
-    }
-
-    @Override
-    public void reconnectPath(String session, String path) {
-        client.reconnectPath(session, path);
-    }
-
-    @Override
-    public void disconnectPath(String session, String path) {
-        client.disconnectPath(session, path);
-    }
-
-    @Override
-    public void setMpPolicy(String session, String policy) {
-        client.setMpPolicy(session, policy);
-    }
-
-    @Override
-    public void setMaxReconnectAttempts(String session, int attempts) {
-        client.setMaxReconnectAttempts(session, attempts);
-    }
-
-    @Override
-    public void resetStats(String session) {
-        client.resetStats(session);
     }
 }

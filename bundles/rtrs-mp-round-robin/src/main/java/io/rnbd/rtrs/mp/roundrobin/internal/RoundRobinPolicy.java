@@ -7,6 +7,10 @@ import java.util.List;
 /**
  * Rotates over the candidates with the session's request counter. The counter lives in
  * the session, so this object holds no state and one instance serves every session.
+ *
+ * <p>The one source of round-robin: rtrs-client packs this package into its own jar at
+ * build time ({@code -conditionalpackage}) as the floor its sessions use when no policy
+ * service is present. Keep the package plain Java with no other class.
  */
 public class RoundRobinPolicy implements MultipathPolicy {
 
