@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -35,6 +36,10 @@ import org.slf4j.LoggerFactory;
  * console's {@link RnbdServerAdmin}: no component class sits between an RNBD request and
  * {@link RnbdServer#onRequest}. Its own settings under the singleton PID {@code io.rnbd.server}.
  */
+// DS no longer declares the services it does not register: say so here, so bundles that need
+// them (the console, telemetry) still resolve where service requirements are enforced.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"io.rnbd.rtrs.api.RtrsServerOps,"
+        + "io.rnbd.rnbd.api.RnbdServerAdmin\"", uses = {RtrsServerOps.class, RnbdServerAdmin.class})
 @Component(immediate = true, service = {}, configurationPid = "io.rnbd.server",
         configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = RnbdServerComponent.Config.class)
