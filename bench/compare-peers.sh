@@ -2,11 +2,11 @@
 # Issue #8: RNBD (over RTRS over rdma-soft, memory backend) against nbdkit's memory plugin on
 # loopback, in one run, printing one table with ratios against the targets.
 #
-#   primary:   the rnbd load generator (bundles/rnbd-command, run outside Karaf by
+#   primary:   the rnbd load generator (bundles/loadgen, run outside Karaf by
 #              io.rnbd.bench.PeerBenchMain) drives, alternately per point and repetition,
 #              (a) a mapped RNBD device (RNBD server + client, RTRS server + client, two soft
 #                  devices 127.0.0.1/127.0.0.2, memory backend: all in ONE JVM) and
-#              (b) `nbdkit memory` over TCP through nbd-gateway's NBD client.
+#              (b) `nbdkit memory` over TCP through the NBD client (bundles/nbd-client).
 #   gateway:   fio's nbd engine on both sides, the same eight points, CPU per IO of every process
 #              (issue 22), nbd-gateway serving the same RNBD stack in a second JVM:
 #              comparison 1, deployment-shaped: fio -> gateway's Unix socket -> RTRS over soft RDMA

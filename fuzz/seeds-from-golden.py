@@ -50,14 +50,14 @@ SEEDS = [
     ("io/rnbd/rtrs/auth/chap/internal/ChapFuzzTest", "messages", None, "success1-empty", "03010201 00000000"),
     ("io/rnbd/rtrs/auth/chap/internal/ChapFuzzTest", "messages", None, "success2", "04010201"),
     ("io/rnbd/rtrs/auth/chap/internal/ChapFuzzTest", "messages", None, "failure1", "f1010700 7e000000"),
-    # bundles/nbd-gateway/src/test/java/io/rnbd/nbd/gateway/proto/ProtoGoldenBytesTest.java
-    ("io/rnbd/nbd/gateway/internal/NbdGatewayFuzzTest", "records", 0, "client-flags", "00000002"),
-    ("io/rnbd/nbd/gateway/internal/NbdGatewayFuzzTest", "records", 1, "option-header", "49484156454f5054 00000007 0000000c"),
-    ("io/rnbd/nbd/gateway/internal/NbdGatewayFuzzTest", "records", 1, "option-header-max", "49484156454f5054 00000001 ffffffff"),
-    ("io/rnbd/nbd/gateway/internal/NbdGatewayFuzzTest", "records", 2, "go-request", "00000002 6162 0002 0003 0001"),
-    ("io/rnbd/nbd/gateway/internal/NbdGatewayFuzzTest", "records", 2, "go-request-empty", "00000000 0000"),
-    ("io/rnbd/nbd/gateway/internal/NbdGatewayFuzzTest", "records", 3, "request", "25609513 0001 0001 0102030405060708 0000000000001000 00000200"),
-    ("io/rnbd/nbd/gateway/internal/NbdGatewayFuzzTest", "records", 3, "request-max-len", "25609513 0000 0000 0000000000000000 0000000000000000 ffffffff"),
+    # bundles/nbd-proto/src/test/java/io/rnbd/nbd/proto/ProtoGoldenBytesTest.java
+    ("io/rnbd/nbd/proto/NbdProtoFuzzTest", "records", 0, "client-flags", "00000002"),
+    ("io/rnbd/nbd/proto/NbdProtoFuzzTest", "records", 1, "option-header", "49484156454f5054 00000007 0000000c"),
+    ("io/rnbd/nbd/proto/NbdProtoFuzzTest", "records", 1, "option-header-max", "49484156454f5054 00000001 ffffffff"),
+    ("io/rnbd/nbd/proto/NbdProtoFuzzTest", "records", 2, "go-request", "00000002 6162 0002 0003 0001"),
+    ("io/rnbd/nbd/proto/NbdProtoFuzzTest", "records", 2, "go-request-empty", "00000000 0000"),
+    ("io/rnbd/nbd/proto/NbdProtoFuzzTest", "records", 3, "request", "25609513 0001 0001 0102030405060708 0000000000001000 00000200"),
+    ("io/rnbd/nbd/proto/NbdProtoFuzzTest", "records", 3, "request-max-len", "25609513 0000 0000 0000000000000000 0000000000000000 ffffffff"),
 ]
 
 

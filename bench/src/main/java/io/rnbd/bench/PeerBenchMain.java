@@ -1,6 +1,6 @@
 package io.rnbd.bench;
 
-import io.rnbd.nbd.gateway.client.NbdClient;
+import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.internal.DeviceExports;
 import io.rnbd.nbd.gateway.internal.NbdServer;
 import io.rnbd.nbd.gateway.internal.NbdServerConfig;

@@ -1,6 +1,6 @@
 package io.rnbd.bench;
 
-import io.rnbd.rnbd.command.loadgen.LoadSpec;
+import io.rnbd.loadgen.LoadSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.rnbd.bench;
 
+import io.rnbd.loadgen.LoadGenerator;
+import io.rnbd.loadgen.LoadResult;
+import io.rnbd.loadgen.LoadSpec;
 import io.rnbd.rnbd.api.BlockDevice;
-import io.rnbd.rnbd.command.loadgen.LoadGenerator;
-import io.rnbd.rnbd.command.loadgen.LoadResult;
-import io.rnbd.rnbd.command.loadgen.LoadSpec;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;

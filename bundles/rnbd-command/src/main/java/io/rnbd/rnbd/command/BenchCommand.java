@@ -1,14 +1,14 @@
 package io.rnbd.rnbd.command;
 
+import io.rnbd.loadgen.LoadGenerator;
+import io.rnbd.loadgen.LoadProgress;
+import io.rnbd.loadgen.LoadReport;
+import io.rnbd.loadgen.LoadResult;
+import io.rnbd.loadgen.LoadSpec;
+import io.rnbd.loadgen.Units;
 import io.rnbd.rnbd.api.DeviceClaim;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.command.completers.DeviceNameCompleter;
-import io.rnbd.rnbd.command.loadgen.LoadGenerator;
-import io.rnbd.rnbd.command.loadgen.LoadProgress;
-import io.rnbd.rnbd.command.loadgen.LoadReport;
-import io.rnbd.rnbd.command.loadgen.LoadResult;
-import io.rnbd.rnbd.command.loadgen.LoadSpec;
-import io.rnbd.rnbd.command.loadgen.Units;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;

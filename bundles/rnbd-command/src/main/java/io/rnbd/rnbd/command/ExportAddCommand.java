@@ -2,20 +2,19 @@ package io.rnbd.rnbd.command;
 
 import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.command.support.Formats;
+import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
-import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.api.Sizes;
-import io.rnbd.rnbd.command.loadgen.Units;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.Dictionary;
 import java.util.Hashtable;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
@@ -148,7 +147,7 @@ public class ExportAddCommand extends ConsoleCommand {
         p.put("backend", backend);
         if (size != null) {
             // checked here whichever backend, running or not: 513 or 2^63-1 can never open
-            long bytes = Sizes.requireDeviceSize("size " + size, Units.parseSize("size", size));
+            long bytes = Sizes.requireDeviceSize("size " + size, Sizes.parse("size " + size, size));
             p.put("backend.size", Long.toString(bytes));
         }
         p.put("read.only", readOnly);

@@ -5,7 +5,6 @@ import io.rnbd.command.support.Formats;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.api.Sizes;
 import io.rnbd.rnbd.command.completers.ExportNameCompleter;
-import io.rnbd.rnbd.command.loadgen.Units;
 import java.io.IOException;
 import java.io.PrintStream;
 import org.apache.karaf.shell.api.action.Argument;
@@ -36,7 +35,7 @@ public class ExportResizeCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) throws IOException {
-        long bytes = Sizes.requireDeviceSize("size " + size, Units.parseSize("size", size));
+        long bytes = Sizes.requireDeviceSize("size " + size, Sizes.parse("size " + size, size));
         Exports.require(admin);
         if (Exports.find(admin, export).isEmpty()) {
             throw new IllegalArgumentException("no export '" + export + "'");

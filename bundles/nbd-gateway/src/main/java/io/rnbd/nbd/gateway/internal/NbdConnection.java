@@ -1,32 +1,21 @@
 package io.rnbd.nbd.gateway.internal;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
-
 import io.rnbd.nbd.gateway.internal.io.BufferPool;
-import io.rnbd.nbd.gateway.internal.io.ChannelInput;
-import io.rnbd.nbd.gateway.proto.NbdErrors;
-import io.rnbd.nbd.gateway.proto.NbdProtoException;
-import io.rnbd.nbd.gateway.proto.Request;
+import io.rnbd.nbd.proto.NbdProtoException;
+import io.rnbd.nbd.transport.ChannelInput;
 import io.rnbd.rnbd.api.BlockDevice;
-import io.rnbd.rnbd.api.BlockIoException;
-import io.rnbd.rnbd.api.BlockPlug;
-import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.DeviceClaim;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.io.EOFException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -35,6 +24,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One NBD client: a reader thread (handshake, then requests) and a writer thread (replies).
  * Requests run asynchronously on the device, many at a time; replies go out as they complete.
+ * This class is the connection's life around them: the handshake deadline, the device claim,
+ * the switch to non-blocking mode, the idle timeout, the end of an export and the close once
+ * in-flight requests are answered; the requests themselves are {@link Transmission}'s.
  */
 final class NbdConnection implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(NbdConnection.class);
@@ -51,18 +43,9 @@ final class NbdConnection implements Runnable {
     private final NbdServerStats stats;
     private final TlsPolicy tls;
     private final LongSupplier nanoTime;
-    /** When the client last sent a request or got a reply (nanoTime); for the idle timeout. */
-    private volatile long lastActive;
-    /**
-     * Requests the device has not answered yet. Replies still being written do not count: a
-     * client that stops reading its replies is as idle as one that stops sending.
-     */
-    private final AtomicInteger inDevice = new AtomicInteger();
     private volatile boolean negotiated;
     private final Thread reader;
-    private final Semaphore slots;
-    private final Semaphore bytes;
-    private final int bytePermitUnit = 512;
+    private final Permits permits;
     private volatile boolean closing;
     private volatile BlockDevice device;
     /** Set when the export went away: requests from then on are answered ESHUTDOWN. */
@@ -73,12 +56,8 @@ final class NbdConnection implements Runnable {
     /** The reader's selector on a plain (non-blocking) socket; null over TLS. */
     private volatile Selector readable;
     private Thread writerThread;
-    // Set once negotiated; read only by the reader thread.
-    private int flags;
-    private boolean structured;
-    private Capabilities caps;
-    /** Held while the requests read in together are handed to the device; reader thread only. */
-    private BlockPlug plug = BlockPlug.NONE;
+    /** Set once negotiated, before the idle timer starts. */
+    private volatile Transmission transmission;
 
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
                   NbdServerConfig config, ScheduledExecutorService timer, LongSupplier nanoTime, TlsPolicy tls,
@@ -94,8 +73,7 @@ final class NbdConnection implements Runnable {
         this.pool = pool;
         this.config = config;
         this.onClosed = onClosed;
-        this.slots = new Semaphore(config.maxInflight());
-        this.bytes = new Semaphore((int) (config.maxInflightBytes() / bytePermitUnit));
+        this.permits = new Permits(config.maxInflight(), config.maxInflightBytes());
         this.reader = new Thread(this, "nbd-con-" + id);
         reader.setDaemon(true);
     }
@@ -116,6 +94,16 @@ final class NbdConnection implements Runnable {
     void deviceGone() {
         deviceGone = true;
         timer.schedule(this::shutdown, config.drainTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** Whether the export went away ({@link #deviceGone}). */
+    boolean exportGone() {
+        return deviceGone;
+    }
+
+    /** Whether the connection is ending: no further request is read. */
+    boolean closing() {
+        return closing;
     }
 
     /** Stops reading requests; in-flight ones still get their replies, then the socket closes. */
@@ -145,9 +133,10 @@ final class NbdConnection implements Runnable {
         if (closing) {
             return;
         }
+        Transmission t = transmission;
         long timeout = config.idleTimeout().toNanos();
-        long idleFor = nanoTime.getAsLong() - lastActive;
-        boolean busy = inDevice.get() > 0;
+        long idleFor = nanoTime.getAsLong() - t.lastActive();
+        boolean busy = t.busy();
         if (!busy && idleFor >= timeout) {
             stats.idleTimeouts.increment();
             LOG.info("NBD client {} closed: idle for {} s", peer, config.idleTimeout().toSeconds());
@@ -156,10 +145,6 @@ final class NbdConnection implements Runnable {
             return;
         }
         timer.schedule(this::checkIdle, busy ? timeout : timeout - idleFor, TimeUnit.NANOSECONDS);
-    }
-
-    private void touch() {
-        lastActive = nanoTime.getAsLong();
     }
 
     /** Waits for the connection's threads; forces the socket shut if they do not end in time. */
@@ -196,12 +181,10 @@ final class NbdConnection implements Runnable {
             if (exports.find(r.exportName()) != r.device()) {
                 return;
             }
-            flags = r.transmissionFlags();
-            structured = r.structuredReplies();
-            caps = r.device().capabilities();
             LOG.debug("con {} ({}): export '{}' flags 0x{}", id, peer, printable(r.exportName()),
-                    Integer.toHexString(flags));
-            writer = new ReplyWriter(r.out(), structured, this::written, this::closeChannel);
+                    Integer.toHexString(r.transmissionFlags()));
+            Transmission t = new Transmission(this, id, r, pool, permits, stats, nanoTime);
+            writer = t.writer();
             if (r.out() == ch) {
                 // Plain socket: non-blocking, so completing threads can write replies inline.
                 ch.configureBlocking(false);
@@ -213,11 +196,12 @@ final class NbdConnection implements Runnable {
             writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
             writerThread.setDaemon(true);
             writerThread.start();
-            touch();
+            t.touch();
+            transmission = t;
             if (!config.idleTimeout().isZero()) {
                 timer.schedule(this::checkIdle, config.idleTimeout().toNanos(), TimeUnit.NANOSECONDS);
             }
-            transmit(r.in());
+            t.run(r.in());
         } catch (EOFException | ClosedChannelException e) {
             LOG.debug("con {} ({}): closed: {}", id, peer, e.toString());
         } catch (NbdProtoException e) {
@@ -234,285 +218,6 @@ final class NbdConnection implements Runnable {
         } finally {
             finish();
         }
-    }
-
-    /**
-     * Requests that arrived together go to the device together: while the next request is
-     * already in the staging buffer, the device is plugged ({@link BlockDevice#plug}; an RNBD
-     * device then sends them as one RTRS post per connection). The plug is let go before
-     * anything that can wait (the socket, the in-flight budget), so plugged IO never waits for
-     * what it holds up.
-     */
-    private void transmit(ChannelInput in) throws IOException, NbdProtoException, InterruptedException {
-        try {
-            transmitPlugged(in);
-        } finally {
-            unplug();
-        }
-    }
-
-    private void unplug() {
-        BlockPlug p = plug;
-        plug = BlockPlug.NONE;
-        p.close();
-    }
-
-    private void transmitPlugged(ChannelInput in) throws IOException, NbdProtoException, InterruptedException {
-        while (!closing) {
-            if (in.buffered() < Request.SIZE) {
-                unplug();
-            }
-            if (!in.await(Request.SIZE)) {
-                return;
-            }
-            Request req = Request.decode(in.need(Request.SIZE));
-            touch();
-            stats.requests.increment();
-            if (req.type() == CMD_DISC) {
-                return;
-            }
-            int err = deviceGone ? ESHUTDOWN : validate(req);
-            long len = req.length();
-            if (req.type() == CMD_WRITE) {
-                if (err != 0) {
-                    // Still in sync: drop the payload, answer the error, carry on.
-                    if (in.buffered() < len) {
-                        unplug();
-                    }
-                    in.skip(len);
-                    answerNow(Reply.failed(req.handle(), false, err, why(req, err), 0));
-                    continue;
-                }
-                acquire(len);
-                ByteBuffer buf = len == 0 ? null : pool.acquire((int) len);
-                if (buf != null) {
-                    if (in.buffered() < len) {
-                        unplug();
-                    }
-                    try {
-                        in.readFully(buf);
-                    } catch (IOException e) {
-                        written(new Reply(req.handle(), EIO, null, false, 0, buf, len));
-                        throw e;
-                    }
-                    buf.flip();
-                    stats.bytesWritten.add(len);
-                }
-                plugIfMoreWaiting(in);
-                execute(req, buf);
-            } else if (err != 0) {
-                answerNow(Reply.failed(req.handle(), req.type() == CMD_READ, err, why(req, err), 0));
-            } else {
-                long held = req.type() == CMD_READ ? len : 0;
-                acquire(held);
-                plugIfMoreWaiting(in);
-                execute(req, req.type() == CMD_READ && len > 0 ? pool.acquire((int) len) : null);
-            }
-        }
-    }
-
-    private void plugIfMoreWaiting(ChannelInput in) {
-        if (plug == BlockPlug.NONE && in.buffered() >= Request.SIZE) {
-            plug = device.plug();
-        }
-    }
-
-    /** An answer that holds no in-flight budget (validation errors). */
-    private void answerNow(Reply r) throws InterruptedException, EOFException {
-        acquire(0);
-        writer.submit(r);
-    }
-
-    private void acquire(long payload) throws InterruptedException, EOFException {
-        int permits = bytePermits(payload);
-        if (slots.tryAcquire()) {
-            if (permits == 0 || bytes.tryAcquire(permits)) {
-                return;
-            }
-            slots.release();
-        }
-        unplug(); // waiting for completions: the plugged requests must be out first
-        while (!slots.tryAcquire(100, TimeUnit.MILLISECONDS)) {
-            if (closing) {
-                throw new EOFException("connection closing");
-            }
-        }
-        if (permits > 0) {
-            while (!bytes.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
-                if (closing) {
-                    slots.release();
-                    throw new EOFException("connection closing");
-                }
-            }
-        }
-    }
-
-    private int bytePermits(long payload) {
-        return (int) ((payload + bytePermitUnit - 1) / bytePermitUnit);
-    }
-
-    private void written(Reply r) {
-        if (r.error() != 0) {
-            stats.errors.increment();
-        } else if (r.data() != null) {
-            stats.bytesRead.add(r.data().limit());
-        }
-        if (r.data() != null) {
-            pool.release(r.data());
-        }
-        int permits = bytePermits(r.bytes());
-        if (permits > 0) {
-            bytes.release(permits);
-        }
-        slots.release();
-    }
-
-    /** The NBD error for a request that must not reach the device, or 0. */
-    private int validate(Request r) {
-        int type = r.type();
-        int allowed = (flags & FLAG_SEND_FUA) != 0 ? CMD_FLAG_FUA : 0;
-        boolean writes = type == CMD_WRITE || type == CMD_TRIM || type == CMD_WRITE_ZEROES;
-        switch (type) {
-            case CMD_READ:
-                if (structured) {
-                    allowed |= CMD_FLAG_DF;
-                }
-                break;
-            case CMD_WRITE:
-            case CMD_FLUSH:
-                break;
-            case CMD_TRIM:
-                if (caps.write() && !caps.trim()) {
-                    return EINVAL;
-                }
-                break;
-            case CMD_WRITE_ZEROES:
-                allowed |= CMD_FLAG_NO_HOLE | CMD_FLAG_FAST_ZERO;
-                break;
-            default:
-                return EINVAL;
-        }
-        if ((r.flags() & ~allowed) != 0) {
-            return EINVAL;
-        }
-        if (writes && !caps.write()) {
-            return EPERM;
-        }
-        if (type == CMD_FLUSH) {
-            return caps.flush() && r.offset() == 0 && r.length() == 0 ? 0 : EINVAL;
-        }
-        if ((type == CMD_READ || type == CMD_WRITE) && r.length() > MAX_PAYLOAD) {
-            return EINVAL;
-        }
-        long size = device.size();
-        if (r.offset() < 0 || r.offset() > size || r.length() > size - r.offset()) {
-            return type == CMD_WRITE || type == CMD_WRITE_ZEROES ? ENOSPC : EINVAL;
-        }
-        int block = device.logicalBlockSize();
-        if (r.offset() % block != 0 || r.length() % block != 0) {
-            return EINVAL;
-        }
-        if (r.has(CMD_FLAG_FAST_ZERO) && !caps.zero()) {
-            return ENOTSUP;
-        }
-        return 0;
-    }
-
-    private String why(Request r, int err) {
-        switch (err) {
-            case ESHUTDOWN: return "the device was unmapped (rnbd:unmap --force); disconnect";
-            case EPERM: return "read-only export";
-            case ENOSPC: return "write beyond the end of the export";
-            case ENOTSUP: return "zeroing is not faster than writing on this export";
-            default: return "invalid request (type " + r.type() + ", flags 0x" + Integer.toHexString(r.flags())
-                    + ", offset " + Long.toUnsignedString(r.offset()) + ", length " + r.length() + ")";
-        }
-    }
-
-    private void execute(Request r, ByteBuffer buf) {
-        BlockDevice dev = device;
-        long len = r.length();
-        boolean fua = r.has(CMD_FLAG_FUA) && caps.write();
-        int max = Math.max(dev.logicalBlockSize(), dev.maxIoSize() / dev.logicalBlockSize() * dev.logicalBlockSize());
-        CompletableFuture<Void> f;
-        inDevice.incrementAndGet();
-        try {
-            switch (r.type()) {
-                case CMD_READ:
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max, (off, n, pos) -> dev.read(off, buf.slice((int) pos, n)));
-                    break;
-                case CMD_WRITE:
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max,
-                                    (off, n, pos) -> dev.write(off, buf.slice((int) pos, n), fua && caps.fua()));
-                    f = withFlush(f, fua && !caps.fua(), dev);
-                    break;
-                case CMD_FLUSH:
-                    f = dev.flush();
-                    break;
-                case CMD_TRIM:
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max, (off, n, pos) -> dev.trim(off, n));
-                    f = withFlush(f, fua && caps.flush(), dev);
-                    break;
-                case CMD_WRITE_ZEROES:
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max,
-                                    (off, n, pos) -> dev.writeZeroes(off, n, fua && caps.fua()));
-                    f = withFlush(f, fua && !caps.fua(), dev);
-                    break;
-                default:
-                    throw new IllegalStateException("validated request of type " + r.type());
-            }
-        } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
-        }
-        boolean read = r.type() == CMD_READ;
-        long held = read || r.type() == CMD_WRITE ? len : 0;
-        f.whenComplete((v, t) -> {
-            // Activity as the answer is handed to the writer, not after it is written: the client
-            // may act on the reply before the writer thread returns from the socket.
-            touch();
-            inDevice.decrementAndGet();
-            if (t == null) {
-                if (!read && buf != null) {
-                    pool.release(buf);
-                }
-                reply(new Reply(r.handle(), 0, null, read, r.offset(), read ? buf : null, held));
-            } else {
-                int errno = BlockIoException.errnoOf(t);
-                LOG.debug("con {}: request type {} at {} failed: {}", id, r.type(), r.offset(), t.toString());
-                if (buf != null) {
-                    // Safe: a split request fails only after all of its chunks have ended.
-                    pool.release(buf);
-                }
-                reply(Reply.failed(r.handle(), read, NbdErrors.toWire(errno), messageOf(t), held));
-            }
-        });
-    }
-
-    /**
-     * A device that completes on the calling thread completes on the reader: its replies go to
-     * the writer thread, so the reader goes on draining requests (see {@link ReplyWriter}).
-     */
-    private void reply(Reply r) {
-        if (Thread.currentThread() == reader) {
-            writer.enqueue(r);
-        } else {
-            writer.submit(r);
-        }
-    }
-
-    private static CompletableFuture<Void> withFlush(CompletableFuture<Void> f, boolean flush, BlockDevice dev) {
-        return flush ? f.thenCompose(v -> dev.flush()) : f;
-    }
-
-    private static String messageOf(Throwable t) {
-        while (t.getCause() != null && !(t instanceof BlockIoException)) {
-            t = t.getCause();
-        }
-        return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
     }
 
     private void finish() {
@@ -542,11 +247,9 @@ final class NbdConnection implements Runnable {
 
     private void waitForInflight() {
         try {
-            if (!slots.tryAcquire(config.maxInflight(), config.drainTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!permits.awaitAllReleased(config.drainTimeout())) {
                 LOG.warn("NBD client {}: requests still in flight after {}, closing anyway", peer,
                         config.drainTimeout());
-            } else {
-                slots.release(config.maxInflight());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -566,7 +269,7 @@ final class NbdConnection implements Runnable {
         }
     }
 
-    private void closeChannel() {
+    void closeChannel() {
         try {
             ch.close();
         } catch (IOException e) {

@@ -1,7 +1,7 @@
 package io.rnbd.nbd.gateway.internal;
 
 import io.rnbd.nbd.gateway.internal.io.BufferPool;
-import io.rnbd.nbd.gateway.proto.NbdConstants;
+import io.rnbd.nbd.proto.NbdConstants;
 import io.rnbd.rnbd.api.BlockDevice;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -1,27 +1,27 @@
 package io.rnbd.nbd.gateway.internal;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static io.rnbd.nbd.proto.NbdConstants.*;
 
-import io.rnbd.nbd.gateway.internal.io.ChannelInput;
-import io.rnbd.nbd.gateway.internal.io.ChannelOutput;
-import io.rnbd.nbd.gateway.internal.io.StreamChannel;
-import io.rnbd.nbd.gateway.proto.ClientFlags;
-import io.rnbd.nbd.gateway.proto.ExportNameReply;
-import io.rnbd.nbd.gateway.proto.GoRequest;
-import io.rnbd.nbd.gateway.proto.Info;
-import io.rnbd.nbd.gateway.proto.NbdProtoException;
-import io.rnbd.nbd.gateway.proto.OptionHeader;
-import io.rnbd.nbd.gateway.proto.OptionReplyHeader;
-import io.rnbd.nbd.gateway.proto.ServerEntry;
-import io.rnbd.nbd.gateway.proto.ServerGreeting;
 import io.rnbd.common.Errno;
+import io.rnbd.nbd.gateway.internal.io.StreamChannel;
+import io.rnbd.nbd.proto.ClientFlags;
+import io.rnbd.nbd.proto.ExportNameReply;
+import io.rnbd.nbd.proto.GoRequest;
+import io.rnbd.nbd.proto.Info;
+import io.rnbd.nbd.proto.NbdProtoException;
+import io.rnbd.nbd.proto.OptionHeader;
+import io.rnbd.nbd.proto.OptionReplyHeader;
+import io.rnbd.nbd.proto.ServerEntry;
+import io.rnbd.nbd.proto.ServerGreeting;
+import io.rnbd.nbd.transport.ChannelInput;
+import io.rnbd.nbd.transport.ChannelOutput;
 import io.rnbd.rnbd.api.BlockDevice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
-import javax.net.ssl.SSLSocket;
 import java.nio.charset.StandardCharsets;
+import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,11 +1,11 @@
 package io.rnbd.nbd.gateway.internal;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static io.rnbd.nbd.proto.NbdConstants.*;
 
-import io.rnbd.nbd.gateway.internal.io.ChannelOutput;
-import io.rnbd.nbd.gateway.proto.SimpleReply;
-import io.rnbd.nbd.gateway.proto.StructuredError;
-import io.rnbd.nbd.gateway.proto.StructuredReplyHeader;
+import io.rnbd.nbd.proto.SimpleReply;
+import io.rnbd.nbd.proto.StructuredError;
+import io.rnbd.nbd.proto.StructuredReplyHeader;
+import io.rnbd.nbd.transport.ChannelOutput;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;

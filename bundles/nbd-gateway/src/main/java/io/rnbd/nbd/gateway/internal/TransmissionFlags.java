@@ -1,6 +1,6 @@
 package io.rnbd.nbd.gateway.internal;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static io.rnbd.nbd.proto.NbdConstants.*;
 
 import io.rnbd.rnbd.api.Capabilities;
 

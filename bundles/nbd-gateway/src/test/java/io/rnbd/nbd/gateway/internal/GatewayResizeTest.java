@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.rnbd.nbd.gateway.client.NbdClient;
-import io.rnbd.nbd.gateway.testing.SoftRnbdStack;
 import io.rnbd.common.Errno;
+import io.rnbd.nbd.client.NbdClient;
+import io.rnbd.nbd.gateway.testing.SoftRnbdStack;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.nio.ByteBuffer;

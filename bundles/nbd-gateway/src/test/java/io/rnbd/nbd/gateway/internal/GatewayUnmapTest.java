@@ -2,9 +2,9 @@ package io.rnbd.nbd.gateway.internal;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.rnbd.nbd.gateway.client.NbdClient;
-import io.rnbd.nbd.gateway.testing.SoftRnbdStack;
 import io.rnbd.common.Errno;
+import io.rnbd.nbd.client.NbdClient;
+import io.rnbd.nbd.gateway.testing.SoftRnbdStack;
 import io.rnbd.rnbd.api.BlockIoException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -1,9 +1,9 @@
 package io.rnbd.nbd.gateway.internal;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.rnbd.nbd.gateway.client.NbdClient;
+import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
 import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.RawNbd;

@@ -1,18 +1,18 @@
 package io.rnbd.nbd.gateway.internal;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.rnbd.nbd.gateway.client.NbdClient;
-import io.rnbd.nbd.gateway.proto.NbdConstants;
-import io.rnbd.nbd.gateway.proto.OptionReplyHeader;
-import io.rnbd.nbd.gateway.proto.SimpleReply;
-import io.rnbd.nbd.gateway.proto.StructuredError;
-import io.rnbd.nbd.gateway.proto.StructuredReplyHeader;
+import io.rnbd.common.Errno;
+import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
 import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.RawNbd;
-import io.rnbd.common.Errno;
+import io.rnbd.nbd.proto.NbdConstants;
+import io.rnbd.nbd.proto.OptionReplyHeader;
+import io.rnbd.nbd.proto.SimpleReply;
+import io.rnbd.nbd.proto.StructuredError;
+import io.rnbd.nbd.proto.StructuredReplyHeader;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;
 import java.net.InetSocketAddress;
@@ -271,10 +271,10 @@ class NbdServerTest {
             // five writes and a read in one TCP write: the gateway reads them in together
             ByteBuffer burst = ByteBuffer.allocate(5 * (28 + 4096) + 28);
             for (int i = 0; i < 5; i++) {
-                new io.rnbd.nbd.gateway.proto.Request(0, CMD_WRITE, 10 + i, 8192L * i, 4096).encode(burst);
+                new io.rnbd.nbd.proto.Request(0, CMD_WRITE, 10 + i, 8192L * i, 4096).encode(burst);
                 burst.put(new byte[4096]);
             }
-            new io.rnbd.nbd.gateway.proto.Request(0, CMD_READ, 15, 0, 4096).encode(burst);
+            new io.rnbd.nbd.proto.Request(0, CMD_READ, 15, 0, 4096).encode(burst);
             raw.send(burst.flip());
             for (int i = 0; i < 5; i++) {
                 assertEquals(0, simpleReply(raw, 10 + i).error());
@@ -460,7 +460,7 @@ class NbdServerTest {
             assertEquals(REP_ERR_INVALID, raw.optionReply(null).type());
             raw.option(OPT_GO, ByteBuffer.wrap(new byte[] {0, 0, 0, 9, 'x'}));
             assertEquals(REP_ERR_INVALID, raw.optionReply(null).type());
-            var go = new io.rnbd.nbd.gateway.proto.GoRequest("nope", new int[0]);
+            var go = new io.rnbd.nbd.proto.GoRequest("nope", new int[0]);
             ByteBuffer b = ByteBuffer.allocate(go.encodedSize());
             go.encode(b);
             raw.option(OPT_INFO, b.flip());

@@ -1,20 +1,20 @@
 package io.rnbd.nbd.gateway.internal;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.rnbd.nbd.gateway.client.NbdClient;
-import io.rnbd.nbd.gateway.proto.GoRequest;
-import io.rnbd.nbd.gateway.proto.Info;
-import io.rnbd.nbd.gateway.proto.OptionReplyHeader;
-import io.rnbd.nbd.gateway.proto.Request;
-import io.rnbd.nbd.gateway.proto.SimpleReply;
+import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
 import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.RawNbd;
 import io.rnbd.nbd.gateway.testing.TestCerts;
-import io.rnbd.nbd.gateway.testing.Tools;
+import io.rnbd.nbd.proto.GoRequest;
+import io.rnbd.nbd.proto.Info;
+import io.rnbd.nbd.proto.OptionReplyHeader;
+import io.rnbd.nbd.proto.Request;
+import io.rnbd.nbd.proto.SimpleReply;
+import io.rnbd.testkit.ExternalTools;
 import io.rnbd.testkit.FakeScheduler;
 import java.io.DataInputStream;
 import java.io.InputStream;
@@ -45,7 +45,7 @@ class NbdTlsTest {
 
     @BeforeEach
     void certificates() throws Exception {
-        assumeTrue(Tools.installed("openssl"), "openssl (to issue test certificates) not installed");
+        assumeTrue(ExternalTools.installed("openssl"), "openssl (to issue test certificates) not installed");
         TestCerts.make(certs);
     }
 
@@ -88,8 +88,8 @@ class NbdTlsTest {
             // STARTTLS and, in the same write, a plaintext GO a man in the middle could inject.
             GoRequest g = new GoRequest("d", new int[0]);
             ByteBuffer b = ByteBuffer.allocate(32 + g.encodedSize());
-            new io.rnbd.nbd.gateway.proto.OptionHeader(OPT_STARTTLS, 0).encode(b);
-            new io.rnbd.nbd.gateway.proto.OptionHeader(OPT_GO, g.encodedSize()).encode(b);
+            new io.rnbd.nbd.proto.OptionHeader(OPT_STARTTLS, 0).encode(b);
+            new io.rnbd.nbd.proto.OptionHeader(OPT_GO, g.encodedSize()).encode(b);
             g.encode(b);
             raw.send(b.flip());
             assertEquals(REP_ACK, raw.optionReply(null).type());
@@ -147,14 +147,14 @@ class NbdTlsTest {
             OutputStream out = tls.getOutputStream();
             DataInputStream in = new DataInputStream(tls.getInputStream());
             ByteBuffer again = ByteBuffer.allocate(16);
-            new io.rnbd.nbd.gateway.proto.OptionHeader(OPT_STARTTLS, 0).encode(again);
+            new io.rnbd.nbd.proto.OptionHeader(OPT_STARTTLS, 0).encode(again);
             out.write(again.array(), 0, again.position());
             OptionReplyHeader no = OptionReplyHeader.decode(ByteBuffer.wrap(in.readNBytes(OptionReplyHeader.SIZE)));
             in.readNBytes(no.length());
             assertEquals(REP_ERR_INVALID, no.type(), "TLS is on already");
             GoRequest g = new GoRequest("d", new int[0]);
             ByteBuffer b = ByteBuffer.allocate(16 + g.encodedSize());
-            new io.rnbd.nbd.gateway.proto.OptionHeader(OPT_GO, g.encodedSize()).encode(b);
+            new io.rnbd.nbd.proto.OptionHeader(OPT_GO, g.encodedSize()).encode(b);
             g.encode(b);
             out.write(b.array(), 0, b.position());
             while (true) {

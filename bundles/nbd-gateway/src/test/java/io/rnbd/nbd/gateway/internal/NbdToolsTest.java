@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rnbd.nbd.gateway.testing.MapExports;
 import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
-import io.rnbd.nbd.gateway.testing.Tools;
+import io.rnbd.testkit.ExternalTools;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,14 +59,14 @@ class NbdToolsTest {
         return p;
     }
 
-    private static void assertOk(Tools.Result r) {
+    private static void assertOk(ExternalTools.Result r) {
         assertEquals(0, r.exit(), r.output());
     }
 
     @Test
     void nbdinfoListsExportsWithTheirSizes() throws Exception {
-        assumeTrue(Tools.installed("nbdinfo"), "nbdinfo not installed");
-        Tools.Result r = Tools.run(TOOL_TIMEOUT, "nbdinfo", "--list", "--json",
+        assumeTrue(ExternalTools.installed("nbdinfo"), "nbdinfo not installed");
+        ExternalTools.Result r = ExternalTools.run(TOOL_TIMEOUT, "nbdinfo", "--list", "--json",
                 "nbd://127.0.0.1:" + server.tcpAddress().getPort());
         assertOk(r);
         String out = r.output();
@@ -74,7 +74,7 @@ class NbdToolsTest {
         assertTrue(out.contains("\"export-name\": \"small\""), out);
         assertTrue(out.contains("\"export-size\": " + SIZE), out);
         assertTrue(out.contains("\"export-size\": 1048576"), out);
-        Tools.Result one = Tools.run(TOOL_TIMEOUT, "nbdinfo", uri);
+        ExternalTools.Result one = ExternalTools.run(TOOL_TIMEOUT, "nbdinfo", uri);
         assertOk(one);
         assertTrue(one.output().contains("can_multi_conn: true"), one.output());
         assertTrue(one.output().contains("block_size_minimum: 512"), one.output());
@@ -82,10 +82,10 @@ class NbdToolsTest {
 
     @Test
     void nbdinfoOverTheUnixSocket() throws Exception {
-        assumeTrue(Tools.installed("nbdinfo"), "nbdinfo not installed");
+        assumeTrue(ExternalTools.installed("nbdinfo"), "nbdinfo not installed");
         Path sock = dir.resolve("nbd.sock");
         try (NbdServer unix = new NbdServer(NbdServerConfig.of(null, sock), new MapExports().with("disk0", disk))) {
-            Tools.Result r = Tools.run(TOOL_TIMEOUT, "nbdinfo", "--size", "nbd+unix:///disk0?socket=" + sock);
+            ExternalTools.Result r = ExternalTools.run(TOOL_TIMEOUT, "nbdinfo", "--size", "nbd+unix:///disk0?socket=" + sock);
             assertOk(r);
             assertEquals(String.valueOf(SIZE), r.output().trim());
         }
@@ -93,22 +93,22 @@ class NbdToolsTest {
 
     @Test
     void nbdcopyRoundTripsRandomData() throws Exception {
-        assumeTrue(Tools.installed("nbdcopy"), "nbdcopy not installed");
+        assumeTrue(ExternalTools.installed("nbdcopy"), "nbdcopy not installed");
         Path src = randomFile("src.img", SIZE);
         Path back = dir.resolve("back.img");
-        assertOk(Tools.run(TOOL_TIMEOUT, "nbdcopy", "--flush", src.toString(), uri));
+        assertOk(ExternalTools.run(TOOL_TIMEOUT, "nbdcopy", "--flush", src.toString(), uri));
         Files.write(back, new byte[0]);
-        assertOk(Tools.run(TOOL_TIMEOUT, "nbdcopy", uri, back.toString()));
+        assertOk(ExternalTools.run(TOOL_TIMEOUT, "nbdcopy", uri, back.toString()));
         assertEquals(-1, Files.mismatch(src, back), "nbdcopy round trip differs");
         assertArrayEquals(Files.readAllBytes(src), disk.snapshot(0, SIZE));
     }
 
     @Test
     void qemuImgConvertAndCompare() throws Exception {
-        assumeTrue(Tools.installed("qemu-img"), "qemu-img not installed");
+        assumeTrue(ExternalTools.installed("qemu-img"), "qemu-img not installed");
         Path src = randomFile("src.img", 32 * 1024 * 1024);
-        assertOk(Tools.run(TOOL_TIMEOUT, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", src.toString(), uri));
-        Tools.Result cmp = Tools.run(TOOL_TIMEOUT, "qemu-img", "compare", "-f", "raw", "-F", "raw", src.toString(),
+        assertOk(ExternalTools.run(TOOL_TIMEOUT, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", src.toString(), uri));
+        ExternalTools.Result cmp = ExternalTools.run(TOOL_TIMEOUT, "qemu-img", "compare", "-f", "raw", "-F", "raw", src.toString(),
                 "nbd://127.0.0.1:" + server.tcpAddress().getPort() + "/disk0");
         // The export is larger than the image: compare checks that the rest is zero, which it is.
         assertOk(cmp);
@@ -117,8 +117,8 @@ class NbdToolsTest {
 
     @Test
     void fioVerifiesCrc32cOverTheNbdEngine() throws Exception {
-        assumeTrue(Tools.installed("fio"), "fio not installed");
-        Tools.Result r = Tools.run(TOOL_TIMEOUT, "fio", "--name=nbdgw", "--ioengine=nbd", "--uri=" + uri,
+        assumeTrue(ExternalTools.installed("fio"), "fio not installed");
+        ExternalTools.Result r = ExternalTools.run(TOOL_TIMEOUT, "fio", "--name=nbdgw", "--ioengine=nbd", "--uri=" + uri,
                 "--rw=randwrite", "--bs=4k", "--size=16m", "--iodepth=32", "--verify=crc32c", "--do_verify=1",
                 "--verify_fatal=1", "--verify_state_save=0"); // no state file in the module directory
         assertOk(r);

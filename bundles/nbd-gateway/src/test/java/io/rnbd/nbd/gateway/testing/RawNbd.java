@@ -1,17 +1,17 @@
 package io.rnbd.nbd.gateway.testing;
 
-import static io.rnbd.nbd.gateway.proto.NbdConstants.*;
+import static io.rnbd.nbd.proto.NbdConstants.*;
 
-import io.rnbd.nbd.gateway.internal.io.ChannelInput;
-import io.rnbd.nbd.gateway.internal.io.ChannelOutput;
-import io.rnbd.nbd.gateway.proto.ClientFlags;
-import io.rnbd.nbd.gateway.proto.GoRequest;
-import io.rnbd.nbd.gateway.proto.Info;
-import io.rnbd.nbd.gateway.proto.NbdProtoException;
-import io.rnbd.nbd.gateway.proto.OptionHeader;
-import io.rnbd.nbd.gateway.proto.OptionReplyHeader;
-import io.rnbd.nbd.gateway.proto.Request;
-import io.rnbd.nbd.gateway.proto.ServerGreeting;
+import io.rnbd.nbd.proto.ClientFlags;
+import io.rnbd.nbd.proto.GoRequest;
+import io.rnbd.nbd.proto.Info;
+import io.rnbd.nbd.proto.NbdProtoException;
+import io.rnbd.nbd.proto.OptionHeader;
+import io.rnbd.nbd.proto.OptionReplyHeader;
+import io.rnbd.nbd.proto.Request;
+import io.rnbd.nbd.proto.ServerGreeting;
+import io.rnbd.nbd.transport.ChannelInput;
+import io.rnbd.nbd.transport.ChannelOutput;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

@@ -2,7 +2,7 @@ package io.rnbd.nbd.gateway.internal.osgi;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.rnbd.nbd.gateway.client.NbdClient;
+import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockDevice;
