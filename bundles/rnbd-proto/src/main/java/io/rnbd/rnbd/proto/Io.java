@@ -54,9 +54,14 @@ public record Io(int deviceId, long sector, int rw, int biSize, int prio) implem
         return (rw & flag) != 0;
     }
 
-    /** Byte offset of the first sector. */
+    /**
+     * Byte offset of the first sector.
+     *
+     * @throws ArithmeticException for a sector past 2^63 / 512, whose offset a long cannot hold
+     *     (it would wrap around to the start of the device): check {@link #sector()} first
+     */
     public long offset() {
-        return sector * OpenRsp.SECTOR_SIZE;
+        return Math.multiplyExact(sector, (long) OpenRsp.SECTOR_SIZE);
     }
 
     @Override

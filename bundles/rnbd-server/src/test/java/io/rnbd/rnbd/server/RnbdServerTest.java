@@ -287,10 +287,16 @@ class RnbdServerTest {
         assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 1L << 54, Io.OP_WRITE, 0, 4096), ByteBuffer.wrap(block)),
                 "a sector whose byte offset is past 2^63: refused above the backend, which trusts the server");
         assertEquals(Errno.EOPNOTSUPP, writeNow(c, Io.of(rw, 0, Io.OP_SECURE_ERASE, 0, 4096), empty()));
+        byte[] marked = new byte[512];
+        java.util.Arrays.fill(marked, (byte) 0x5a);
+        assertEquals(0, write(c, rw, 512, marked));
+        assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, (1L << 55) + 1, Io.OP_WRITE, 0, 512),
+                ByteBuffer.wrap(new byte[512])), "sector 2^55 + 1: its byte offset wraps around to 512 (Io.decode refuses it)");
+        assertArrayEquals(marked, read(c, rw, 512, 512), "the wrapped write reached the device");
 
         assertEquals(0, write(c, rw, SIZE - 4096, block), "last block is fine");
-        assertTrue(server.exports().get(0).stats().errors() >= 14);
-        assertEquals(1, server.exports().get(0).stats().writes());
+        assertTrue(server.exports().get(0).stats().errors() >= 15);
+        assertEquals(2, server.exports().get(0).stats().writes());
     }
 
     @Test
