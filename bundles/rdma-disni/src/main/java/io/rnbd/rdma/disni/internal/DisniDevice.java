@@ -3,7 +3,6 @@ package io.rnbd.rdma.disni.internal;
 import com.ibm.disni.verbs.IbvCompChannel;
 import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.RdmaCm;
-import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import io.rnbd.rdma.api.CmEvent;
@@ -28,11 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -43,11 +37,12 @@ import org.slf4j.LoggerFactory;
  * verbs context comes from an "anchor" CM id bound to the device's first IPv4 address,
  * kept for the device's lifetime.
  *
- * <p>Two threads per device: the CM thread reads the event channel and calls
- * {@link CmTarget}s; the completion thread waits on the device's completion channel
- * (one CQ per queue pair, all on that channel) and polls the queue pairs' CQs, and is
- * the only thread that calls {@code CompletionHandler}s, so each queue pair sees its
- * completions one at a time and in order, flushes included.
+ * <p>Two threads per device: the CM thread ({@link DisniCmThread}) reads the event
+ * channel and calls {@link CmTarget}s; the completion thread ({@link DisniCqThread})
+ * waits on the device's completion channel (one CQ per queue pair, all on that channel)
+ * and polls the queue pairs' CQs, and is the only thread that calls
+ * {@code CompletionHandler}s, so each queue pair sees its completions one at a time and
+ * in order, flushes included.
  *
  * <p>DiSNI's event channel keeps its ids in a plain HashMap, so every CM call, the
  * event read included, runs under {@link #cmLock} (fair, so callers get in between two
@@ -57,9 +52,6 @@ public final class DisniDevice implements ManagedDevice {
     private static final Logger LOG = LoggerFactory.getLogger(DisniDevice.class);
     /** What the provider offers on any adapter (DiSNI cannot query the device). */
     static final DeviceAttributes ATTRIBUTES = new DeviceAttributes(Integer.MAX_VALUE, 4096, 4, 4096, 65536);
-    private static final int CM_WAIT_MS = 20;
-    private static final int CQ_WAIT_MS = 50;
-    private static final int DELIVERY_WAIT_S = 30;
 
     private volatile SysfsDevice info;
     private final DisniSettings settings;
@@ -73,12 +65,11 @@ public final class DisniDevice implements ManagedDevice {
     private final Set<DisniQueuePair> qps = ConcurrentHashMap.newKeySet();
     private final Set<DisniProtectionDomain> pds = ConcurrentHashMap.newKeySet();
     private final Set<DisniCmListener> listeners = ConcurrentHashMap.newKeySet();
-    private final ConcurrentLinkedQueue<Runnable> completionTasks = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean open = new AtomicBoolean(true);
     private final AtomicBoolean removalSeen = new AtomicBoolean();
     private volatile Runnable removalHook;
-    private final Thread cmThread;
-    private final Thread cqThread;
+    private final DisniCmThread cmThread;
+    private final DisniCqThread cqThread;
 
     private DisniDevice(SysfsDevice info, DisniSettings settings, RdmaEventChannel channel, RdmaCmId anchor,
                         IbvContext context, IbvCompChannel compChannel, InetAddress primary) {
@@ -89,10 +80,8 @@ public final class DisniDevice implements ManagedDevice {
         this.context = context;
         this.compChannel = compChannel;
         this.primary = primary;
-        this.cmThread = new Thread(this::cmLoop, "rdma-disni-cm-" + info.name());
-        this.cqThread = new Thread(this::completionLoop, "rdma-disni-cq-" + info.name());
-        cmThread.setDaemon(true);
-        cqThread.setDaemon(true);
+        this.cmThread = new DisniCmThread(this, info.name(), channel, cmLock, targets);
+        this.cqThread = new DisniCqThread(this, info.name(), compChannel, qps);
     }
 
     /** Opens the adapter: event channel, anchor id, context, completion channel, threads. */
@@ -263,7 +252,7 @@ public final class DisniDevice implements ManagedDevice {
             // context, so the QP exists (and takes RECVs) before the route is known
             id.bindAddr(new InetSocketAddress(primary, 0));
             DisniQueuePair qp = DisniQueuePair.create(this, pd, id, init, events, destination, pdata);
-            targets.put(id, qp);
+            targets.put(id, qp.cm());
             qps.add(qp);
             try {
                 id.resolveAddr(null, destination, settings.cmTimeoutMs());
@@ -296,7 +285,7 @@ public final class DisniDevice implements ManagedDevice {
             DisniProtectionDomain pd = ownPd(init);
             checkLimits(init);
             qp = DisniQueuePair.create(this, pd, id, init, events, remote, null);
-            targets.put(id, qp);
+            targets.put(id, qp.cm());
             qps.add(qp);
         } catch (RdmaException e) {
             rejectQuietly(id, null);
@@ -319,8 +308,8 @@ public final class DisniDevice implements ManagedDevice {
         }
         cmLock.lock();
         try {
-            CmNative.check(CmNative.accept(CmNative.handle(id), privateData, DisniQueuePair.RETRY_COUNT,
-                    DisniQueuePair.RNR_RETRY_INFINITE), "rdma_accept");
+            CmNative.check(CmNative.accept(CmNative.handle(id), privateData, DisniQpCm.RETRY_COUNT,
+                    DisniQpCm.RNR_RETRY_INFINITE), "rdma_accept");
             return qp;
         } catch (IOException e) {
             qp.discardLocked();
@@ -372,6 +361,10 @@ public final class DisniDevice implements ManagedDevice {
         }
     }
 
+    boolean isOpen() {
+        return open.get();
+    }
+
     void checkOpen() throws RdmaException {
         if (!open.get()) {
             throw new RdmaException(Errno.ENODEV, name() + " is gone");
@@ -421,35 +414,9 @@ public final class DisniDevice implements ManagedDevice {
         pds.remove(pd);
     }
 
-    /**
-     * Runs {@code task} (a delivery of completions) on the completion thread, so that it
-     * never overlaps another delivery; inline when called from that thread or once it has
-     * stopped. With {@code wait}, returns after the task ran.
-     */
-    void deliverOnCompletionThread(Runnable task, boolean wait) {
-        if (Thread.currentThread() == cqThread || !cqThread.isAlive()) {
-            task.run();
-            return;
-        }
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        completionTasks.add(() -> {
-            try {
-                task.run();
-            } finally {
-                done.complete(null);
-            }
-        });
-        if (!wait) {
-            return;
-        }
-        try {
-            done.get(DELIVERY_WAIT_S, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("rdma-disni: {} flush not delivered within {} s (completion handler blocked?)", name(),
-                    DELIVERY_WAIT_S);
-        }
+    /** The device's completion thread, which alone delivers completions. */
+    DisniCqThread cqThread() {
+        return cqThread;
     }
 
     void destroyIdQuietly(RdmaCmId id) {
@@ -467,86 +434,15 @@ public final class DisniDevice implements ManagedDevice {
         }
     }
 
-    private void cmLoop() {
-        while (open.get()) {
-            RdmaCmEvent ev = null;
-            CmNative.EventData data = null;
-            cmLock.lock();
-            try {
-                ev = channel.getCmEvent(CM_WAIT_MS);
-                // what libdisni kept of it (status, private data): taken for every event, so nothing stays behind
-                data = ev == null ? null : CmNative.take(ev.getConnIdPriv());
-            } catch (IOException e) {
-                LOG.debug("rdma-disni: {} CM event read failed", name(), e);
-            } finally {
-                cmLock.unlock();
-            }
-            if (ev != null) {
-                dispatch(ev, data);
-            }
-        }
-    }
-
-    private void dispatch(RdmaCmEvent ev, CmNative.EventData data) {
-        int type = ev.getEvent();
-        try {
-            if (type == CmEvents.CONNECT_REQUEST) {
-                CmTarget l = ev.getListenIdPriv() == null ? null : targets.get(ev.getListenIdPriv());
-                if (l == null) {
-                    destroyIdQuietly(ev.getConnIdPriv());
-                } else {
-                    l.onCmEvent(type, ev.getConnIdPriv(), data);
-                }
-                return;
-            }
-            CmTarget t = ev.getConnIdPriv() == null ? null : targets.get(ev.getConnIdPriv());
-            if (t != null) {
-                t.onCmEvent(type, ev.getConnIdPriv(), data);
-            }
-        } catch (RuntimeException e) {
-            LOG.warn("rdma-disni: {} CM event {} handler failed", name(), type, e);
-        }
-    }
-
-    private void completionLoop() {
-        while (open.get()) {
-            runCompletionTasks();
-            boolean fired = false;
-            try {
-                fired = compChannel.getCqEvent(null, CQ_WAIT_MS);
-            } catch (IOException e) {
-                LOG.debug("rdma-disni: {} CQ event read failed", name(), e);
-            }
-            if (fired) {
-                // the event does not say which CQ: poll all (each QP polls only its own)
-                for (DisniQueuePair qp : qps) {
-                    qp.pollAndDeliver();
-                }
-            }
-        }
-        runCompletionTasks();
-    }
-
-    private void runCompletionTasks() {
-        Runnable r;
-        while ((r = completionTasks.poll()) != null) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                LOG.warn("rdma-disni: {} completion handler failed", name(), e);
-            }
-        }
-    }
-
     @Override
     public void close() {
         if (!open.compareAndSet(true, false)) {
             return;
         }
-        join(cmThread);
-        join(cqThread);
+        cmThread.join();
+        cqThread.join();
         // both threads are gone: from here on this thread delivers, one at a time
-        runCompletionTasks();
+        cqThread.runCompletionTasks();
         for (DisniCmListener l : new ArrayList<>(listeners)) {
             l.close();
         }
@@ -566,7 +462,7 @@ public final class DisniDevice implements ManagedDevice {
         LOG.info("rdma-disni: device {} flushed and closed", name());
     }
 
-    private static void join(Thread t) {
+    static void join(Thread t) {
         if (t == Thread.currentThread()) {
             return;
         }

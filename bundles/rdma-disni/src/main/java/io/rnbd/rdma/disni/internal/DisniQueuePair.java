@@ -6,9 +6,7 @@ import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.IbvRecvWR;
 import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
-import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.SVCPollCq;
 import com.ibm.disni.verbs.SVCPostRecv;
 import com.ibm.disni.verbs.SVCPostSend;
 import io.rnbd.rdma.api.CmEvent;
@@ -38,7 +36,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A reliable-connected QP on its own CM id and CQ.
+ * A reliable-connected QP on its own CM id and CQ: the verbs (posting, disconnect, close),
+ * its state, and the teardown that flushes what is outstanding. Its CQ is polled and
+ * decoded by {@link DisniCq}, its CM id's events handled by {@link DisniQpCm}.
  *
  * <p>Completions: the CQ is polled only by the device's completion thread. DiSNI decodes
  * nothing but wr_id and status of a failed completion, so the provider keeps its own
@@ -46,37 +46,12 @@ import org.slf4j.LoggerFactory;
  * requests by a token: bit 63 tells a receive from a send, the rest counts. A send
  * completion also retires the unsignaled sends posted before it (RC completes in order).
  */
-final class DisniQueuePair implements QueuePair, CmTarget {
+final class DisniQueuePair implements QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(DisniQueuePair.class);
     private static final long RECV_BIT = 1L << 63;
-    private static final int IBV_WC_WITH_IMM = 1 << 1;
-    private static final int IBV_WC_WITH_INV = 1 << 3;
-    /** enum ibv_wr_opcode's IBV_WR_SEND_WITH_INV (DiSNI has no constant for it). */
-    private static final int IBV_WR_SEND_WITH_INV = 9;
-    /** Transport retries on a lost packet (the most the IB CM allows, as Linux's RTRS asks). */
-    static final int RETRY_COUNT = 7;
-    /** RNR retries: 7 means "forever", so a SEND that finds no RECV waits for one (as Linux's RTRS asks). */
-    static final int RNR_RETRY_INFINITE = 7;
-    /** enum ib_cm_rej_reason: the CM has no listener for the service (nobody listens on that port). */
-    private static final int IB_CM_REJ_INVALID_SERVICE_ID = 8;
-    /** enum ib_cm_rej_reason: rdma_reject by the acceptor (or a destroyed request id). */
-    private static final int IB_CM_REJ_CONSUMER_DEFINED = 28;
-    private static final int IBV_WC_RECV_RDMA_WITH_IMM = 129;
-    private static final int POLL_BATCH = 32;
-    // enum ibv_wc_status
-    private static final int IBV_WC_SUCCESS = 0;
-    private static final int IBV_WC_LOC_LEN_ERR = 1;
-    private static final int IBV_WC_LOC_QP_OP_ERR = 2;
-    private static final int IBV_WC_LOC_PROT_ERR = 4;
-    private static final int IBV_WC_WR_FLUSH_ERR = 5;
-    private static final int IBV_WC_REM_INV_REQ_ERR = 9;
-    private static final int IBV_WC_REM_ACCESS_ERR = 10;
-    private static final int IBV_WC_REM_OP_ERR = 11;
-    private static final int IBV_WC_RETRY_EXC_ERR = 12;
-    private static final int IBV_WC_RNR_RETRY_EXC_ERR = 13;
 
     /** @param foreignSge an SGE named a region that is closed, invalidated or not of this PD */
-    private record Posted(long token, long wrId, WcOpcode opcode, boolean signaled, boolean foreignSge) {
+    record Posted(long token, long wrId, WcOpcode opcode, boolean signaled, boolean foreignSge) {
         WorkCompletion flushed() {
             return new WorkCompletion(wrId, WcStatus.WR_FLUSH_ERR, opcode, 0, false, 0);
         }
@@ -92,24 +67,21 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     private final QpInit init;
     private final CmEventHandler events;
     private final CompletionHandler completions;
-    private final IbvCQ cq;
     private final IbvQP qp;
     /** The initiator's connect private data; null on the passive side. */
     private final byte[] connectData;
-    private final IbvWC[] wcs = new IbvWC[POLL_BATCH];
-    private final SVCPollCq poll;
+    private final DisniCq cq;
+    private final DisniQpCm cm;
     private final Object postLock = new Object();
-    private final Object cqLock = new Object();
     private final ArrayDeque<Posted> sendQueue = new ArrayDeque<>();
     private final ArrayDeque<Posted> recvQueue = new ArrayDeque<>();
     private final List<Held> held = new ArrayList<>();
     private boolean tornDown;
     private long nextToken;
-    private volatile QpState state = QpState.INIT;
-    private volatile InetSocketAddress local;
-    private volatile InetSocketAddress remote;
+    volatile QpState state = QpState.INIT;
+    volatile InetSocketAddress local;
+    volatile InetSocketAddress remote;
     private boolean disconnectSent;
-    private boolean cqClosed;
 
     private DisniQueuePair(DisniDevice device, DisniProtectionDomain pd, RdmaCmId id, QpInit init,
                            CmEventHandler events, IbvCQ cq, IbvQP qp, InetSocketAddress remote, byte[] connectData)
@@ -120,15 +92,12 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         this.init = init;
         this.events = events;
         this.completions = init.completions();
-        this.cq = cq;
         this.qp = qp;
         this.connectData = connectData;
         this.remote = remote;
         this.local = (InetSocketAddress) id.getSource();
-        for (int i = 0; i < wcs.length; i++) {
-            wcs[i] = new IbvWC();
-        }
-        this.poll = cq.poll(wcs, wcs.length);
+        this.cq = new DisniCq(this, cq);
+        this.cm = new DisniQpCm(this, device, id, connectData);
     }
 
     /**
@@ -169,6 +138,11 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
+    /** The target of this QP's CM id. */
+    CmTarget cm() {
+        return cm;
+    }
+
     /** The ibv_qp behind this QP (for the tests' memory windows). */
     long ibvQpHandle() {
         return ((com.ibm.disni.verbs.impl.NatIbvQP) qp).getObjId();
@@ -202,9 +176,9 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     @Override
     public void postSend(SendWr wr) throws RdmaException {
         LinkedList<IbvSge> sgl = new LinkedList<>();
-        boolean foreign = sges(wr.sgl(), sgl);
+        boolean foreign = DisniWr.sges(wr.sgl(), sgl, init.maxSge(), pd, device);
         IbvSendWR w = new IbvSendWR();
-        w.setOpcode(opcode(wr.opcode()));
+        w.setOpcode(DisniWr.opcode(wr.opcode()));
         w.setSend_flags(wr.signaled() ? IbvSendWR.IBV_SEND_SIGNALED : 0);
         w.setImm_data(wr.imm());
         w.setSg_list(sgl);
@@ -221,7 +195,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
             }
             long token = nextToken++ & ~RECV_BIT;
             w.setWr_id(token);
-            Posted p = new Posted(token, wr.wrId(), wcOpcode(wr.opcode()), wr.signaled(), foreign);
+            Posted p = new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign);
             if (state == QpState.INIT) {
                 // the QP cannot send before RTS; RC semantics still promise delivery
                 held.add(new Held(w, p));
@@ -250,7 +224,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
      * ESTABLISHED: RTS, and the held sends go to the adapter in posting order. The
      * initiator's event carries the acceptor's private data (IB: the REP's whole 196 bytes).
      */
-    private void established(byte[] acceptData) {
+    void established(byte[] acceptData) {
         boolean failed = false;
         synchronized (postLock) {
             if (state != QpState.INIT) {
@@ -278,7 +252,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
     @Override
     public void postRecv(RecvWr wr) throws RdmaException {
         LinkedList<IbvSge> sgl = new LinkedList<>();
-        boolean foreign = sges(wr.sgl(), sgl);
+        boolean foreign = DisniWr.sges(wr.sgl(), sgl, init.maxSge(), pd, device);
         IbvRecvWR w = new IbvRecvWR();
         w.setSg_list(sgl);
         synchronized (postLock) {
@@ -305,81 +279,10 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    /**
-     * Fills {@code out}; returns whether an SGE names a region the adapter will refuse
-     * (closed, or of another protection domain; an invalidated rkey does not matter
-     * locally). Such a request is still
-     * posted, so it fails in order with the requests around it; the adapter's status for
-     * it (rxe says LOC_QP_OP_ERR, mlx5 LOC_PROT_ERR) is then reported as LOC_PROT_ERR.
-     */
-    private boolean sges(List<Sge> list, LinkedList<IbvSge> out) throws RdmaException {
-        if (list.size() > init.maxSge()) {
-            throw new RdmaException(Errno.EINVAL, list.size() + " SGEs, queue pair takes " + init.maxSge());
-        }
-        boolean foreign = false;
-        for (Sge s : list) {
-            if (!(s.mr() instanceof DisniMemoryRegion mr)) {
-                throw new RdmaException(Errno.EINVAL, "SGE names a memory region of another provider");
-            }
-            boolean ours = mr.pd() == pd && mr.usableLocally();
-            foreign |= !ours;
-            IbvSge g = new IbvSge();
-            g.setAddr(mr.address() + s.offset());
-            g.setLength(s.length());
-            // another device's lkey could be valid here by chance: never hand it over
-            g.setLkey(ours || mr.pd().device() == device ? mr.lkey() : 0);
-            out.add(g);
-        }
-        return foreign;
-    }
-
-    private static int opcode(WrOpcode op) {
-        switch (op) {
-            case SEND: return IbvSendWR.IBV_WR_SEND;
-            case SEND_WITH_IMM: return IbvSendWR.IBV_WR_SEND_WITH_IMM;
-            case RDMA_WRITE: return IbvSendWR.IBV_WR_RDMA_WRITE;
-            case RDMA_WRITE_WITH_IMM: return IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM;
-            // the rkey travels in the imm field: libdisni puts it in invalidate_rkey
-            case SEND_WITH_INV: return IBV_WR_SEND_WITH_INV;
-            case RDMA_READ: return IbvSendWR.IBV_WR_RDMA_READ;
-            default: throw new IllegalArgumentException("opcode " + op);
-        }
-    }
-
-    private static WcOpcode wcOpcode(WrOpcode op) {
-        switch (op) {
-            case SEND:
-            case SEND_WITH_IMM:
-            case SEND_WITH_INV: return WcOpcode.SEND;
-            case RDMA_WRITE:
-            case RDMA_WRITE_WITH_IMM: return WcOpcode.RDMA_WRITE;
-            default: return WcOpcode.RDMA_READ;
-        }
-    }
-
     /** On the completion thread: re-arm, drain the CQ, deliver. */
     void pollAndDeliver() {
         List<WorkCompletion> out = new ArrayList<>();
-        synchronized (cqLock) {
-            if (cqClosed) {
-                return;
-            }
-            try {
-                cq.reqNotification(false).execute().free();
-                int n;
-                do {
-                    n = poll.execute().getPolls();
-                    for (int i = 0; i < n; i++) {
-                        WorkCompletion wc = translate(wcs[i]);
-                        if (wc != null) {
-                            out.add(wc);
-                        }
-                    }
-                } while (n == wcs.length);
-            } catch (IOException e) {
-                LOG.warn("rdma-disni: polling the CQ of {} failed", this, e);
-            }
-        }
+        cq.drain(out);
         for (WorkCompletion wc : out) {
             if (!wc.ok()) {
                 failed();
@@ -388,35 +291,11 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    private WorkCompletion translate(IbvWC wc) {
-        long token = wc.getWr_id();
-        Posted p;
+    /** The record of the request a completion names by {@code token}; null if it was flushed already. */
+    Posted retire(long token) {
         synchronized (postLock) {
-            p = (token & RECV_BIT) != 0 ? retire(recvQueue, token) : retire(sendQueue, token);
+            return (token & RECV_BIT) != 0 ? retire(recvQueue, token) : retire(sendQueue, token);
         }
-        if (p == null) {
-            return null; // already flushed by close()
-        }
-        WcStatus status = status(wc.getStatus(), p);
-        boolean ok = status == WcStatus.SUCCESS;
-        WcOpcode op = p.opcode();
-        boolean hasImm = false;
-        int imm = 0;
-        int len = 0;
-        Integer invalidated = null;
-        if (ok) {
-            len = wc.getByte_len();
-            if (p.opcode() == WcOpcode.RECV) {
-                op = wc.getOpcode() == IBV_WC_RECV_RDMA_WITH_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
-                hasImm = (wc.getWc_flags() & IBV_WC_WITH_IMM) != 0;
-                imm = hasImm ? wc.getImm_data() : 0;
-                // ibv_wc keeps invalidated_rkey in imm_data's place; libdisni wrote it there in host order
-                if ((wc.getWc_flags() & IBV_WC_WITH_INV) != 0) {
-                    invalidated = wc.getImm_data();
-                }
-            }
-        }
-        return new WorkCompletion(p.wrId(), status, op, len, hasImm, imm, invalidated);
     }
 
     /** Removes the entry for token and, on the send queue, the unsignaled ones before it. */
@@ -430,31 +309,6 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         return null;
     }
 
-    private WcStatus status(int s, Posted p) {
-        switch (s) {
-            case IBV_WC_SUCCESS: return WcStatus.SUCCESS;
-            case IBV_WC_LOC_LEN_ERR: return WcStatus.LOC_LEN_ERR;
-            case IBV_WC_LOC_PROT_ERR: return WcStatus.LOC_PROT_ERR;
-            case IBV_WC_WR_FLUSH_ERR: return WcStatus.WR_FLUSH_ERR;
-            case IBV_WC_REM_ACCESS_ERR: return WcStatus.REM_ACCESS_ERR;
-            case IBV_WC_REM_OP_ERR: return WcStatus.REM_OP_ERR;
-            case IBV_WC_RETRY_EXC_ERR: return WcStatus.RETRY_EXC_ERR;
-            case IBV_WC_RNR_RETRY_EXC_ERR: return WcStatus.RNR_RETRY_EXC_ERR;
-            default:
-                break;
-        }
-        if (p.foreignSge()) {
-            return WcStatus.LOC_PROT_ERR;
-        }
-        if ((s == IBV_WC_LOC_QP_OP_ERR || s == IBV_WC_REM_INV_REQ_ERR) && p.opcode() == WcOpcode.RECV) {
-            // rxe (6.1) completes a RECV that an incoming message overflows with
-            // LOC_QP_OP_ERR (older kernels: REM_INV_REQ_ERR) where adapters say LOC_LEN_ERR
-            return WcStatus.LOC_LEN_ERR;
-        }
-        LOG.info("rdma-disni: {} completion status {} (ibv_wc_status) reported as GENERAL_ERR", this, s);
-        return WcStatus.GENERAL_ERR;
-    }
-
     private void deliver(WorkCompletion wc) {
         try {
             completions.onCompletion(this, wc);
@@ -463,7 +317,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    private void emit(CmEvent ev) {
+    void emit(CmEvent ev) {
         try {
             events.onEvent(this, ev);
         } catch (RuntimeException e) {
@@ -485,7 +339,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    private void sendDisconnect() {
+    void sendDisconnect() {
         try {
             device.cm(() -> {
                 if (!disconnectSent && !tornDown) {
@@ -499,82 +353,8 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
     }
 
-    @Override
-    public void onCmEvent(int type, RdmaCmId cmId, CmNative.EventData data) {
-        int status = data == null ? 0 : data.status();
-        try {
-            switch (type) {
-                case CmEvents.ADDR_RESOLVED:
-                    device.cm(() -> {
-                        id.resolveRoute(device.cmTimeoutMs());
-                        return null;
-                    });
-                    break;
-                case CmEvents.ROUTE_RESOLVED:
-                    // rdma_connect with the private data (Linux's RTRS: CON_REQ) and infinite RNR retry
-                    device.cm(() -> {
-                        CmNative.check(CmNative.connect(CmNative.handle(id), connectData, RETRY_COUNT,
-                                RNR_RETRY_INFINITE), "rdma_connect");
-                        return null;
-                    });
-                    break;
-                case CmEvents.ESTABLISHED:
-                    local = (InetSocketAddress) device.cm(id::getSource);
-                    InetSocketAddress peer = (InetSocketAddress) device.cm(id::getDestination);
-                    if (peer != null) {
-                        remote = peer;
-                    }
-                    established(data == null ? null : data.privateData());
-                    break;
-                case CmEvents.ADDR_ERROR:
-                case CmEvents.ROUTE_ERROR:
-                case CmEvents.UNREACHABLE:
-                    // rdma_cm's status here is a negative errno (e.g. -ETIMEDOUT: no answer to the REQ)
-                    connectFailed(new CmEvent(CmEvent.Type.UNREACHABLE, status < 0 ? -status : Errno.EHOSTUNREACH,
-                            "unreachable: " + remote + " (rdma_cm status " + status + ")"));
-                    break;
-                case CmEvents.REJECTED:
-                    connectFailed(rejected(status, data));
-                    break;
-                case CmEvents.CONNECT_ERROR:
-                    connectFailed(new CmEvent(CmEvent.Type.CONNECT_ERROR, status < 0 ? -status : Errno.ECONNABORTED,
-                            "connect error (rdma_cm status " + status + ")"));
-                    break;
-                case CmEvents.DISCONNECTED:
-                    if (state != QpState.CLOSED) {
-                        state = QpState.ERROR;
-                        sendDisconnect(); // moves our QP to ERROR so posted requests flush
-                        emit(CmEvent.of(CmEvent.Type.DISCONNECTED));
-                    }
-                    break;
-                case CmEvents.DEVICE_REMOVAL:
-                    device.removalDetected(); // unpublished first, then this QP flushes via deviceRemoved()
-                    break;
-                default:
-                    break;
-            }
-        } catch (IOException e) {
-            connectFailed(new CmEvent(CmEvent.Type.CONNECT_ERROR, Errors.errno(e, Errno.EIO), e.getMessage()));
-        }
-    }
-
-    /**
-     * REJECTED's status is the IB CM's reject reason (iWARP: a negative errno). The CM
-     * itself rejects a connect to a port nobody listens on (INVALID_SERVICE_ID): that is
-     * UNREACHABLE/ECONNREFUSED, as a TCP reset is for the soft provider. A consumer reject
-     * cannot carry the rejecter's reason: ECONNREFUSED with the reject's private data (IB:
-     * its whole 148 bytes), where protocols put their reason.
-     */
-    private CmEvent rejected(int status, CmNative.EventData data) {
-        if (status == IB_CM_REJ_INVALID_SERVICE_ID) {
-            return new CmEvent(CmEvent.Type.UNREACHABLE, Errno.ECONNREFUSED, "nobody listens at " + remote);
-        }
-        String why = status == IB_CM_REJ_CONSUMER_DEFINED ? "rejected by " + remote
-                : "rejected by " + remote + " (" + (status < 0 ? Errno.name(status) : "IB CM reason " + status) + ")";
-        return new CmEvent(CmEvent.Type.REJECTED, Errno.ECONNREFUSED, why, data == null ? null : data.privateData());
-    }
-
-    private void connectFailed(CmEvent ev) {
+    /** The connect failed (the CM moved the QP to ERROR): the event, and the flush of the held sends. */
+    void connectFailed(CmEvent ev) {
         List<Posted> never = new ArrayList<>();
         synchronized (postLock) {
             if (state != QpState.INIT) {
@@ -586,7 +366,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
         emit(ev);
         // posted RECVs flush through the CQ (the CM moved the QP to ERROR); held sends never reached it
-        device.deliverOnCompletionThread(() -> never.forEach(p -> deliver(p.flushed())), false);
+        device.cqThread().deliver(() -> never.forEach(p -> deliver(p.flushed())), false);
     }
 
     /**
@@ -656,7 +436,7 @@ final class DisniQueuePair implements QueuePair, CmTarget {
 
     private void flush(List<Posted> flushed, boolean wait) {
         if (!flushed.isEmpty()) {
-            device.deliverOnCompletionThread(() -> flushed.forEach(p -> deliver(p.flushed())), wait);
+            device.cqThread().deliver(() -> flushed.forEach(p -> deliver(p.flushed())), wait);
         }
     }
 
@@ -680,22 +460,20 @@ final class DisniQueuePair implements QueuePair, CmTarget {
         }
         device.forget(id);
         device.forget(this);
-        synchronized (cqLock) {
-            cqClosed = true;
-            try {
-                if (!disconnectSent) {
-                    disconnectSent = true;
-                    id.disconnect();
-                }
-            } catch (IOException e) {
-                LOG.debug("rdma-disni: disconnect on close", e);
-            }
-            poll.free();
-            id.destroyQP();
-            cq.destroyCQ();
-            id.destroyId();
-        }
+        cq.destroyWith(id, this::disconnectOnClose);
         return flushed;
+    }
+
+    /** Teardown, under the CQ lock: the peer is told unless it was already. */
+    private void disconnectOnClose() {
+        try {
+            if (!disconnectSent) {
+                disconnectSent = true;
+                id.disconnect();
+            }
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: disconnect on close", e);
+        }
     }
 
     @Override

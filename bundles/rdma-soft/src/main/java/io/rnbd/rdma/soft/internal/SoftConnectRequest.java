@@ -11,14 +11,17 @@ import io.rnbd.rdma.api.RdmaException;
 
 import java.net.InetSocketAddress;
 
+/** A HELLO that arrived, answered through the connection manager of the QP created with it. */
 final class SoftConnectRequest implements ConnectRequest {
     private final SoftDevice device;
     private final SoftQp qp;
+    private final SoftQpCm cm;
     private final byte[] privateData;
 
-    SoftConnectRequest(SoftDevice device, SoftQp qp, byte[] privateData) {
+    SoftConnectRequest(SoftDevice device, SoftQp qp, SoftQpCm cm, byte[] privateData) {
         this.device = device;
         this.qp = qp;
+        this.cm = cm;
         this.privateData = privateData;
     }
 
@@ -56,18 +59,18 @@ final class SoftConnectRequest implements ConnectRequest {
             throw new RdmaException(Errno.EINVAL, "event handler and setup required");
         }
         byte[] pdata = CmPrivateData.check(privateData, CmPrivateData.ACCEPT_MAX, "accept");
-        if (!qp.answer()) {
+        if (!cm.answer()) {
             throw new RdmaException(Errno.EALREADY, "connect request already answered");
         }
-        qp.prepare(init, events);
+        cm.prepare(init, events);
         try {
             beforeAccept.setUp(qp);
         } catch (RdmaException | RuntimeException e) {
             // as rdma_cm users do: a QP that cannot be set up is destroyed and the peer refused
-            qp.setupFailed(Errno.ECONNREFUSED);
+            cm.setupFailed(Errno.ECONNREFUSED);
             throw e;
         }
-        qp.accepted(pdata);
+        cm.accepted(pdata);
         return qp;
     }
 
@@ -84,8 +87,8 @@ final class SoftConnectRequest implements ConnectRequest {
         } catch (RdmaException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
-        if (qp.answer()) {
-            qp.rejected(Math.abs(reason), pdata);
+        if (cm.answer()) {
+            cm.rejected(Math.abs(reason), pdata);
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.rnbd.rdma.soft.internal;
 
-import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.CmPrivateData;
@@ -22,7 +21,6 @@ import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
@@ -33,13 +31,13 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * A software RDMA device over TCP (like siw): one IO thread, listeners and connections
- * bound to one local IP address, and the table of remotely accessible memory regions.
+ * A software RDMA device over TCP (like siw): IO threads, listeners and connections
+ * bound to one local IP address, its memory regions ({@link SoftMemTable}) and its
+ * passive connections in the handshake ({@link SoftHandshakes}).
  *
  * <p>Every callback (completions, CM events, connect requests) runs on the device's IO
  * thread and must not block. Usable without OSGi: {@code new SoftDevice("soft0", addr)},
@@ -52,7 +50,6 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     public static final int MAX_POLL_USEC = 1000;
     static final DeviceAttributes ATTRIBUTES = new DeviceAttributes(1L << 30, 16384, 32, 65536, 1 << 20);
     private static final long CONNECT_TIMEOUT_NANOS = 30_000_000_000L;
-    private static final long PAGE = 4096;
 
     private final String name;
     private final InetAddress address;
@@ -60,21 +57,13 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     /** IO threads: [0] also runs the listeners; queue pairs are placed round-robin. */
     private final SoftReactor[] reactors;
     private final AtomicInteger nextReactor = new AtomicInteger();
-    private final ConcurrentHashMap<Integer, SoftMr> rkeys = new ConcurrentHashMap<>();
     private final Set<SoftQp> qps = ConcurrentHashMap.newKeySet();
     private final Set<SoftListener> listeners = ConcurrentHashMap.newKeySet();
-    /** rkeys: random bits from a CSPRNG (see RkeySource); lkeys, which never leave this host, count. */
-    private final RkeySource rkeySource = new RkeySource();
-    private final AtomicInteger nextLkey = new AtomicInteger(1);
-    private final AtomicLong nextAddress = new AtomicLong(0x7f00_0000_0000L);
-    private final AtomicInteger regionCount = new AtomicInteger();
+    private final SoftMemTable mem = new SoftMemTable();
     private volatile boolean closed;
     private final Handshake handshake;
+    private final SoftHandshakes handshakes;
     private final LongSupplier nanos;
-    /** Connections per source address between TCP accept and the connect request's answer. */
-    private final ConcurrentHashMap<InetAddress, Integer> halfOpen = new ConcurrentHashMap<>();
-    private final AtomicLong handshakesRefused = new AtomicLong();
-    private final AtomicLong handshakesTimedOut = new AtomicLong();
 
     /**
      * Opens the device on {@code address}, which must be assignable on this host.
@@ -165,6 +154,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         this.name = name;
         this.address = address;
         this.nodeId = guid(name, address);
+        this.handshakes = new SoftHandshakes(name, handshake);
         this.reactors = new SoftReactor[ioThreads];
         try {
             for (int i = 0; i < ioThreads; i++) {
@@ -344,7 +334,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         SoftQp qp = SoftQp.active(this, nextReactor(), ch, init, events, destination,
                 nanos() + CONNECT_TIMEOUT_NANOS);
         qps.add(qp);
-        qp.reactor().execute(() -> qp.startConnect(destination, pdata));
+        qp.reactor().execute(() -> qp.cm.startConnect(destination, pdata));
         return qp;
     }
 
@@ -394,8 +384,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("polls", c[0]);
         m.put("polls_skipped", c[1]);
-        m.put("handshakes_refused", handshakesRefused.get());
-        m.put("handshakes_timed_out", handshakesTimedOut.get());
+        m.put("handshakes_refused", handshakes.refusedCount());
+        m.put("handshakes_timed_out", handshakes.timedOutCount());
         return m;
     }
 
@@ -421,42 +411,9 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         listeners.remove(listener);
     }
 
-    SoftMr newRegion(SoftPd pd, ByteBuffer region, Set<Access> access) throws RdmaException {
-        if (regionCount.incrementAndGet() > ATTRIBUTES.maxMr()) {
-            regionCount.decrementAndGet();
-            throw new RdmaException(Errno.ENOMEM, "too many memory regions");
-        }
-        long span = (region.capacity() + PAGE - 1) / PAGE * PAGE + PAGE;
-        long addr = nextAddress.getAndAdd(span);
-        SoftMr mr = new SoftMr(pd, region, addr, nextLkey.getAndIncrement(), access);
-        mr.reregister();
-        return mr;
-    }
-
-    /**
-     * Enter {@code mr} in the rkey table under a fresh random key: not 0, not live on this
-     * device, and not {@code previous} (the key it had until now, 0 for none), so that the
-     * old key is refused from now on.
-     */
-    int publish(SoftMr mr, int previous) {
-        while (true) {
-            int key = rkeySource.next();
-            if (key != previous && rkeys.putIfAbsent(key, mr) == null) {
-                return key;
-            }
-        }
-    }
-
-    void unpublish(int rkey, SoftMr mr) {
-        rkeys.remove(rkey, mr);
-    }
-
-    void released(SoftMr mr) {
-        regionCount.decrementAndGet();
-    }
-
-    SoftMr lookup(int rkey) {
-        return rkeys.get(rkey);
+    /** The device's memory regions and their rkey table. */
+    SoftMemTable mem() {
+        return mem;
     }
 
     /** This device's clock for every deadline (connect, handshake, linger). */
@@ -468,50 +425,16 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         return handshake;
     }
 
-    /**
-     * Whether one more connection from {@code source} may enter the handshake; if so it is
-     * counted until {@link #leftHandshake}. A refusal is logged at the first, second, fourth,
-     * eighth... refusal, so a flood cannot flood the log.
-     */
-    boolean enterHandshake(InetAddress source) {
-        boolean[] admitted = {false};
-        halfOpen.compute(source, (k, n) -> {
-            int c = n == null ? 0 : n;
-            if (c >= handshake.maxPerSource()) {
-                return n;
-            }
-            admitted[0] = true;
-            return c + 1;
-        });
-        if (!admitted[0]) {
-            long r = handshakesRefused.incrementAndGet();
-            if ((r & (r - 1)) == 0) {
-                LOG.warn("{}: refusing a connection from {}: {} connections from there are already in the handshake "
-                        + "(max.half.open.per.source; {} refused so far)", name, source.getHostAddress(),
-                        handshake.maxPerSource(), r);
-            }
-        }
-        return admitted[0];
-    }
-
-    void leftHandshake(InetAddress source) {
-        halfOpen.computeIfPresent(source, (k, n) -> n <= 1 ? null : n - 1);
-    }
-
-    /** Connections from {@code source} in the handshake now. */
-    int halfOpen(InetAddress source) {
-        return halfOpen.getOrDefault(source, 0);
-    }
-
-    void handshakeTimedOut() {
-        handshakesTimedOut.incrementAndGet();
+    /** Passive connections in the handshake, per source. */
+    SoftHandshakes handshakes() {
+        return handshakes;
     }
 
     private void tick(SoftReactor on) {
         long now = nanos();
         for (SoftQp qp : qps) {
             if (qp.reactor() == on) {
-                qp.checkDeadline(now);
+                qp.cm.checkDeadline(now);
             }
         }
     }
@@ -545,7 +468,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         for (SoftReactor r : reactors) {
             r.stop();
         }
-        rkeys.clear();
+        mem.clear();
         LOG.info("soft RDMA device {} removed", name);
     }
 

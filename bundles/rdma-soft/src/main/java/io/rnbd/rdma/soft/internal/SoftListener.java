@@ -78,7 +78,7 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
                 SoftDevice.closeQuietly(ch);
                 continue;
             }
-            if (!device.enterHandshake(source)) {
+            if (!device.handshakes().enter(source)) {
                 SoftDevice.closeQuietly(ch);
                 continue;
             }
@@ -91,7 +91,7 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
                 qp.reactor().execute(() -> registerOnItsThread(qp, ch));
             } catch (IOException e) {
                 LOG.warn("{}: cannot set up accepted connection", local, e);
-                device.leftHandshake(source);
+                device.handshakes().left(source);
                 SoftDevice.closeQuietly(ch);
             }
         }
@@ -99,7 +99,7 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
 
     private void registerOnItsThread(SoftQp qp, SocketChannel ch) {
         try {
-            qp.registerPassive();
+            qp.cm.registerPassive();
         } catch (IOException e) {
             LOG.warn("{}: cannot set up accepted connection", local, e);
             device.forget(qp);

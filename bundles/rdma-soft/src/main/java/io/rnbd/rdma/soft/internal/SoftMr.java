@@ -5,10 +5,12 @@ import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rdma.api.Sge;
 
 import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -85,7 +87,7 @@ final class SoftMr implements MemoryRegion {
     public synchronized void invalidate() {
         if (valid) {
             valid = false;
-            pd.softDevice().unpublish(rkey, this);
+            pd.softDevice().mem().unpublish(rkey, this);
         }
     }
 
@@ -95,9 +97,9 @@ final class SoftMr implements MemoryRegion {
             throw new RdmaException(Errno.EINVAL, "memory region is deregistered");
         }
         if (valid) {
-            pd.softDevice().unpublish(rkey, this);
+            pd.softDevice().mem().unpublish(rkey, this);
         }
-        rkey = pd.softDevice().publish(this, rkey);
+        rkey = pd.softDevice().mem().publish(this, rkey);
         valid = true;
         return rkey;
     }
@@ -110,10 +112,10 @@ final class SoftMr implements MemoryRegion {
         closed = true;
         if (valid) {
             valid = false;
-            pd.softDevice().unpublish(rkey, this);
+            pd.softDevice().mem().unpublish(rkey, this);
         }
         pd.forget(this);
-        pd.softDevice().released(this);
+        pd.softDevice().mem().released(this);
     }
 
     boolean closed() {
@@ -130,7 +132,7 @@ final class SoftMr implements MemoryRegion {
             return false;
         }
         valid = false;
-        pd.softDevice().unpublish(rkey, this);
+        pd.softDevice().mem().unpublish(rkey, this);
         return true;
     }
 
@@ -141,6 +143,19 @@ final class SoftMr implements MemoryRegion {
     /** A view of {@code [offset, offset + len)}, positioned at 0. */
     ByteBuffer slice(int offset, int len) {
         return region.slice(offset, len);
+    }
+
+    /** Views of the SGEs covering exactly {@code len} bytes. */
+    static ByteBuffer[] slices(List<Sge> sgl, int len) {
+        ByteBuffer[] views = new ByteBuffer[sgl.size()];
+        int left = len;
+        for (int i = 0; i < views.length; i++) {
+            Sge sge = sgl.get(i);
+            int n = Math.min(left, sge.length());
+            views[i] = ((SoftMr) sge.mr()).slice(sge.offset(), n);
+            left -= n;
+        }
+        return views;
     }
 
     /**

@@ -50,7 +50,7 @@ final class SoftPd implements ProtectionDomain {
         }
         device.checkOpen();
         ByteBuffer region = buffer.slice().order(ByteOrder.LITTLE_ENDIAN);
-        SoftMr mr = device.newRegion(this, region, access);
+        SoftMr mr = device.mem().newRegion(this, region, access);
         regions.add(mr);
         if (closed) {
             mr.close();

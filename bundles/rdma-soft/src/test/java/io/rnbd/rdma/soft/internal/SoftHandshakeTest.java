@@ -128,7 +128,7 @@ class SoftHandshakeTest {
         for (int i = 0; i < 20; i++) {
             silent.add(silent(l, "127.0.0.2"));
         }
-        until("20 half-open connections", () -> server.halfOpen(src) == 20);
+        until("20 half-open connections", () -> server.handshakes().halfOpen(src) == 20);
         now.addAndGet(TimeUnit.MILLISECONDS.toNanos(9_900));
         assertTrue(!closedByPeer(silent.get(0), 1200), "closed before the deadline");
         try (LogCapture log = LogCapture.start()) {
@@ -138,7 +138,7 @@ class SoftHandshakeTest {
             }
             assertTrue(log.contains("no connect request within 10000 ms (handshake.timeout.ms)"), log.text());
         }
-        until("no half-open connection left", () -> server.halfOpen(src) == 0);
+        until("no half-open connection left", () -> server.handshakes().halfOpen(src) == 0);
         assertEquals(20L, server.counters().get("handshakes_timed_out"));
         // an honest peer is served, and the deadline never touches an established connection
         assertServes(l, ep);
@@ -157,7 +157,7 @@ class SoftHandshakeTest {
         for (int i = 0; i < 8; i++) {
             held.add(silent(l, "127.0.0.2"));
         }
-        until("8 half-open connections", () -> server.halfOpen(src) == 8);
+        until("8 half-open connections", () -> server.handshakes().halfOpen(src) == 8);
         try (LogCapture log = LogCapture.start()) {
             for (int i = 0; i < 30; i++) {
                 Socket extra = silent(l, "127.0.0.2");
@@ -169,21 +169,21 @@ class SoftHandshakeTest {
                     "the log is rate-limited: " + log.text());
         }
         assertEquals(30L, server.counters().get("handshakes_refused"));
-        assertEquals(8, server.halfOpen(src));
+        assertEquals(8, server.handshakes().halfOpen(src));
         for (Socket s : held) {
             assertTrue(!closedByPeer(s, 50), "the first 8 are kept until their deadline");
         }
         // another source, and an honest peer, still get in
         InetAddress src3 = InetAddress.getByName("127.0.0.3");
         Socket other = silent(l, "127.0.0.3");
-        until("the other source counted", () -> server.halfOpen(src3) == 1);
+        until("the other source counted", () -> server.handshakes().halfOpen(src3) == 1);
         assertTrue(!closedByPeer(other, 200));
         assertServes(l, ep);
         // a slot comes back when its connection goes
         held.get(0).close();
-        until("a slot freed", () -> server.halfOpen(src) == 7);
+        until("a slot freed", () -> server.handshakes().halfOpen(src) == 7);
         Socket again = silent(l, "127.0.0.2");
-        until("admitted again", () -> server.halfOpen(src) == 8);
+        until("admitted again", () -> server.handshakes().halfOpen(src) == 8);
         assertTrue(!closedByPeer(again, 200));
     }
 

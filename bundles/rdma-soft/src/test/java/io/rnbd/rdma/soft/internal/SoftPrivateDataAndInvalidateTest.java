@@ -276,7 +276,7 @@ class SoftPrivateDataAndInvalidateTest {
         MemoryRegion foreign = region(other, 4096);
         assertInvalidateRefused(x -> foreign.rkey());
         assertTrue(foreign.valid(), "a region of another PD cannot be invalidated through this QP");
-        assertEquals(foreign, client.lookup(foreign.rkey()));
+        assertEquals(foreign, client.mem().lookup(foreign.rkey()));
     }
 
     private void assertInvalidateRefused(java.util.function.IntUnaryOperator key) throws Exception {
@@ -468,7 +468,7 @@ class SoftPrivateDataAndInvalidateTest {
         assertEquals(target.rkey(), rc.invalidatedRkey());
         assertEquals(4, rc.byteLen());
         assertFalse(target.valid());
-        assertNull(server.lookup(rc.invalidatedRkey()));
+        assertNull(server.mem().lookup(rc.invalidatedRkey()));
     }
 
     @Test

@@ -1,0 +1,110 @@
+package io.rnbd.rdma.disni.internal;
+
+import com.ibm.disni.verbs.IbvCompChannel;
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A device's completion thread, the only thread that calls {@code CompletionHandler}s:
+ * waits on the device's completion channel (one CQ per queue pair, all on that channel),
+ * polls the queue pairs' CQs, and runs the deliveries handed to it (flushes), so each
+ * queue pair sees its completions one at a time and in order, flushes included.
+ */
+final class DisniCqThread {
+    /** The device's logger: what it logged about its completions it still logs. */
+    private static final Logger LOG = LoggerFactory.getLogger(DisniDevice.class);
+    private static final int CQ_WAIT_MS = 50;
+    private static final int DELIVERY_WAIT_S = 30;
+
+    private final DisniDevice device;
+    private final IbvCompChannel compChannel;
+    private final Set<DisniQueuePair> qps;
+    private final ConcurrentLinkedQueue<Runnable> completionTasks = new ConcurrentLinkedQueue<>();
+    private final Thread cqThread;
+
+    DisniCqThread(DisniDevice device, String name, IbvCompChannel compChannel, Set<DisniQueuePair> qps) {
+        this.device = device;
+        this.compChannel = compChannel;
+        this.qps = qps;
+        this.cqThread = new Thread(this::completionLoop, "rdma-disni-cq-" + name);
+        cqThread.setDaemon(true);
+    }
+
+    void start() {
+        cqThread.start();
+    }
+
+    /** Waits for the thread to end (after the device closed); returns at once on the thread itself. */
+    void join() {
+        DisniDevice.join(cqThread);
+    }
+
+    /**
+     * Runs {@code task} (a delivery of completions) on the completion thread, so that it
+     * never overlaps another delivery; inline when called from that thread or once it has
+     * stopped. With {@code wait}, returns after the task ran.
+     */
+    void deliver(Runnable task, boolean wait) {
+        if (Thread.currentThread() == cqThread || !cqThread.isAlive()) {
+            task.run();
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        completionTasks.add(() -> {
+            try {
+                task.run();
+            } finally {
+                done.complete(null);
+            }
+        });
+        if (!wait) {
+            return;
+        }
+        try {
+            done.get(DELIVERY_WAIT_S, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("rdma-disni: {} flush not delivered within {} s (completion handler blocked?)", device.name(),
+                    DELIVERY_WAIT_S);
+        }
+    }
+
+    private void completionLoop() {
+        while (device.isOpen()) {
+            runCompletionTasks();
+            boolean fired = false;
+            try {
+                fired = compChannel.getCqEvent(null, CQ_WAIT_MS);
+            } catch (IOException e) {
+                LOG.debug("rdma-disni: {} CQ event read failed", device.name(), e);
+            }
+            if (fired) {
+                // the event does not say which CQ: poll all (each QP polls only its own)
+                for (DisniQueuePair qp : qps) {
+                    qp.pollAndDeliver();
+                }
+            }
+        }
+        runCompletionTasks();
+    }
+
+    /** Runs the deliveries handed over so far (the device's closing thread, once this one is gone). */
+    void runCompletionTasks() {
+        Runnable r;
+        while ((r = completionTasks.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.warn("rdma-disni: {} completion handler failed", device.name(), e);
+            }
+        }
+    }
+}
