@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -36,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * {@code rdma.provider.state} (active|dormant) and {@code rdma.provider.reason}, updated
  * as the provider wakes up or goes dormant.
  */
+// Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
+// resolves where Karaf enforces service requirements.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.RdmaDevice", uses = RdmaDevice.class)
 @Component(immediate = true, configurationPid = "io.rnbd.rdma.disni",
         configurationPolicy = ConfigurationPolicy.OPTIONAL, service = {})
 @Designate(ocd = DisniProviderComponent.Config.class)

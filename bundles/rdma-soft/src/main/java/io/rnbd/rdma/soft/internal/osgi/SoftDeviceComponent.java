@@ -4,6 +4,7 @@ import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -23,6 +24,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code rdma link add} of siw/rxe). The service is registered by hand so that removal
  * can unregister it — letting every IB client let go — before the device is flushed.
  */
+// Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
+// resolves where Karaf enforces service requirements.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.RdmaDevice", uses = io.rnbd.rdma.api.RdmaDevice.class)
 @Component(configurationPid = SoftDeviceComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
         immediate = true, service = {})
 @Designate(ocd = SoftDeviceComponent.Config.class, factory = true)

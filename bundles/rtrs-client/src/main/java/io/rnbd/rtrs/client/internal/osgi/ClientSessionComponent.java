@@ -6,6 +6,7 @@ import io.rnbd.rtrs.client.ClientSession;
 import io.rnbd.rtrs.client.PathAddress;
 import io.rnbd.rtrs.client.RtrsClient;
 import io.rnbd.rtrs.proto.Rtrs;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -25,6 +26,9 @@ import java.util.List;
  * One configured session (factory PID {@code io.rnbd.rtrs.client.session}), registered as
  * an {@link RtrsClientSession} service with {@code rtrs.session=<name>}.
  */
+// Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
+// resolves where Karaf enforces service requirements.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rtrs.api.RtrsClientSession", uses = RtrsClientSession.class)
 @Component(configurationPid = ClientSessionComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
         service = {}, immediate = true)
 @Designate(ocd = ClientSessionComponent.Config.class, factory = true)

@@ -7,6 +7,7 @@ import io.rnbd.rtrs.api.MultipathPolicy;
 import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.client.RtrsClient;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -35,6 +36,10 @@ import java.util.concurrent.TimeUnit;
  * {@link ClientSessionComponent}s). Tracks the authenticator and multipath policy services
  * (dynamic, greedy).
  */
+// Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
+// resolves where Karaf enforces service requirements.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.IbClient", uses = IbClient.class)
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"io.rnbd.rtrs.api.RtrsClientAdmin,io.rnbd.rtrs.client.RtrsClient\"", uses = {RtrsClientAdmin.class, RtrsClient.class})
 @Component(configurationPid = "io.rnbd.rtrs.client", configurationPolicy = ConfigurationPolicy.OPTIONAL,
         service = {}, immediate = true)
 @Designate(ocd = RtrsClientComponent.Config.class)

@@ -2,14 +2,15 @@ package io.rnbd.rtrs.server.internal.osgi;
 
 import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rdma.api.IbClient;
-import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.api.Authenticators;
 import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerOps;
-import io.rnbd.rtrs.api.RtrsServerSessionInfo;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
+import org.osgi.annotation.bundle.Capability;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -22,22 +23,27 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The RTRS server in OSGi (singleton PID {@code io.rnbd.rtrs.server}): an IB client that
- * listens only on devices the registry hands over. Uses the highest-ranked
- * {@link RtrsServerOps} present and the {@link Authenticator} {@code auth.method} names
- * ({@link Authenticators#select}), both tracked dynamically.
+ * The RTRS server in OSGi (singleton PID {@code io.rnbd.rtrs.server}): builds the
+ * {@link RtrsServer} and its timer thread and registers the server itself, no forwarding
+ * component between, as the {@link IbClient} that listens only on devices the registry hands
+ * over and as the console's {@link RtrsServerAdmin}. Tracks the upper layers
+ * ({@link RtrsServerOps}, the highest-ranked serves) and the authenticators
+ * ({@code auth.method}, {@link Authenticators#select}), both dynamically.
  */
+// DS does not declare the services this registers by hand: say so, so bundles that need them
+// resolve where service requirements are enforced.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"io.rnbd.rdma.api.IbClient,"
+        + "io.rnbd.rtrs.api.RtrsServerAdmin\"", uses = {IbClient.class, RtrsServerAdmin.class})
 @Component(configurationPid = "io.rnbd.rtrs.server", configurationPolicy = ConfigurationPolicy.OPTIONAL,
-        service = {IbClient.class, RtrsServerAdmin.class}, immediate = true)
+        service = {}, immediate = true)
 @Designate(ocd = RtrsServerComponent.Config.class)
-public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
+public final class RtrsServerComponent {
     @ObjectClassDefinition(name = "RTRS server", description = "The RDMA transport server: chunk pools, always_invalidate, heartbeats.")
     public @interface Config {
         @AttributeDefinition(name = "Port", description = "Listening port on every address of every RDMA device.")
@@ -86,6 +92,7 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
     private final Ranked<Authenticator> auths = new Ranked<>();
     private final RtrsServer server;
     private final String authMethod;
+    private ServiceRegistration<?> registration;
 
     @Activate
     public RtrsServerComponent(Config cfg) {
@@ -138,35 +145,36 @@ public final class RtrsServerComponent implements IbClient, RtrsServerAdmin {
         auths.remove(a);
     }
 
+    /**
+     * Registers the server itself as the device registry's IB client and the console's admin,
+     * once the upper layers and authenticators present are bound (DS binds them after the
+     * constructor, before this): a device handed over at once is listened on by a server that
+     * already knows which authenticator new paths must pass.
+     */
+    @Activate
+    void register(BundleContext context) {
+        registration = context.registerService(new String[] {IbClient.class.getName(),
+                RtrsServerAdmin.class.getName()}, server, null);
+    }
+
+    /** The registry removes every device from the server first (its IB client goes), then the server closes. */
     @Deactivate
     void deactivate() throws InterruptedException {
+        if (registration != null) {
+            try {
+                registration.unregister();
+            } catch (IllegalStateException alreadyGone) {
+                // the bundle is stopping and the framework withdrew it first
+            }
+            registration = null;
+        }
         server.close();
         timer.shutdownNow();
         timer.awaitTermination(5, TimeUnit.SECONDS);
     }
 
-    @Override
-    public String clientName() {
-        return server.clientName();
-    }
-
-    @Override
-    public void add(RdmaDevice device) {
-        server.add(device);
-    }
-
-    @Override
-    public void remove(RdmaDevice device) {
-        server.remove(device);
-    }
-
-    @Override
-    public List<RtrsServerSessionInfo> sessions() {
-        return server.sessions();
-    }
-
-    @Override
-    public boolean closeSession(String name) {
-        return server.closeSession(name);
+    /** The server (for tests). */
+    RtrsServer server() {
+        return server;
     }
 }

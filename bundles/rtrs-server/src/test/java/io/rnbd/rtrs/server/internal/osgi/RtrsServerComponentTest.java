@@ -37,10 +37,10 @@ class RtrsServerComponentTest {
         RtrsServerComponent c = new RtrsServerComponent(config(Map.of("port", 0, "queue_depth", 4, "chunk_size", 8192)));
         SoftDevice dev = new SoftDevice("soft-c", InetAddress.getByName("127.0.0.1"));
         try {
-            assertEquals("rtrs-server", c.clientName());
-            c.add(dev);
-            assertEquals(0, c.sessions().size());
-            c.remove(dev);
+            assertEquals("rtrs-server", c.server().clientName());
+            c.server().add(dev);
+            assertEquals(0, c.server().sessions().size());
+            c.server().remove(dev);
         } finally {
             c.deactivate();
             dev.close();

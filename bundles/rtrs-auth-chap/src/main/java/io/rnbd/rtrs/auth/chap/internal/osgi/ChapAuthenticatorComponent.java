@@ -20,6 +20,7 @@ import java.security.SecureRandom;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -41,6 +42,9 @@ import org.slf4j.LoggerFactory;
  * DS would copy every configuration property, {@code host.<id>} secrets included, into the
  * service properties, where any console user could read them.
  */
+// Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
+// resolves where Karaf enforces service requirements.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"io.rnbd.rtrs.api.Authenticator,io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin\"", uses = {Authenticator.class, ChapKeyAdmin.class})
 @Component(configurationPid = ChapAuthenticatorComponent.PID, immediate = true, service = {})
 @Designate(ocd = ChapAuthenticatorComponent.Config.class)
 public class ChapAuthenticatorComponent implements Authenticator, ChapKeyAdmin {
