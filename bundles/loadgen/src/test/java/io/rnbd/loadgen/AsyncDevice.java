@@ -1,6 +1,7 @@
 package io.rnbd.loadgen;
 
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.testkit.block.ForwardingBlockDevice;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -9,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Runs every IO on a small pool, like a remote device completing on its transport threads. */
-class AsyncDevice extends ForwardingDevice {
+class AsyncDevice extends ForwardingBlockDevice {
     private final ExecutorService pool = Executors.newFixedThreadPool(3);
     private final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();

@@ -6,14 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.common.Errno;
+import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.testkit.FakeScheduler;
+import io.rnbd.testkit.block.ForwardingBlockDevice;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +41,20 @@ class LoadGeneratorTest {
         return dev;
     }
 
+    /** A fresh memory-backend device, found and checked as LoadGenMain finds and checks it. */
+    static BlockDevice memory(String size) {
+        for (BlockBackend b : ServiceLoader.load(BlockBackend.class)) {
+            if (b.type().equals("memory")) {
+                try {
+                    return BlockRequests.checked(b.open(Map.of("size", size), false));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+        throw new IllegalStateException("memory backend not on the test class path");
+    }
+
     private static LoadSpec.Builder mixedVerified() {
         return LoadSpec.builder().workload("randrw").mixRead(50).blockSize(4096).queueDepth(32)
                 .duration(Duration.ZERO).ioCount(40_000).verify(true);
@@ -45,7 +66,7 @@ class LoadGeneratorTest {
 
     @Test
     void verifiedMixedRandomIoAtDepth32FindsNoMismatchInline() throws Exception {
-        BlockDevice dev = keep(ForwardingDevice.memory("2m"));
+        BlockDevice dev = keep(memory("2m"));
         LoadResult r = run(dev, mixedVerified().build());
         assertEquals(40_000, r.counters().ios());
         assertEquals(0, r.counters().errors(), r.problems().toString());
@@ -56,7 +77,7 @@ class LoadGeneratorTest {
 
     @Test
     void verifiedMixedRandomIoAtDepth32FindsNoMismatchWithAsyncCompletions() throws Exception {
-        AsyncDevice dev = keep(new AsyncDevice(ForwardingDevice.memory("2m")));
+        AsyncDevice dev = keep(new AsyncDevice(memory("2m")));
         LoadResult r = run(dev, mixedVerified().ioCount(20_000).build());
         assertEquals(20_000, r.counters().ios());
         assertEquals(0, r.counters().mismatches(), r.problems().toString());
@@ -109,7 +130,7 @@ class LoadGeneratorTest {
 
     @Test
     void readyIosGoOutUnderOnePlugUpToTheBatch() throws Exception {
-        PlugCounting dev = keep(new PlugCounting(ForwardingDevice.memory("2m")));
+        PlugCounting dev = keep(new PlugCounting(memory("2m")));
         LoadResult r = run(dev, mixedVerified().ioCount(20_000).batch(4).build());
         assertEquals(0, r.counters().mismatches(), r.problems().toString());
         synchronized (dev) {
@@ -124,7 +145,7 @@ class LoadGeneratorTest {
 
     @Test
     void batchOneNeverPlugs() throws Exception {
-        PlugCounting dev = keep(new PlugCounting(ForwardingDevice.memory("2m")));
+        PlugCounting dev = keep(new PlugCounting(memory("2m")));
         LoadResult r = run(dev, mixedVerified().ioCount(5_000).batch(1).build());
         assertEquals(5_000, r.counters().ios());
         synchronized (dev) {
@@ -138,7 +159,7 @@ class LoadGeneratorTest {
     @Test
     void aDeviceFlippingAByteIsCaught() throws Exception {
         AtomicInteger reads = new AtomicInteger();
-        BlockDevice corrupting = keep(new ForwardingDevice(ForwardingDevice.memory("2m")) {
+        BlockDevice corrupting = keep(new ForwardingBlockDevice(memory("2m")) {
             @Override
             public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
                 return next.read(offset, dst).thenRun(() -> {
@@ -158,7 +179,7 @@ class LoadGeneratorTest {
     @Test
     void aDeviceLosingWritesIsCaught() throws Exception {
         AtomicInteger writes = new AtomicInteger();
-        BlockDevice losing = keep(new ForwardingDevice(ForwardingDevice.memory("2m")) {
+        BlockDevice losing = keep(new ForwardingBlockDevice(memory("2m")) {
             @Override
             public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
                 return writes.incrementAndGet() % 50 == 0 ? CompletableFuture.completedFuture(null)
@@ -173,7 +194,7 @@ class LoadGeneratorTest {
 
     @Test
     void aDurationEndsTheRun() throws Exception {
-        BlockDevice dev = keep(new AsyncDevice(ForwardingDevice.memory("64m")));
+        BlockDevice dev = keep(new AsyncDevice(memory("64m")));
         LoadSpec spec = LoadSpec.builder().workload("randread").queueDepth(4).duration(Duration.ofMillis(300)).build();
         LoadResult r = run(dev, spec);
         assertEquals("duration", r.stoppedBy());
@@ -185,7 +206,7 @@ class LoadGeneratorTest {
     @Test
     void sequentialWritesCoverTheRangeInOrder() throws Exception {
         List<Long> offsets = new ArrayList<>();
-        BlockDevice recording = keep(new ForwardingDevice(ForwardingDevice.memory("1m")) {
+        BlockDevice recording = keep(new ForwardingBlockDevice(memory("1m")) {
             @Override
             public synchronized CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
                 offsets.add(offset);
@@ -203,7 +224,7 @@ class LoadGeneratorTest {
     void theQueueDepthIsReallyKeptInFlight() throws Exception {
         // completes nothing until 32 IOs wait: a run at depth < 32 would hang here
         List<CompletableFuture<Void>> held = new ArrayList<>();
-        BlockDevice gate = keep(new ForwardingDevice(ForwardingDevice.memory("1m")) {
+        BlockDevice gate = keep(new ForwardingBlockDevice(memory("1m")) {
             @Override
             public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
                 CompletableFuture<Void> f = new CompletableFuture<>();
@@ -228,7 +249,7 @@ class LoadGeneratorTest {
 
     @Test
     void failingIoIsCountedAndStopsTheRunAtMaxErrors() throws Exception {
-        BlockDevice failing = keep(new ForwardingDevice(ForwardingDevice.memory("1m")) {
+        BlockDevice failing = keep(new ForwardingBlockDevice(memory("1m")) {
             @Override
             public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
                 return CompletableFuture.failedFuture(new BlockIoException(Errno.EIO, "media error"));
@@ -245,7 +266,7 @@ class LoadGeneratorTest {
 
     @Test
     void stopEndsARunEarly() throws Exception {
-        BlockDevice dev = keep(new AsyncDevice(ForwardingDevice.memory("1m")));
+        BlockDevice dev = keep(new AsyncDevice(memory("1m")));
         LoadGenerator gen = new LoadGenerator(dev, LoadSpec.builder().duration(Duration.ofHours(1)).build());
         CompletableFuture<LoadResult> done = gen.start(null);
         assertFalse(done.isDone());
@@ -258,7 +279,7 @@ class LoadGeneratorTest {
         FakeScheduler timer = new FakeScheduler();
         List<CompletableFuture<Void>> held = new ArrayList<>();
         CountDownLatch parkedAll = new CountDownLatch(4);
-        BlockDevice parked = keep(new ForwardingDevice(ForwardingDevice.memory("1m")) {
+        BlockDevice parked = keep(new ForwardingBlockDevice(memory("1m")) {
             @Override
             public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
                 CompletableFuture<Void> f = new CompletableFuture<>();
@@ -292,7 +313,7 @@ class LoadGeneratorTest {
 
     @Test
     void specsThatDoNotFitTheDeviceAreRefused() {
-        BlockDevice dev = keep(ForwardingDevice.memory("1m"));
+        BlockDevice dev = keep(memory("1m"));
         assertRefused("block size 1000 is not a multiple of the device's 512-byte logical block", dev,
                 LoadSpec.builder().blockSize(1000).build());
         assertRefused("block size 1m exceeds the device's max IO 128k", dev,
@@ -303,7 +324,7 @@ class LoadGeneratorTest {
                 LoadSpec.builder().verify(true).build());
         assertRefused("range 0+2097152 is beyond the device's 1048576 bytes", dev,
                 LoadSpec.builder().range(0, 2 << 20).build());
-        BlockDevice ro = keep(new ForwardingDevice(ForwardingDevice.memory("1m")) {
+        BlockDevice ro = keep(new ForwardingBlockDevice(memory("1m")) {
             @Override
             public Capabilities capabilities() {
                 return Capabilities.READ_ONLY;

@@ -23,7 +23,6 @@ import io.rnbd.rnbd.proto.Io;
 import io.rnbd.rnbd.proto.Open;
 import io.rnbd.rnbd.proto.SessInfo;
 import io.rnbd.rnbd.server.ExportConfig;
-import io.rnbd.rnbd.server.MemBackend;
 import io.rnbd.rnbd.server.RnbdServer;
 import io.rnbd.rtrs.proto.AuthMsg;
 import io.rnbd.rtrs.proto.ConReq;
@@ -35,6 +34,7 @@ import io.rnbd.rtrs.proto.RdmaReadMsg;
 import io.rnbd.rtrs.proto.RdmaWriteMsg;
 import io.rnbd.rtrs.proto.SgDesc;
 
+import io.rnbd.testkit.block.FakeBackend;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -86,7 +86,7 @@ class ServerSessionFuzzTest {
             return t;
         });
         RnbdServer rnbd = new RnbdServer(timer);
-        rnbd.backendAdded("memory", new MemBackend());
+        rnbd.backendAdded("memory", new FakeBackend());
         rnbd.addExport(new ExportConfig("disk", "memory", false, Set.of(), 0,
                 Map.of("id", "disk", "size", "1048576")));
         rnbd.addExport(new ExportConfig("vault", "memory", false, Set.of(), 0,

@@ -23,6 +23,7 @@ import io.rnbd.rdma.disni.internal.DisniRuntime;
 import io.rnbd.rdma.disni.internal.DisniSettings;
 import io.rnbd.rdma.disni.internal.SysfsDevice;
 import io.rnbd.rdma.disni.internal.SysfsScanner;
+import io.rnbd.testkit.Await;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -157,11 +158,8 @@ class DisniHotplugTest {
             assertTrue(done && delete.exitValue() == 0, "rdma link delete finished once the provider let go; "
                     + "this JVM still holds " + rdmaFds());
             assertTrue(Files.notExists(Path.of("/sys/class/infiniband", info.name())));
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (provider.status().devices().contains(info.name()) && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertTrue(!provider.status().devices().contains(info.name()), provider.status().line());
+            Await.until(() -> "the provider let " + info.name() + " go: " + provider.status().line(),
+                    () -> !provider.status().devices().contains(info.name()), WAIT);
         } finally {
             // put the link back whatever happened, for whatever runs next in the VM
             if (Files.notExists(Path.of("/sys/class/infiniband", info.name()))) {

@@ -3,7 +3,7 @@ package io.rnbd.rdma.disni;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.disni.internal.DisniDevice;
 import io.rnbd.rdma.disni.internal.DisniSettings;
-import io.rnbd.rdma.testkit.ProviderConformanceSuite;
+import io.rnbd.testkit.rdma.ProviderConformanceSuite;
 
 /**
  * The provider conformance suite on a real verbs device: both test devices are the

@@ -13,7 +13,6 @@ import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.client.DevicePublisher;
 import io.rnbd.rnbd.client.RnbdClient;
 import io.rnbd.rnbd.server.ExportConfig;
-import io.rnbd.rnbd.server.MemBackend;
 import io.rnbd.rnbd.server.RnbdServer;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
@@ -24,6 +23,8 @@ import io.rnbd.rtrs.client.PathAddress;
 import io.rnbd.rtrs.client.RtrsClient;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.block.FakeBackend;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -42,7 +43,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -117,7 +117,7 @@ class DisniRnbdEndToEndTest {
         ScheduledExecutorService rnbdTimer = executor(1);
         closing(rnbdTimer);
 
-        MemBackend backend = new MemBackend();
+        FakeBackend backend = new FakeBackend();
         RnbdServer rnbdServer = new RnbdServer(rnbdTimer);
         closers.push(rnbdServer::close);
         rnbdServer.backendAdded("memory", backend);
@@ -144,7 +144,9 @@ class DisniRnbdEndToEndTest {
         assertNotEquals(anySource.name(), fromAddr2.name());
         ClientSession session = rtrsClient.open(ClientConfig.of("disni-e2e", List.of(anySource, fromAddr2))
                 .withTimings(500, 0, 0, HB_INTERVAL_MS, HB_MISSED_MAX).withCons(2));
-        await("both paths connected", () -> session.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        // real IO over real verbs: no fake time here
+        Await.until("both paths connected",
+                () -> session.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED), WAIT);
         assertEquals(SessionState.CONNECTED, session.state());
 
         RnbdClient rnbdClient = new RnbdClient(DevicePublisher.NONE);
@@ -191,8 +193,8 @@ class DisniRnbdEndToEndTest {
 
         // The path comes back and carries IO again: the whole disk reads back as written.
         session.reconnectPath(victim.name());
-        await("the disconnected path reconnected",
-                () -> path(session, victim.name()).state() == PathState.CONNECTED);
+        Await.until("the disconnected path reconnected",
+                () -> path(session, victim.name()).state() == PathState.CONNECTED, WAIT);
         for (int off = 0; off < SIZE; off += MAX_IO) {
             ByteBuffer dst = ByteBuffer.allocate(MAX_IO);
             get(disk.read(off, dst));
@@ -250,17 +252,6 @@ class DisniRnbdEndToEndTest {
                 throw x;
             }
             throw e;
-        }
-    }
-
-    /** Polls a condition (real IO over real verbs: no fake time here) until WAIT runs out. */
-    private static void await(String what, BooleanSupplier cond) throws InterruptedException {
-        long end = System.nanoTime() + WAIT.toNanos();
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError(what + ": not within " + WAIT);
-            }
-            TimeUnit.MILLISECONDS.sleep(20);
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.rnbd.rnbd.client;
 
-import static io.rnbd.rnbd.server.Wire.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,9 +13,10 @@ import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
 import io.rnbd.rnbd.server.ExportConfig;
 import io.rnbd.rnbd.server.FakeRtrs;
-import io.rnbd.rnbd.server.MemBackend;
 import io.rnbd.rnbd.server.RnbdServer;
+import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
+import io.rnbd.testkit.block.FakeBackend;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Random;
@@ -39,7 +39,7 @@ class RnbdClientReconnectTest {
     @BeforeEach
     void setUp() {
         server = new RnbdServer(new FakeScheduler());
-        server.backendAdded("memory", new MemBackend());
+        server.backendAdded("memory", new FakeBackend());
         server.addExport(new ExportConfig("disk", "memory", false, Set.of(), 0, Map.of("size", "1048576")));
         rtrs = new FakeRtrs(server);
         client = new RnbdClient(DevicePublisher.NONE);
@@ -119,7 +119,7 @@ class RnbdClientReconnectTest {
 
         c.reconnect();
         assertEquals(0, errnoOf(queued), "the queued write lands on the remapped device");
-        await("remapped", () -> state() == DeviceState.MAPPED);
+        Await.until("remapped", () -> state() == DeviceState.MAPPED);
         assertNotEquals(oldId, serverDeviceId());
         assertArrayEquals(a, read(d, 0, 4096));
         assertArrayEquals(b, read(d, 4096, 4096));
@@ -134,7 +134,7 @@ class RnbdClientReconnectTest {
         c.disconnect();
         assertEquals(Errno.EIO, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
         c.reconnect();
-        await("remapped", () -> state() == DeviceState.MAPPED);
+        Await.until("remapped", () -> state() == DeviceState.MAPPED);
         assertEquals(0, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
     }
 
@@ -149,7 +149,7 @@ class RnbdClientReconnectTest {
         assertEquals(Errno.ENOTCONN, errnoOf(d.read(0, ByteBuffer.allocate(512))));
 
         client.sessionAdded(rtrs.connect("s1"));
-        await("remapped over the new session", () -> state() == DeviceState.MAPPED);
+        Await.until("remapped over the new session", () -> state() == DeviceState.MAPPED);
         assertEquals(0, errnoOf(d.write(0, ByteBuffer.allocate(512), false)));
     }
 
@@ -195,7 +195,7 @@ class RnbdClientReconnectTest {
         client.unmap("rnbd0", false);
         c.reconnect();
         assertEquals(0, client.devices().size());
-        await("nothing re-opened", () -> c.delivered() >= 3);
+        Await.until("nothing re-opened", () -> c.delivered() >= 3);
         assertEquals(0, server.exports().get(0).openers().size());
     }
 }

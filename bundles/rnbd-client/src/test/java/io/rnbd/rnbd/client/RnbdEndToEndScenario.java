@@ -14,10 +14,11 @@ import io.rnbd.rnbd.api.DeviceClaim;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
 import io.rnbd.rnbd.server.ExportConfig;
-import io.rnbd.rnbd.server.MemBackend;
 import io.rnbd.rnbd.server.RnbdServer;
 import io.rnbd.rtrs.api.RtrsClientSession;
 import io.rnbd.rtrs.api.RtrsServerOps;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.block.FakeBackend;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,9 +56,9 @@ public abstract class RnbdEndToEndScenario {
     /** Wire {@code server} (as the RTRS server's upper layer) to a transport. */
     protected abstract Transport transport(RtrsServerOps server) throws Exception;
 
-    /** The backend exports sit on; tests needing to park IO skip unless it is a {@link MemBackend}. */
+    /** The backend exports sit on; tests needing to park IO skip unless it is a {@link FakeBackend}. */
     protected BlockBackend backend() {
-        return new MemBackend();
+        return new FakeBackend();
     }
 
     /** Backend parameters of an export (memory backend: size in bytes). */
@@ -309,11 +310,11 @@ public abstract class RnbdEndToEndScenario {
         claim.close();
         assertEquals(0, client.devices().get(0).users());
 
-        Assumptions.assumeTrue(backend instanceof MemBackend, "parking IO needs the test's memory backend");
-        var dev = ((MemBackend) backend).device("disk");
+        Assumptions.assumeTrue(backend instanceof FakeBackend, "parking IO needs the test's memory backend");
+        var dev = ((FakeBackend) backend).device("disk");
         dev.hold();
         CompletableFuture<Void> inflight = d.write(0, ByteBuffer.allocate(4096), false);
-        io.rnbd.rnbd.server.Wire.await("IO parked in the backend", () -> dev.heldCount() == 1);
+        Await.until("IO parked in the backend", () -> dev.heldCount() == 1);
         assertEquals(Errno.EBUSY, assertThrows(BlockIoException.class, () -> client.unmap("rnbd0", false)).errno());
         assertEquals(1, client.devices().get(0).stats().inflight());
 
@@ -321,20 +322,20 @@ public abstract class RnbdEndToEndScenario {
         assertEquals(List.of(d), withdrawn);
         assertTrue(client.devices().isEmpty());
         assertEquals(Errno.ENODEV, errnoOf(d.read(0, ByteBuffer.allocate(512))));
-        io.rnbd.rnbd.server.Wire.await("CLOSE reached the server", () -> server.exports().get(0).openers().isEmpty());
+        Await.until("CLOSE reached the server", () -> server.exports().get(0).openers().isEmpty());
         dev.release();
         assertEquals(0, errnoOf(inflight), "the parked write still completes");
     }
 
     @Test
     void resizeIsPickedUp() throws Exception {
-        Assumptions.assumeTrue(backend instanceof MemBackend, "growing needs the test's memory backend");
+        Assumptions.assumeTrue(backend instanceof FakeBackend, "growing needs the test's memory backend");
         RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
         byte[] data = new byte[4096];
         new Random(8).nextBytes(data);
         await(d.write(0, ByteBuffer.wrap(data), false));
         // The backend is replaced by a bigger one: the export goes offline and online again.
-        MemBackend bigger = new MemBackend();
+        FakeBackend bigger = new FakeBackend();
         bigger.open(Map.of("id", "disk", "size", Long.toString(2 * SIZE)), false).write(0, ByteBuffer.wrap(data), false);
         server.backendAdded("memory", bigger);
         server.backendRemoved("memory", backend);

@@ -10,7 +10,6 @@ import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
 import io.rnbd.rnbd.server.ExportConfig;
-import io.rnbd.rnbd.server.MemBackend;
 import io.rnbd.rnbd.server.RnbdServer;
 import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.api.SessionState;
@@ -20,9 +19,12 @@ import io.rnbd.rtrs.client.PathAddress;
 import io.rnbd.rtrs.client.RtrsClient;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.block.FakeBackend;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +64,7 @@ class UpperLayerRestartTest {
         assertTrue(timer.awaitTermination(10, TimeUnit.SECONDS));
     }
 
-    private RnbdServer rnbdServer(MemBackend backend) {
+    private RnbdServer rnbdServer(FakeBackend backend) {
         RnbdServer s = new RnbdServer(timer);
         s.backendAdded("memory", backend);
         s.addExport(new ExportConfig("disk", "memory", false, Set.of(), 0,
@@ -72,7 +74,7 @@ class UpperLayerRestartTest {
 
     @Test
     void ioSurvivesTheRnbdServerBeingReplaced() throws Exception {
-        MemBackend backend = new MemBackend();
+        FakeBackend backend = new FakeBackend();
         RnbdServer first = rnbdServer(backend);
         upper.set(first);
         SoftDevice dev = new SoftDevice("restart-soft", InetAddress.getByName("127.0.0.1"));
@@ -90,11 +92,7 @@ class UpperLayerRestartTest {
         InetSocketAddress a = rtrsServer.listenAddresses(dev).get(0);
         ClientSession session = rtrsClient.open(ClientConfig.of("restart",
                 List.of(new PathAddress(a.getAddress(), a.getAddress(), a.getPort()))).withCons(2));
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (session.state() != SessionState.CONNECTED) {
-            assertTrue(System.nanoTime() < end, "session did not connect");
-            Thread.sleep(5);
-        }
+        Await.until("session connected", () -> session.state() == SessionState.CONNECTED, Duration.ofSeconds(10));
         RnbdClient client = new RnbdClient(DevicePublisher.NONE);
         closers.add(client::close);
         client.sessionAdded(session);
@@ -128,11 +126,8 @@ class UpperLayerRestartTest {
         rtrsServer.upperLayerChanged();
         first.close();
         // the lanes keep writing: the restart is only tested once requests wait for it
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (rtrsServer.waitingForUpperLayer() == 0) {
-            assertTrue(System.nanoTime() < deadline, "no request waited for the RNBD server");
-            Thread.onSpinWait();
-        }
+        Await.until("a request waiting for the RNBD server", () -> rtrsServer.waitingForUpperLayer() > 0,
+                Duration.ofSeconds(20));
         RnbdServer second = rnbdServer(backend);
         closers.add(second::close);
         upper.set(second);

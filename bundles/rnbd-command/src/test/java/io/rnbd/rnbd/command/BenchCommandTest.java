@@ -12,6 +12,7 @@ import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.DeviceClaim;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.testkit.block.ForwardingBlockDevice;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Proxy;
@@ -42,8 +43,8 @@ class BenchCommandTest {
 
     @AfterEach
     void close() {
-        rnbd0.next.close();
-        ro.next.close();
+        rnbd0.under().close();
+        ro.under().close();
     }
 
     private static BlockDevice memory() {
@@ -199,8 +200,7 @@ class BenchCommandTest {
     }
 
     /** A mapped device as the RNBD client would register it, over a memory device. */
-    static final class Mapped implements RemoteBlockDevice {
-        final BlockDevice next;
+    static final class Mapped extends ForwardingBlockDevice implements RemoteBlockDevice {
         final String name;
         final boolean readOnly;
         final AtomicInteger claims = new AtomicInteger();
@@ -209,9 +209,14 @@ class BenchCommandTest {
         volatile boolean closed;
 
         Mapped(String name, BlockDevice next, boolean readOnly) {
+            super(next);
             this.name = name;
-            this.next = next;
             this.readOnly = readOnly;
+        }
+
+        /** The memory device under it, which the test closes: users never close a mapping. */
+        BlockDevice under() {
+            return next;
         }
 
         @Override
@@ -247,11 +252,6 @@ class BenchCommandTest {
         }
 
         @Override
-        public long size() {
-            return next.size();
-        }
-
-        @Override
         public Capabilities capabilities() {
             return readOnly ? Capabilities.READ_ONLY : next.capabilities();
         }
@@ -266,21 +266,6 @@ class BenchCommandTest {
         public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
             firstIo.countDown();
             return next.write(offset, src, fua);
-        }
-
-        @Override
-        public CompletableFuture<Void> flush() {
-            return next.flush();
-        }
-
-        @Override
-        public CompletableFuture<Void> trim(long offset, long length) {
-            return next.trim(offset, length);
-        }
-
-        @Override
-        public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
-            return next.writeZeroes(offset, length, fua);
         }
 
         @Override

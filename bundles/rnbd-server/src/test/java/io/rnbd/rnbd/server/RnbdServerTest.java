@@ -1,6 +1,5 @@
 package io.rnbd.rnbd.server;
 
-import static io.rnbd.rnbd.server.Wire.await;
 import static io.rnbd.rnbd.server.Wire.empty;
 import static io.rnbd.rnbd.server.Wire.get;
 import static io.rnbd.rnbd.server.Wire.readNow;
@@ -23,8 +22,11 @@ import io.rnbd.rnbd.proto.Open;
 import io.rnbd.rnbd.proto.OpenRsp;
 import io.rnbd.rnbd.proto.SessInfo;
 import io.rnbd.rnbd.proto.SessInfoRsp;
+import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
 import io.rnbd.testkit.LogCapture;
+import io.rnbd.testkit.block.FakeBackend;
+import io.rnbd.testkit.block.FakeBlockDevice;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.HashMap;
@@ -42,14 +44,14 @@ class RnbdServerTest {
 
     private FakeScheduler scheduler;
     private RnbdServer server;
-    private MemBackend backend;
+    private FakeBackend backend;
     private FakeRtrs rtrs;
 
     @BeforeEach
     void setUp() {
         scheduler = new FakeScheduler();
         server = new RnbdServer(scheduler);
-        backend = new MemBackend(MAX_IO);
+        backend = new FakeBackend(MAX_IO);
         server.backendAdded("memory", backend);
         server.addExport(export("disk", false, Set.of(), 0));
         rtrs = new FakeRtrs(server);
@@ -398,14 +400,14 @@ class RnbdServerTest {
         server.backendTimeoutMs(2000);
         FakeRtrs.Client c = rtrs.connect("s1");
         int dev = openOk(c, "disk", AccessMode.RW);
-        MemBlockDevice d = backend.device("disk");
+        FakeBlockDevice d = backend.device("disk");
         d.hold();
         int timersBefore = scheduler.pending();
         CompletableFuture<Integer> stuck = Wire.write(c, Io.of(dev, 0, Io.OP_WRITE, 0, 512).toBuffer(),
                 ByteBuffer.wrap(new byte[512]));
         // The deadline is armed just after the backend took the request (a request the
         // backend completes at once never arms one), so wait for both before moving time.
-        await("write reached the backend, deadline armed",
+        Await.until("write reached the backend, deadline armed",
                 () -> d.heldCount() == 1 && scheduler.pending() > timersBefore);
         scheduler.advance(Duration.ofMillis(1999));
         assertFalse(stuck.isDone(), "not before backend.timeout.ms");
@@ -418,7 +420,7 @@ class RnbdServerTest {
         newer[0] = 42;
         assertEquals(Errno.ETIMEDOUT, write(c, dev, 0, newer), "a newer write could be overtaken: refused");
         d.release(); // the abandoned write lands at last
-        await("abandoned write back", () -> server.exports().get(0).lastError().isEmpty());
+        Await.until("abandoned write back", () -> server.exports().get(0).lastError().isEmpty());
         assertEquals(0, write(c, dev, 0, newer));
         assertArrayEquals(newer, read(c, dev, 0, 512));
     }
@@ -430,7 +432,7 @@ class RnbdServerTest {
         byte[] data = new byte[4096];
         new Random(3).nextBytes(data);
         assertEquals(0, write(c, dev, 0, data));
-        MemBlockDevice old = backend.device("disk");
+        FakeBlockDevice old = backend.device("disk");
 
         server.backendRemoved("memory", backend);
         ExportInfo info = server.exports().get(0);
@@ -457,7 +459,7 @@ class RnbdServerTest {
 
         server.backendRemoved("memory", backend);
         CompletableFuture<Integer> w = Wire.write(c, Io.of(dev, 0, Io.OP_WRITE, 0, 4096).toBuffer(), ByteBuffer.wrap(data));
-        await("write parked", () -> stats("patient").inflight() == 1);
+        Await.until("write parked", () -> stats("patient").inflight() == 1);
         scheduler.advance(Duration.ofMillis(4999));
         assertFalse(w.isDone());
         server.backendAdded("memory", backend);
@@ -466,7 +468,7 @@ class RnbdServerTest {
 
         server.backendRemoved("memory", backend);
         CompletableFuture<Integer> r = Wire.read(c, Io.of(dev, 0, Io.OP_READ, 0, 4096).toBuffer(), ByteBuffer.allocate(4096));
-        await("read parked", () -> stats("patient").inflight() == 1);
+        Await.until("read parked", () -> stats("patient").inflight() == 1);
         scheduler.advance(Duration.ofMillis(5000));
         assertEquals(Errno.ENODEV, get(r));
         assertEquals(0, stats("patient").inflight());
@@ -483,7 +485,7 @@ class RnbdServerTest {
         int dev = openOk(c, "patient", AccessMode.RW);
         server.backendRemoved("memory", backend);
         CompletableFuture<Integer> w = Wire.write(c, Io.of(dev, 0, Io.OP_WRITE, 0, 512).toBuffer(), ByteBuffer.allocate(512));
-        await("write parked", () -> stats("patient").inflight() == 1);
+        Await.until("write parked", () -> stats("patient").inflight() == 1);
         server.removeExport("patient");
         assertEquals(Errno.ENODEV, get(w));
         assertEquals(Errno.ENXIO, write(c, dev, 0, new byte[512]));
@@ -692,7 +694,7 @@ class RnbdServerTest {
 
         openOk(c, "disk", AccessMode.RW);
         c.disconnect();
-        await("session released", () -> server.exports().get(0).openers().isEmpty());
+        Await.until("session released", () -> server.exports().get(0).openers().isEmpty());
         openOk(rtrs.connect("s2"), "disk", AccessMode.RW);
     }
 
@@ -860,7 +862,7 @@ class RnbdServerTest {
             CompletableFuture<Integer> never = Wire.read(c, new Open(AccessMode.RO, "never").toBuffer(),
                     ByteBuffer.allocate(OpenRsp.SIZE));
             // both OPENs reached the server (delivery is on a thread of its own) and were parked
-            await("both OPENs parked", () -> fresh.parkedOpens() == 2);
+            Await.until("both OPENs parked", () -> fresh.parkedOpens() == 2);
             assertFalse(arriving.isDone(), "answered before the export arrived: " + arriving.getNow(null));
             assertFalse(never.isDone(), "answered ENOENT during the grace");
 
@@ -890,7 +892,7 @@ class RnbdServerTest {
         try (FakeRtrs wire = new FakeRtrs(fresh)) {
             CompletableFuture<Integer> parked = Wire.read(wire.connect("s1"),
                     new Open(AccessMode.RO, "late").toBuffer(), ByteBuffer.allocate(OpenRsp.SIZE));
-            await("OPEN parked", () -> fresh.parkedOpens() == 1);
+            Await.until("OPEN parked", () -> fresh.parkedOpens() == 1);
             assertFalse(parked.isDone());
             // a server closing within its grace leaves no OPEN unanswered
             fresh.close();

@@ -5,7 +5,6 @@ import io.rnbd.rtrs.api.RtrsClientSession;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /** Test helpers: raw RNBD calls over an RTRS client session, and waiting for conditions. */
 public final class Wire {
@@ -37,17 +36,6 @@ public final class Wire {
             return f.get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new AssertionError(e);
-        }
-    }
-
-    /** Wait (busy, bounded) until {@code cond} holds; for state reached on other threads. */
-    public static void await(String what, BooleanSupplier cond) {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.yield();
         }
     }
 

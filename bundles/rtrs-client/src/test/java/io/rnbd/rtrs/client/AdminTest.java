@@ -5,6 +5,7 @@ import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.PathView;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.testkit.Await;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;

@@ -10,6 +10,7 @@ import io.rnbd.rtrs.auth.chap.internal.ChapSettings;
 import io.rnbd.rtrs.auth.chap.internal.DhGroup;
 import io.rnbd.rtrs.auth.chap.internal.DhchapKey;
 import io.rnbd.rtrs.auth.chap.internal.HostKeys;
+import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
 import org.junit.jupiter.api.Test;
 

@@ -6,6 +6,7 @@ import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.proto.ConReq;
+import io.rnbd.testkit.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

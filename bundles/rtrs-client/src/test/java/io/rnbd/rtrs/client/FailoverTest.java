@@ -4,6 +4,7 @@ import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.testkit.Await;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

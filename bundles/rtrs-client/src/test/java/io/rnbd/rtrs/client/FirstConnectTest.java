@@ -9,6 +9,7 @@ import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.server.RtrsServer;
+import io.rnbd.testkit.Await;
 import java.net.InetAddress;
 import java.util.List;
 import java.util.concurrent.Executors;

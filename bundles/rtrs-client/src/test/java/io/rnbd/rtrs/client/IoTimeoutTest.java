@@ -3,6 +3,7 @@ package io.rnbd.rtrs.client;
 import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
 import org.junit.jupiter.api.Test;
 

@@ -2,6 +2,7 @@ package io.rnbd.rtrs.client;
 
 import io.rnbd.rtrs.api.RtrsPlug;
 import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.testkit.Await;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;

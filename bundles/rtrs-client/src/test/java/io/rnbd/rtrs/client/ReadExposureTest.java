@@ -5,6 +5,7 @@ import io.rnbd.rdma.core.internal.DeviceRegistry;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.proto.SgDesc;
+import io.rnbd.testkit.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;

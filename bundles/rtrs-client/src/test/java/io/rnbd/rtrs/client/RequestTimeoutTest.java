@@ -2,6 +2,7 @@ package io.rnbd.rtrs.client;
 
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
+import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
 import org.junit.jupiter.api.Test;
 

@@ -10,6 +10,7 @@ import io.rnbd.rtrs.api.RtrsServerSessionInfo;
 import io.rnbd.rtrs.proto.ConRsp;
 import io.rnbd.rtrs.proto.Imm;
 import io.rnbd.rtrs.proto.SgDesc;
+import io.rnbd.testkit.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,19 +80,11 @@ class SessionLifecycleTest {
         c.cons[1].writeImm(msg, d.addr(), d.key(), Imm.ioReq(buf, 24, Imm.offsetBits(QD)));
     }
 
-    static void await(String what, java.util.function.BooleanSupplier cond) throws InterruptedException {
-        long end = System.nanoTime() + 10_000_000_000L;
-        while (!cond.getAsBoolean()) {
-            assertTrue(System.nanoTime() < end, "timed out waiting for " + what);
-            Thread.sleep(1);
-        }
-    }
-
     @Test
     void reconnectWhileTheOldInstanceDrainsIsRefusedWithEbusy() throws Exception {
         try (RawClient first = new RawClient(dev).connect(addr(), 2, "s1")) {
             sendWrite(first, 0);
-            await("request in the upper layer", () -> !held.isEmpty());
+            Await.until("request in the upper layer", () -> !held.isEmpty());
             // the same path reconnects (new recon_cnt) while its request is still running
             try (RawClient again = new RawClient(dev, first.sess, first.path)) {
                 again.reconCnt = 2;
@@ -101,7 +94,7 @@ class SessionLifecycleTest {
             }
             assertEquals(CmEvent.Type.DISCONNECTED, first.cons[0].event().type(), "old instance closed");
             held.poll().complete(0); // the old instance drains...
-            await("old instance gone", () -> server.sessions().isEmpty());
+            Await.until("old instance gone", () -> server.sessions().isEmpty());
             try (RawClient again = new RawClient(dev, first.sess, first.path)) {
                 again.reconCnt = 2;
                 again.connect(addr(), 2, "s1"); // ...and now the path is welcome again
@@ -114,7 +107,7 @@ class SessionLifecycleTest {
     void forceCloseDropsOnlyThatSessionAndAdminShowsThePaths() throws Exception {
         try (RawClient a = new RawClient(dev).connect(addr(), 2, "a");
              RawClient b = new RawClient(dev).connect(addr(), 3, "b")) {
-            await("both announced", () -> events.containsAll(List.of("up a", "up b")));
+            Await.until("both announced", () -> events.containsAll(List.of("up a", "up b")));
             RtrsServerSessionInfo info = server.sessions().stream().filter(s -> s.name().equals("b")).findFirst()
                     .orElseThrow();
             assertEquals(1, info.paths().size());
@@ -128,9 +121,9 @@ class SessionLifecycleTest {
             assertTrue(server.closeSession("a"));
             assertFalse(server.closeSession("nope"));
             assertEquals(CmEvent.Type.DISCONNECTED, a.cons[0].event().type());
-            await("a gone", () -> events.contains("down a"));
+            Await.until("a gone", () -> events.contains("down a"));
             sendWrite(b, 2);
-            await("b still served", () -> !held.isEmpty());
+            Await.until("b still served", () -> !held.isEmpty());
             held.poll().complete(0);
             assertEquals(2, Imm.rspMsgId(b.cons[1].recv().imm()));
             assertEquals(1, server.sessions().size());
@@ -148,8 +141,8 @@ class SessionLifecycleTest {
     void closingTheServerAnnouncesEverySessionCloseOnceEvenWithARequestStillHeld() throws Exception {
         try (RawClient c = new RawClient(dev).connect(addr(), 2, "s1")) {
             sendWrite(c, 0);
-            await("request in the upper layer", () -> !held.isEmpty());
-            await("announced", () -> events.contains("up s1"));
+            Await.until("request in the upper layer", () -> !held.isEmpty());
+            Await.until("announced", () -> events.contains("up s1"));
             RtrsServerSession session = held.peek().session();
             assertFalse(session.closed());
             server.close();

@@ -6,6 +6,7 @@ import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.proto.Imm;
 import io.rnbd.rtrs.proto.SgDesc;
+import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -49,7 +50,7 @@ class UpperLayerWaitTest {
         SgDesc d = c.info.descs().get(buf);
         c.cons[1].writeImm(HostileClientTest.writeMsg(new byte[16], 1, 8), d.addr(), d.key(),
                 Imm.ioReq(buf, 24, Imm.offsetBits(QD)));
-        SessionLifecycleTest.await("the request parked", () -> server.waitingForUpperLayer() == 1);
+        Await.until("the request parked", () -> server.waitingForUpperLayer() == 1);
     }
 
     @Test

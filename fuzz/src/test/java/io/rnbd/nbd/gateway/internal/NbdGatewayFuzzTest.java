@@ -5,8 +5,8 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.rnbd.fuzz.Findings;
 import io.rnbd.fuzz.Loopback;
 import io.rnbd.rnbd.api.BlockDevice;
-import io.rnbd.rnbd.server.MemBlockDevice;
 
+import io.rnbd.testkit.block.FakeBlockDevice;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -35,7 +35,7 @@ class NbdGatewayFuzzTest {
 
     private static synchronized NbdServer server() throws IOException {
         if (server == null) {
-            BlockDevice disk = new MemBlockDevice(SIZE);
+            BlockDevice disk = new FakeBlockDevice(SIZE);
             ExportLookup exports = new ExportLookup() {
                 @Override
                 public BlockDevice find(String name) {

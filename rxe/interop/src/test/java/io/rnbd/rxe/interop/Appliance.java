@@ -11,7 +11,6 @@ import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.client.DevicePublisher;
 import io.rnbd.rnbd.client.RnbdClient;
 import io.rnbd.rnbd.server.ExportConfig;
-import io.rnbd.rnbd.server.MemBackend;
 import io.rnbd.rnbd.server.RnbdServer;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.client.ClientConfig;
@@ -20,6 +19,8 @@ import io.rnbd.rtrs.client.PathAddress;
 import io.rnbd.rtrs.client.RtrsClient;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.block.FakeBackend;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -56,7 +57,7 @@ public final class Appliance implements AutoCloseable {
     private final Deque<AutoCloseable> closers = new ArrayDeque<>();
     private final List<DisniDevice> devices = new ArrayList<>();
     private final DeviceRegistry registry = new DeviceRegistry();
-    private final MemBackend backend = new MemBackend();
+    private final FakeBackend backend = new FakeBackend();
     private final RnbdServer rnbdServer;
     private final RtrsServer rtrsServer;
     private final RtrsClient rtrsClient;
@@ -127,7 +128,7 @@ public final class Appliance implements AutoCloseable {
         return d.get();
     }
 
-    public MemBackend backend() {
+    public FakeBackend backend() {
         return backend;
     }
 
@@ -178,8 +179,9 @@ public final class Appliance implements AutoCloseable {
         }
         ClientSession s = rtrsClient.open(ClientConfig.of(sessname, paths)
                 .withTimings(500, 0, 0, HB_INTERVAL_MS, HB_MISSED_MAX).withCons(2));
-        Guest.await("every path of " + sessname + " connected", Guest.timeout(Duration.ofSeconds(10)),
-                () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        Await.until("every path of " + sessname + " connected",
+                () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED),
+                Guest.timeout(Duration.ofSeconds(10)));
         rnbdClient.sessionAdded(s);
         return s;
     }

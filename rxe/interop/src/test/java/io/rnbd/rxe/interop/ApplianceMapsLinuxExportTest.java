@@ -8,6 +8,7 @@ import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.client.ClientSession;
+import io.rnbd.testkit.Await;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -76,8 +77,8 @@ class ApplianceMapsLinuxExportTest {
             ClientSession s = a.connect(sess, List.of(new InetSocketAddress(Guest.addr(), LinuxRnbd.DEFAULT_PORT),
                     new InetSocketAddress(Guest.addr2(), LinuxRnbd.DEFAULT_PORT)));
             Path onServer = LinuxRnbd.RTRS_SERVER.resolve(sess).resolve("paths");
-            Guest.await("Linux's server shows one session of two paths", Guest.timeout(Duration.ofSeconds(5)),
-                    () -> list(onServer).size() == 2);
+            Await.until("Linux's server shows one session of two paths",
+                    () -> list(onServer).size() == 2, Guest.timeout(Duration.ofSeconds(5)));
             RemoteBlockDevice dev = a.map("rnbd-" + sess, s, "ram0", AccessMode.RW);
             assertEquals((long) DISK_MIB << 20, dev.size(), "nsectors of /dev/ram0 as Linux's OPEN_RSP says");
             assertEquals("ram0", Guest.readSysfs(Path.of("/sys/class/rnbd-server/ctl/devices/ram0/sessions")
@@ -115,8 +116,9 @@ class ApplianceMapsLinuxExportTest {
                 System.arraycopy(ram, b * block, onRam, 0, block);
                 assertArrayEquals(last[b], onRam, "block " + b + " on Linux's /dev/ram0");
             }
-            Guest.await("the killed path is back", Guest.timeout(Duration.ofSeconds(30)),
-                    () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+            Await.until("the killed path is back",
+                    () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED),
+                    Guest.timeout(Duration.ofSeconds(30)));
             a.rnbdClient().unmap(dev.name(), false);
         }
     }

@@ -1,5 +1,6 @@
 package io.rnbd.rxe.interop;
 
+import io.rnbd.testkit.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -93,7 +94,8 @@ final class Disk {
         /** Waits for {@code more} passes beyond the current count; fails if the loop failed. */
         void awaitMore(int more) throws Exception {
             int n = passes.get() + more;
-            Guest.await(n + " IO passes", Guest.timeout(Duration.ofSeconds(20)), () -> io.isDone() || passes.get() >= n);
+            Await.until(n + " IO passes", () -> io.isDone() || passes.get() >= n,
+                    Guest.timeout(Duration.ofSeconds(20)));
             if (io.isDone()) {
                 io.get();
                 throw new AssertionError("the IO loop stopped before " + n + " passes");

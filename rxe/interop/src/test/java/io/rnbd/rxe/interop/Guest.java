@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.rnbd.testkit.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -17,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /**
  * The rxe guest as the interop tests see it: where they are (two stable soft-RoCE devices,
@@ -245,26 +245,11 @@ public final class Guest {
 
     // --- waiting -----------------------------------------------------------------------------
 
-    /** Polls until {@code condition} holds; fails with {@code what} when {@code limit} has passed. */
-    public static void await(String what, Duration limit, BooleanSupplier condition) {
-        long end = System.nanoTime() + limit.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                fail(what + ": not within " + limit);
-            }
-            try {
-                TimeUnit.MILLISECONDS.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what, e);
-            }
-        }
-    }
-
     /** Waits for /dev/NAME to be a block device the kernel knows (/sys/class/block/NAME). */
     public static Path waitForBlockDevice(String name, Duration limit) {
         Path dev = Path.of("/dev", name);
-        await("block device " + dev, limit, () -> Files.exists(Path.of("/sys/class/block", name)) && Files.exists(dev));
+        Await.until("block device " + dev, () -> Files.exists(Path.of("/sys/class/block", name)) && Files.exists(dev),
+                limit);
         return dev;
     }
 

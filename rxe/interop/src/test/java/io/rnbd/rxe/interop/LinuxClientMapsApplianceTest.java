@@ -9,6 +9,7 @@ import io.rnbd.rtrs.api.RtrsServerSessionInfo;
 import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
 import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
 import io.rnbd.rxe.interop.LinuxRnbd.RdmaStats;
+import io.rnbd.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -114,14 +115,14 @@ class LinuxClientMapsApplianceTest {
                 Path second = LinuxRnbd.pathTo(sess, Guest.addr2()).orElseThrow();
                 LinuxRnbd.removePath(second);
                 assertEquals(1, LinuxRnbd.paths(sess).size(), "paths after remove_path");
-                Guest.await("the appliance closed the removed path", Guest.timeout(Duration.ofSeconds(10)),
+                Await.until("the appliance closed the removed path",
                         () -> a.rtrsServer().sessions().stream().filter(s -> s.name().equals(sess))
-                                .allMatch(s -> s.paths().size() == 1));
+                                .allMatch(s -> s.paths().size() == 1), Guest.timeout(Duration.ofSeconds(10)));
                 io.awaitMore(2);
                 LinuxRnbd.addPath(sess, path(Guest.addr2()));
-                Guest.await("the re-added path connected", Guest.timeout(Duration.ofSeconds(10)),
+                Await.until("the re-added path connected",
                         () -> LinuxRnbd.pathTo(sess, Guest.addr2()).map(p -> "connected".equals(LinuxRnbd.state(p)))
-                                .orElse(false));
+                                .orElse(false), Guest.timeout(Duration.ofSeconds(10)));
                 io.awaitMore(2);
                 assertTrue(LinuxRnbd.stats(LinuxRnbd.pathTo(sess, Guest.addr2()).orElseThrow()).requests() > 0,
                         "the re-added path carries IO");
@@ -135,8 +136,8 @@ class LinuxClientMapsApplianceTest {
     private void unmap(String sess) {
         Guest.step("unmap");
         LinuxRnbd.unmap(mapped, false);
-        Guest.await("session " + sess + " closed", Guest.timeout(Duration.ofSeconds(5)),
-                () -> !Files.exists(LinuxRnbd.session(sess)));
+        Await.until("session " + sess + " closed",
+                () -> !Files.exists(LinuxRnbd.session(sess)), Guest.timeout(Duration.ofSeconds(5)));
         mapped = null;
     }
 }

@@ -8,6 +8,7 @@ import io.rnbd.nbd.gateway.internal.NbdServerConfig;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rtrs.client.ClientSession;
+import io.rnbd.testkit.Await;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -119,13 +120,13 @@ class LinuxNbdClientGatewayTest {
     private static void attach(String port, String export) {
         Guest.check(Guest.timeout(Duration.ofSeconds(10)), "nbd-client", "-N", export, "-b", "4096", "-t", "600",
                 InetAddress.getLoopbackAddress().getHostAddress(), port, NBD_DEV.toString());
-        Guest.await(NBD_DEV + " has the export's size", Guest.timeout(Duration.ofSeconds(5)),
-                () -> Guest.blockDeviceSize(NBD) == SIZE);
+        Await.until(NBD_DEV + " has the export's size",
+                () -> Guest.blockDeviceSize(NBD) == SIZE, Guest.timeout(Duration.ofSeconds(5)));
     }
 
     private static void detach() {
         Guest.check(Guest.timeout(Duration.ofSeconds(30)), "nbd-client", "-d", NBD_DEV.toString());
-        Guest.await(NBD_DEV + " detached", Guest.timeout(Duration.ofSeconds(5)), () -> Guest.blockDeviceSize(NBD) == 0);
+        Await.until(NBD_DEV + " detached", () -> Guest.blockDeviceSize(NBD) == 0, Guest.timeout(Duration.ofSeconds(5)));
     }
 
     private void mount() {

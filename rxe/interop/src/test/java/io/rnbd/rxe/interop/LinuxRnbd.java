@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.rnbd.testkit.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -149,7 +150,7 @@ public final class LinuxRnbd {
     public static Mapped map(MapSpec spec) {
         Guest.writeSysfs(MAP_DEVICE, spec.line());
         Path link = CLIENT_DEVICES.resolve(spec.deviceId());
-        Guest.await("the link " + link, Guest.timeout(Duration.ofSeconds(5)), () -> Files.isSymbolicLink(link));
+        Await.until("the link " + link, () -> Files.isSymbolicLink(link), Guest.timeout(Duration.ofSeconds(5)));
         String name;
         try {
             name = Files.readSymbolicLink(link).getFileName().toString();
@@ -164,8 +165,8 @@ public final class LinuxRnbd {
     /** {@code echo normal|force > /sys/block/rnbdN/rnbd/unmap_device}; waits for the device to go. */
     public static void unmap(Mapped m, boolean force) {
         Guest.writeSysfs(m.sysfs().resolve("unmap_device"), force ? "force" : "normal");
-        Guest.await(m.dev() + " gone", Guest.timeout(Duration.ofSeconds(5)),
-                () -> !Files.exists(Path.of("/sys/class/block", m.name())));
+        Await.until(m.dev() + " gone",
+                () -> !Files.exists(Path.of("/sys/class/block", m.name())), Guest.timeout(Duration.ofSeconds(5)));
     }
 
     // --- sessions and paths (rtrs-client) ----------------------------------------------------

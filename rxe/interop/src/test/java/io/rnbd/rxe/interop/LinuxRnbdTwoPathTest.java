@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
 import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
 import io.rnbd.rxe.interop.LinuxRnbd.RdmaStats;
+import io.rnbd.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -113,8 +114,9 @@ class LinuxRnbdTwoPathTest {
 
             Guest.step("add_path " + path(Guest.addr2()) + " after " + passes.get() + " passes");
             LinuxRnbd.addPath(SESS, path(Guest.addr2()));
-            Guest.await("the re-added path connected", Guest.timeout(Duration.ofSeconds(10)),
-                    () -> LinuxRnbd.pathTo(SESS, Guest.addr2()).map(p -> "connected".equals(LinuxRnbd.state(p))).orElse(false));
+            Await.until("the re-added path connected",
+                    () -> LinuxRnbd.pathTo(SESS, Guest.addr2()).map(p -> "connected".equals(LinuxRnbd.state(p))).orElse(false),
+                    Guest.timeout(Duration.ofSeconds(10)));
             Path readded = LinuxRnbd.pathTo(SESS, Guest.addr2()).orElseThrow();
             awaitPasses(io, passes, passes.get() + 2);             // a whole pass over both again
             RdmaStats s = LinuxRnbd.stats(readded);
@@ -131,8 +133,8 @@ class LinuxRnbdTwoPathTest {
         Guest.step("unmap after " + passes.get() + " passes");
         // 3. unmap: the device goes, and the session with it (its last device)
         LinuxRnbd.unmap(mapped, false);
-        Guest.await("session " + SESS + " closed", Guest.timeout(Duration.ofSeconds(5)),
-                () -> !Files.exists(LinuxRnbd.session(SESS)));
+        Await.until("session " + SESS + " closed",
+                () -> !Files.exists(LinuxRnbd.session(SESS)), Guest.timeout(Duration.ofSeconds(5)));
         mapped = null;
     }
 
@@ -161,7 +163,7 @@ class LinuxRnbdTwoPathTest {
     }
 
     private static void awaitPasses(CompletableFuture<Void> io, AtomicInteger passes, int n) throws Exception {
-        Guest.await(n + " IO passes", Guest.timeout(Duration.ofSeconds(20)), () -> io.isDone() || passes.get() >= n);
+        Await.until(n + " IO passes", () -> io.isDone() || passes.get() >= n, Guest.timeout(Duration.ofSeconds(20)));
         if (io.isDone()) {
             io.get();        // the loop ended early: its failure
             throw new AssertionError("the IO loop stopped before " + n + " passes");

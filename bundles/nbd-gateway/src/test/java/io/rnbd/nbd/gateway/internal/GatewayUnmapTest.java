@@ -6,7 +6,9 @@ import io.rnbd.common.Errno;
 import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.SoftRnbdStack;
 import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.testkit.Await;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -94,11 +96,8 @@ class GatewayUnmapTest {
                 assertEquals(Errno.ESHUTDOWN, ((BlockIoException) again.getCause()).errno());
             }
         }
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (stack.nbd.connectionCount() > 0 && System.nanoTime() < end) {
-            Thread.sleep(10);
-        }
-        assertEquals(0, stack.nbd.connectionCount(), "connections after the clients disconnected");
+        Await.until(() -> stack.nbd.connectionCount() + " connections after the clients disconnected",
+                () -> stack.nbd.connectionCount() == 0, Duration.ofSeconds(10));
     }
 
     /** fio's randwrite at iodepth 16 over 4 KiB blocks, until {@code stop}. */
@@ -134,19 +133,13 @@ class GatewayUnmapTest {
         return t;
     }
 
-    private static void awaitCount(AtomicInteger n, int atLeast) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (n.get() < atLeast && System.nanoTime() < end) {
-            Thread.sleep(5);
-        }
-        assertTrue(n.get() >= atLeast, "only " + n.get() + " writes completed, waiting for " + atLeast);
+    private static void awaitCount(AtomicInteger n, int atLeast) {
+        Await.until(() -> "only " + n.get() + " writes completed, waiting for " + atLeast,
+                () -> n.get() >= atLeast, Duration.ofSeconds(30));
     }
 
-    private void awaitUsers(int users) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (stack.rnbdClient.devices().get(0).users() != users && System.nanoTime() < end) {
-            Thread.sleep(5);
-        }
-        assertEquals(users, stack.rnbdClient.devices().get(0).users());
+    private void awaitUsers(int users) {
+        Await.until(() -> stack.rnbdClient.devices().get(0).users() + " users, waiting for " + users,
+                () -> stack.rnbdClient.devices().get(0).users() == users, Duration.ofSeconds(10));
     }
 }

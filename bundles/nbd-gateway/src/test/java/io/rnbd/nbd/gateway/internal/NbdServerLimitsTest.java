@@ -5,9 +5,10 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
-import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.RawNbd;
+import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
+import io.rnbd.testkit.block.FakeBlockDevice;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -16,7 +17,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class NbdServerLimitsTest {
     private final MapExports exports = new MapExports()
-            .with("d", new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), null));
+            .with("d", new FakeBlockDevice(1 << 20).limitingEveryRequest());
 
     @Test
     void clientsThatNeverFinishTheHandshakeAreDropped() throws Exception {
@@ -61,12 +61,9 @@ class NbdServerLimitsTest {
      * Reader threads schedule a deadline as their connection starts and cancel it once the
      * handshake is done, a moment after the client has its answer: wait for exactly {@code n}.
      */
-    private static void awaitPending(FakeScheduler time, int n) throws InterruptedException {
-        long end = System.nanoTime() + 5_000_000_000L;
-        while (time.pending() != n && System.nanoTime() < end) {
-            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
-        }
-        assertEquals(n, time.pending(), "handshake deadlines scheduled");
+    private static void awaitPending(FakeScheduler time, int n) {
+        Await.until(() -> time.pending() + " handshake deadlines scheduled, waiting for " + n,
+                () -> time.pending() == n, Duration.ofSeconds(5));
     }
 
     @Test
@@ -107,17 +104,14 @@ class NbdServerLimitsTest {
         FakeScheduler time = new FakeScheduler();
         List<Runnable> held = Collections.synchronizedList(new ArrayList<>());
         MapExports slow = new MapExports().with("slow",
-                new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), held::add));
+                new FakeBlockDevice(1 << 20).limitingEveryRequest().completingOn(held::add));
         NbdServerConfig cfg = NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
                 .withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60));
         try (NbdServer server = new NbdServer(cfg, slow, time, time.nanoSource());
              NbdClient c = NbdClient.connect(server.tcpAddress(), "slow")) {
             awaitPending(time, 1);
             CompletableFuture<?> f = c.read(0, ByteBuffer.allocate(4096));
-            long end = System.nanoTime() + 5_000_000_000L;
-            while (held.isEmpty() && System.nanoTime() < end) {
-                LockSupport.parkNanos(1_000_000);
-            }
+            Await.until("the read reached the device", () -> !held.isEmpty(), Duration.ofSeconds(5));
             assertEquals(1, held.size(), "the read reached the device");
             time.advance(Duration.ofSeconds(150));
             assertEquals(0, server.stats().snapshot().idleTimeouts());
@@ -131,11 +125,8 @@ class NbdServerLimitsTest {
     }
 
     private static void awaitConnections(NbdServer server, int n) {
-        long end = System.nanoTime() + 5_000_000_000L;
-        while (server.connectionCount() != n && System.nanoTime() < end) {
-            LockSupport.parkNanos(1_000_000);
-        }
-        assertEquals(n, server.connectionCount());
+        Await.until(() -> server.connectionCount() + " connections, waiting for " + n,
+                () -> server.connectionCount() == n, Duration.ofSeconds(5));
     }
 
     @Test

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.rnbd.common.Errno;
 import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
-import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.RawNbd;
 import io.rnbd.nbd.proto.NbdConstants;
 import io.rnbd.nbd.proto.OptionReplyHeader;
@@ -15,11 +14,14 @@ import io.rnbd.nbd.proto.StructuredError;
 import io.rnbd.nbd.proto.StructuredReplyHeader;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.block.FakeBlockDevice;
 import java.net.InetSocketAddress;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -42,16 +44,16 @@ class NbdServerTest {
     private static final int SIZE = 16 * 1024 * 1024;
     private final ExecutorService completer = Executors.newFixedThreadPool(2);
     private final MapExports exports = new MapExports();
-    private MemoryBlockDevice syncDev;
-    private MemoryBlockDevice asyncDev;
-    private MemoryBlockDevice roDev;
+    private FakeBlockDevice syncDev;
+    private FakeBlockDevice asyncDev;
+    private FakeBlockDevice roDev;
     private NbdServer server;
 
     @BeforeEach
     void start() throws Exception {
-        syncDev = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(), null);
-        asyncDev = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(), completer);
-        roDev = new MemoryBlockDevice(1024 * 1024, Capabilities.READ_ONLY, null);
+        syncDev = new FakeBlockDevice(SIZE).limitingEveryRequest();
+        asyncDev = new FakeBlockDevice(SIZE).limitingEveryRequest().completingOn(completer);
+        roDev = new FakeBlockDevice(1024 * 1024).limitingEveryRequest().withCapabilities(Capabilities.READ_ONLY);
         exports.with("sync", syncDev).with("async", asyncDev).with("ro", roDev);
         server = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null), exports);
     }
@@ -124,7 +126,7 @@ class NbdServerTest {
                 CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
                 all.clear();
             }
-            MemoryBlockDevice dev = export.equals("sync") ? syncDev : asyncDev;
+            FakeBlockDevice dev = export.equals("sync") ? syncDev : asyncDev;
             assertArrayEquals(shadow, dev.snapshot(0, SIZE));
         }
     }
@@ -139,7 +141,7 @@ class NbdServerTest {
             ByteBuffer back = ByteBuffer.allocate(b.length);
             c.read(4096, back).get(10, TimeUnit.SECONDS);
             assertArrayEquals(b, back.array());
-            assertTrue(asyncDev.largestIo.get() <= 128 * 1024, "device saw " + asyncDev.largestIo.get());
+            assertTrue(asyncDev.largestIo() <= 128 * 1024, "device saw " + asyncDev.largestIo());
         }
     }
 
@@ -207,8 +209,8 @@ class NbdServerTest {
             ByteBuffer tail = ByteBuffer.allocate(ones.length);
             c.read(SIZE - ones.length, tail).get();
             assertArrayEquals(new byte[ones.length], tail.array());
-            assertEquals(4, syncDev.trims.get(), "512 KiB trim in 128 KiB chunks");
-            assertEquals(8, syncDev.zeroes.get());
+            assertEquals(4, syncDev.trims(), "512 KiB trim in 128 KiB chunks");
+            assertEquals(8, syncDev.writeZeroes());
         }
     }
 
@@ -225,23 +227,23 @@ class NbdServerTest {
             c.write(0, ByteBuffer.allocate(4096), true).get();
             c.write(4096, ByteBuffer.allocate(4096), false).get();
             c.flush().get();
-            assertEquals(1, syncDev.fuaWrites.get());
-            assertEquals(1, syncDev.flushes.get());
+            assertEquals(1, syncDev.fuaWrites());
+            assertEquals(1, syncDev.flushes());
         }
     }
 
     @Test
     void fuaIsEmulatedWithFlushWhenTheDeviceHasNone() throws Exception {
-        MemoryBlockDevice noFua = new MemoryBlockDevice(1 << 20, new Capabilities(true, true, false, false, false,
-                false), null);
+        FakeBlockDevice noFua = new FakeBlockDevice(1 << 20).limitingEveryRequest()
+                .withCapabilities(new Capabilities(true, true, false, false, false, false));
         exports.with("nofua", noFua);
         try (NbdClient c = NbdClient.connect(addr(), "nofua")) {
             assertNotEquals(0, c.transmissionFlags() & FLAG_SEND_FUA);
             assertEquals(0, c.transmissionFlags() & FLAG_SEND_TRIM);
             assertEquals(0, c.transmissionFlags() & FLAG_CAN_MULTI_CONN);
             c.write(0, ByteBuffer.allocate(4096), true).get();
-            assertEquals(0, noFua.fuaWrites.get());
-            assertEquals(1, noFua.flushes.get());
+            assertEquals(0, noFua.fuaWrites());
+            assertEquals(1, noFua.flushes());
         }
     }
 
@@ -267,7 +269,7 @@ class NbdServerTest {
         try (RawNbd raw = new RawNbd(addr()).go("sync", false)) {
             raw.request(0, CMD_WRITE, 1, 0, 512, ByteBuffer.allocate(512));
             assertEquals(0, simpleReply(raw, 1).error());
-            assertEquals(List.of(), syncDev.plugged, "a request alone is not plugged");
+            assertEquals(List.of(), syncDev.plugged(), "a request alone is not plugged");
             // five writes and a read in one TCP write: the gateway reads them in together
             ByteBuffer burst = ByteBuffer.allocate(5 * (28 + 4096) + 28);
             for (int i = 0; i < 5; i++) {
@@ -284,7 +286,7 @@ class NbdServerTest {
             // the reader lets go of the plug before it waits for more, so once this one is answered
             raw.request(0, CMD_FLUSH, 16, 0, 0, null);
             assertEquals(0, simpleReply(raw, 16).error());
-            assertEquals(List.of(6), syncDev.plugged, "all six went to the device under one plug");
+            assertEquals(List.of(6), syncDev.plugged(), "all six went to the device under one plug");
         }
     }
 
@@ -327,23 +329,23 @@ class NbdServerTest {
             raw.request(0, CMD_DISC, 13, 0, 0, null);
             assertTrue(raw.closedByServer());
         }
-        assertEquals(0, syncDev.fuaWrites.get());
+        assertEquals(0, syncDev.fuaWrites());
     }
 
     @Test
     void deviceErrorsAreMappedToNbdErrors() throws Exception {
         try (NbdClient c = NbdClient.connect(addr(), "async")) {
-            asyncDev.failWith = Errno.ENOSPC;
+            asyncDev.failWith(Errno.ENOSPC);
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> c.write(0, ByteBuffer.allocate(512), false).get());
             assertEquals(Errno.ENOSPC, ((BlockIoException) e.getCause()).errno());
-            asyncDev.failWith = Errno.EROFS;
+            asyncDev.failWith(Errno.EROFS);
             e = assertThrows(ExecutionException.class, () -> c.read(0, ByteBuffer.allocate(512)).get());
             assertEquals(Errno.EPERM, ((BlockIoException) e.getCause()).errno());
-            asyncDev.failWith = Errno.ETIMEDOUT;
+            asyncDev.failWith(Errno.ETIMEDOUT);
             e = assertThrows(ExecutionException.class, () -> c.flush().get());
             assertEquals(Errno.EIO, ((BlockIoException) e.getCause()).errno());
-            asyncDev.failWith = 0;
+            asyncDev.failWith(0);
             c.read(0, ByteBuffer.allocate(512)).get();
         }
     }
@@ -399,8 +401,8 @@ class NbdServerTest {
         // Completions 5 ms late, on another thread, as a remote device's come: a memory device
         // completing at once would often complete before the reader has registered its callback,
         // which then runs on the reader (and is queued for the writer, by design).
-        MemoryBlockDevice remote = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(),
-                CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS));
+        FakeBlockDevice remote = new FakeBlockDevice(SIZE).limitingEveryRequest()
+                .completingOn(CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS));
         exports.with("remote", remote);
         try (NbdClient c = NbdClient.connect(addr(), "remote")) {
             for (int i = 0; i < 50; i++) {
@@ -438,10 +440,8 @@ class NbdServerTest {
                 assertEquals(2, server.connectionCount());
             }
             // The stalled client hung up: the server lets its connection go.
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (server.connectionCount() > 1 && System.nanoTime() < end) {
-                Thread.onSpinWait();
-            }
+            Await.until(() -> "one connection left, not " + server.connectionCount(),
+                    () -> server.connectionCount() <= 1, Duration.ofSeconds(20));
             assertEquals(1, server.connectionCount());
             good.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
         }

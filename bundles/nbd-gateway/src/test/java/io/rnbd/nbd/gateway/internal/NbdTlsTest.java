@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
-import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.RawNbd;
 import io.rnbd.nbd.gateway.testing.TestCerts;
 import io.rnbd.nbd.proto.GoRequest;
@@ -16,6 +15,7 @@ import io.rnbd.nbd.proto.Request;
 import io.rnbd.nbd.proto.SimpleReply;
 import io.rnbd.testkit.ExternalTools;
 import io.rnbd.testkit.FakeScheduler;
+import io.rnbd.testkit.block.FakeBlockDevice;
 import java.io.DataInputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** NBD_OPT_STARTTLS on the gateway against hostile and plain clients (the tools: NbdTlsToolsTest). */
 @Timeout(60)
 class NbdTlsTest {
-    private final MemoryBlockDevice disk = new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), null);
+    private final FakeBlockDevice disk = new FakeBlockDevice(1 << 20).limitingEveryRequest();
     private final MapExports exports = new MapExports().with("d", disk);
 
     @TempDir
@@ -76,7 +76,7 @@ class NbdTlsTest {
         }
         try (NbdServer server = new NbdServer(config(TlsPolicy.Mode.REQUIRE), exports)) {
             assertThrows(Exception.class, () -> NbdClient.connect(server.tcpAddress(), "d").close());
-            assertEquals(0, disk.ops.get(), "nothing reached the device");
+            assertEquals(0, disk.ops(), "nothing reached the device");
         }
     }
 

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rnbd.nbd.gateway.testing.MapExports;
-import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.gateway.testing.TestCerts;
 import io.rnbd.testkit.ExternalTools;
+import io.rnbd.testkit.block.FakeBlockDevice;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +31,7 @@ class NbdTlsToolsTest {
     private static final int SIZE = 32 * 1024 * 1024;
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(60);
     private final ExecutorService completer = Executors.newFixedThreadPool(2);
-    private MemoryBlockDevice disk;
+    private FakeBlockDevice disk;
     private NbdServer server;
     private int port;
 
@@ -44,7 +44,7 @@ class NbdTlsToolsTest {
         assumeTrue(ExternalTools.installed("openssl"), "openssl (to issue test certificates) not installed");
         certs = Files.createDirectory(dir.resolve("pki"));
         TestCerts.make(certs);
-        disk = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(), completer);
+        disk = new FakeBlockDevice(SIZE).limitingEveryRequest().completingOn(completer);
         server = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
                 .withTls(TlsPolicy.load(TlsPolicy.Mode.REQUIRE, certs, null, null, null, false)),
                 new MapExports().with("disk0", disk));

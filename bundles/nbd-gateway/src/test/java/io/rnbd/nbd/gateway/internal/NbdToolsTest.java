@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rnbd.nbd.gateway.testing.MapExports;
-import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.testkit.ExternalTools;
+import io.rnbd.testkit.block.FakeBlockDevice;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +26,7 @@ class NbdToolsTest {
     private static final int SIZE = 64 * 1024 * 1024;
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(60);
     private final ExecutorService completer = Executors.newFixedThreadPool(2);
-    private MemoryBlockDevice disk;
+    private FakeBlockDevice disk;
     private NbdServer server;
     private String uri;
 
@@ -35,9 +35,9 @@ class NbdToolsTest {
 
     @BeforeEach
     void start() throws Exception {
-        disk = new MemoryBlockDevice(SIZE, MemoryBlockDevice.allCaps(), completer);
+        disk = new FakeBlockDevice(SIZE).limitingEveryRequest().completingOn(completer);
         MapExports exports = new MapExports().with("disk0", disk)
-                .with("small", new MemoryBlockDevice(1024 * 1024, MemoryBlockDevice.allCaps(), null));
+                .with("small", new FakeBlockDevice(1024 * 1024).limitingEveryRequest());
         server = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null), exports);
         uri = "nbd://127.0.0.1:" + server.tcpAddress().getPort() + "/disk0";
     }

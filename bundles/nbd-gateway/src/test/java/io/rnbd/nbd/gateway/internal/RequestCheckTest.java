@@ -3,9 +3,9 @@ package io.rnbd.nbd.gateway.internal;
 import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.nbd.proto.Request;
 import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.testkit.block.FakeBlockDevice;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,7 +18,8 @@ class RequestCheckTest {
     private static final Capabilities NO_TRIM_NO_ZERO = new Capabilities(true, true, true, false, false, true);
 
     private static RequestCheck check(int flags, boolean structured, Capabilities caps) {
-        return new RequestCheck(flags, structured, caps, new MemoryBlockDevice(SIZE, caps, Runnable::run));
+        return new RequestCheck(flags, structured, caps,
+                new FakeBlockDevice(SIZE).limitingEveryRequest().withCapabilities(caps).completingOn(Runnable::run));
     }
 
     private static int errorOf(RequestCheck c, int type, int cmdFlags, long offset, long length) {
@@ -27,7 +28,7 @@ class RequestCheckTest {
 
     @Test
     void aWritableExportWithFua() {
-        RequestCheck c = check(FLAG_SEND_FUA, false, MemoryBlockDevice.allCaps());
+        RequestCheck c = check(FLAG_SEND_FUA, false, FakeBlockDevice.ALL);
         assertEquals(0, errorOf(c, CMD_READ, 0, 0, 4096));
         assertEquals(0, errorOf(c, CMD_WRITE, CMD_FLAG_FUA, SIZE - 512, 512));
         assertEquals(0, errorOf(c, CMD_FLUSH, 0, 0, 0));
@@ -51,8 +52,8 @@ class RequestCheckTest {
 
     @Test
     void whatTheNegotiationAndTheDeviceLeaveOut() {
-        assertEquals(0, errorOf(check(0, true, MemoryBlockDevice.allCaps()), CMD_READ, CMD_FLAG_DF, 0, 512));
-        assertEquals(EINVAL, errorOf(check(0, false, MemoryBlockDevice.allCaps()), CMD_WRITE, CMD_FLAG_FUA, 0, 512),
+        assertEquals(0, errorOf(check(0, true, FakeBlockDevice.ALL), CMD_READ, CMD_FLAG_DF, 0, 512));
+        assertEquals(EINVAL, errorOf(check(0, false, FakeBlockDevice.ALL), CMD_WRITE, CMD_FLAG_FUA, 0, 512),
                 "FUA not offered");
         RequestCheck readOnly = check(FLAG_SEND_FUA, false, Capabilities.READ_ONLY);
         assertEquals(0, errorOf(readOnly, CMD_READ, 0, 0, 512));

@@ -12,7 +12,7 @@ import io.rnbd.rdma.api.QpInit;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.soft.internal.SoftDevice;
-import io.rnbd.rdma.testkit.Endpoint;
+import io.rnbd.testkit.rdma.Endpoint;
 
 import org.junit.jupiter.api.Test;
 

@@ -19,8 +19,10 @@ import io.rnbd.rdma.api.RecvWr;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
-import io.rnbd.rdma.testkit.Endpoint;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.rdma.Endpoint;
 
+import java.time.Duration;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -172,10 +174,7 @@ class SoftDeviceTest {
             for (int i = 0; i < 5; i++) {
                 d.reactor().executeAndWait(() -> { }); // each task is one turn of the IO loop, ending in a poll decision
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (d.pollCounts()[0] + d.pollCounts()[1] < 5 && System.nanoTime() - deadline < 0) {
-                Thread.onSpinWait();
-            }
+            Await.until("5 poll decisions", () -> d.pollCounts()[0] + d.pollCounts()[1] >= 5, Duration.ofSeconds(10));
             long[] c = d.pollCounts();
             // what rdma:statistic shows: the same counts, in this order
             assertEquals(List.of("polls", "polls_skipped", "handshakes_refused", "handshakes_timed_out"),

@@ -16,7 +16,8 @@ import io.rnbd.rdma.api.RecvWr;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
-import io.rnbd.rdma.testkit.Endpoint;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.rdma.Endpoint;
 import io.rnbd.testkit.LogCapture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 
 /**
  * Hostile clients on raw sockets against the passive side's handshake limits: connections
@@ -96,16 +96,6 @@ class SoftHandshakeTest {
         }
     }
 
-    private static void until(String what, BooleanSupplier cond) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(10);
-        }
-    }
-
     private void assertServes(CmListener l, Endpoint ep) throws Exception {
         ProtectionDomain cpd = client.allocPd();
         Endpoint c = new Endpoint("client");
@@ -128,7 +118,7 @@ class SoftHandshakeTest {
         for (int i = 0; i < 20; i++) {
             silent.add(silent(l, "127.0.0.2"));
         }
-        until("20 half-open connections", () -> server.handshakes().halfOpen(src) == 20);
+        Await.until("20 half-open connections", () -> server.handshakes().halfOpen(src) == 20);
         now.addAndGet(TimeUnit.MILLISECONDS.toNanos(9_900));
         assertTrue(!closedByPeer(silent.get(0), 1200), "closed before the deadline");
         try (LogCapture log = LogCapture.start()) {
@@ -138,7 +128,7 @@ class SoftHandshakeTest {
             }
             assertTrue(log.contains("no connect request within 10000 ms (handshake.timeout.ms)"), log.text());
         }
-        until("no half-open connection left", () -> server.handshakes().halfOpen(src) == 0);
+        Await.until("no half-open connection left", () -> server.handshakes().halfOpen(src) == 0);
         assertEquals(20L, server.counters().get("handshakes_timed_out"));
         // an honest peer is served, and the deadline never touches an established connection
         assertServes(l, ep);
@@ -157,7 +147,7 @@ class SoftHandshakeTest {
         for (int i = 0; i < 8; i++) {
             held.add(silent(l, "127.0.0.2"));
         }
-        until("8 half-open connections", () -> server.handshakes().halfOpen(src) == 8);
+        Await.until("8 half-open connections", () -> server.handshakes().halfOpen(src) == 8);
         try (LogCapture log = LogCapture.start()) {
             for (int i = 0; i < 30; i++) {
                 Socket extra = silent(l, "127.0.0.2");
@@ -176,14 +166,14 @@ class SoftHandshakeTest {
         // another source, and an honest peer, still get in
         InetAddress src3 = InetAddress.getByName("127.0.0.3");
         Socket other = silent(l, "127.0.0.3");
-        until("the other source counted", () -> server.handshakes().halfOpen(src3) == 1);
+        Await.until("the other source counted", () -> server.handshakes().halfOpen(src3) == 1);
         assertTrue(!closedByPeer(other, 200));
         assertServes(l, ep);
         // a slot comes back when its connection goes
         held.get(0).close();
-        until("a slot freed", () -> server.handshakes().halfOpen(src) == 7);
+        Await.until("a slot freed", () -> server.handshakes().halfOpen(src) == 7);
         Socket again = silent(l, "127.0.0.2");
-        until("admitted again", () -> server.handshakes().halfOpen(src) == 8);
+        Await.until("admitted again", () -> server.handshakes().halfOpen(src) == 8);
         assertTrue(!closedByPeer(again, 200));
     }
 

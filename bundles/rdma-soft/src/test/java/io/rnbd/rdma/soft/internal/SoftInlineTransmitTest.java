@@ -17,7 +17,7 @@ import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.api.WorkCompletion;
-import io.rnbd.rdma.testkit.Endpoint;
+import io.rnbd.testkit.rdma.Endpoint;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

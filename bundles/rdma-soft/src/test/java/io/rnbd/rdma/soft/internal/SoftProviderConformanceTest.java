@@ -3,7 +3,7 @@ package io.rnbd.rdma.soft.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.rnbd.rdma.api.RdmaDevice;
-import io.rnbd.rdma.testkit.ProviderConformanceSuite;
+import io.rnbd.testkit.rdma.ProviderConformanceSuite;
 
 import org.junit.jupiter.api.AfterAll;
 

@@ -15,7 +15,7 @@ import io.rnbd.rdma.api.QueuePair;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcStatus;
-import io.rnbd.rdma.testkit.Endpoint;
+import io.rnbd.testkit.rdma.Endpoint;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

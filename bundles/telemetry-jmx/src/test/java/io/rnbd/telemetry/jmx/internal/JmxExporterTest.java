@@ -13,6 +13,8 @@ import io.rnbd.telemetry.api.Table;
 import io.rnbd.telemetry.api.TableSchema;
 import io.rnbd.telemetry.internal.TelemetryReader;
 import io.rnbd.telemetry.testing.StubAdmins;
+import io.rnbd.testkit.Await;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -116,12 +118,9 @@ class JmxExporterTest {
         awaitRegistered(new ObjectName("io.rnbd:type=rnbd-device,device=rnbd0"), false);
     }
 
-    private void awaitRegistered(ObjectName name, boolean registered) throws InterruptedException {
-        long end = System.nanoTime() + 5_000_000_000L;
-        while (server.isRegistered(name) != registered) {
-            assertTrue(System.nanoTime() < end, name + (registered ? " never registered" : " never unregistered"));
-            Thread.sleep(20);
-        }
+    private void awaitRegistered(ObjectName name, boolean registered) {
+        Await.until(name + (registered ? " registered" : " unregistered"),
+                () -> server.isRegistered(name) == registered, Duration.ofSeconds(5));
     }
 
     @Test

@@ -3,18 +3,20 @@ package io.rnbd.nbd.gateway.internal.osgi;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.rnbd.nbd.client.NbdClient;
-import io.rnbd.nbd.gateway.testing.MemoryBlockDevice;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.testkit.Await;
+import io.rnbd.testkit.block.FakeBlockDevice;
+import io.rnbd.testkit.block.ForwardingBlockDevice;
 import java.lang.reflect.Proxy;
 import java.net.ConnectException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -42,8 +44,9 @@ class NbdGatewayComponentTest {
     void devicesComeAndGoAsExports() throws Exception {
         NbdGatewayComponent gw = new NbdGatewayComponent(config("127.0.0.1", 0, ""));
         try {
-            Remote rnbd0 = new Remote("rnbd0", new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), null));
-            Remote rnbd1 = new Remote("rnbd1", new MemoryBlockDevice(1 << 20, Capabilities.READ_ONLY, null));
+            Remote rnbd0 = new Remote("rnbd0", new FakeBlockDevice(1 << 20).limitingEveryRequest());
+            Remote rnbd1 = new Remote("rnbd1",
+                    new FakeBlockDevice(1 << 20).limitingEveryRequest().withCapabilities(Capabilities.READ_ONLY));
             gw.bindDevice(rnbd0, Map.of(RemoteBlockDevice.PROP_NAME, "rnbd0"));
             gw.bindDevice(rnbd1, Map.of(RemoteBlockDevice.PROP_NAME, "rnbd1"));
             assertEquals(List.of("rnbd0", "rnbd1"), NbdClient.list(gw.tcpAddress()));
@@ -95,18 +98,16 @@ class NbdGatewayComponentTest {
             assertEquals("", idle.unixSocket());
             assertEquals(List.of(), idle.exports());
             assertEquals(0, idle.connectionsOpen());
-            Remote rnbd0 = new Remote("rnbd0", new MemoryBlockDevice(1 << 20, MemoryBlockDevice.allCaps(), null));
+            Remote rnbd0 = new Remote("rnbd0", new FakeBlockDevice(1 << 20).limitingEveryRequest());
             gw.bindDevice(rnbd0, Map.of(RemoteBlockDevice.PROP_NAME, "rnbd0"));
             try (NbdClient c = NbdClient.connect(gw.tcpAddress(), "rnbd0")) {
                 c.write(0, ByteBuffer.allocate(4096), false).get(5, TimeUnit.SECONDS);
                 c.read(0, ByteBuffer.allocate(1024)).get(5, TimeUnit.SECONDS);
-                NbdGatewayAdmin.GatewayInfo busy = gw.info();
                 // the reply's bytes are counted once its write returned, which may be just after
                 // the client read it
-                for (long end = System.nanoTime() + 5_000_000_000L; busy.stats().bytesRead() < 1024
-                        && System.nanoTime() < end; busy = gw.info()) {
-                    Thread.sleep(10);
-                }
+                Await.until("the read's bytes counted", () -> gw.info().stats().bytesRead() >= 1024,
+                        Duration.ofSeconds(5));
+                NbdGatewayAdmin.GatewayInfo busy = gw.info();
                 assertEquals(List.of("rnbd0"), busy.exports());
                 assertEquals(1, busy.connectionsOpen());
                 assertEquals(1, busy.stats().connections());
@@ -121,7 +122,19 @@ class NbdGatewayComponentTest {
     }
 
     /** A mapped device as the RNBD client would register it. */
-    private record Remote(String name, BlockDevice dev) implements RemoteBlockDevice {
+    private static final class Remote extends ForwardingBlockDevice implements RemoteBlockDevice {
+        private final String name;
+
+        Remote(String name, BlockDevice dev) {
+            super(dev);
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
         @Override
         public String exportName() {
             return "export-" + name;
@@ -135,46 +148,6 @@ class NbdGatewayComponentTest {
         @Override
         public AccessMode accessMode() {
             return AccessMode.RW;
-        }
-
-        @Override
-        public long size() {
-            return dev.size();
-        }
-
-        @Override
-        public Capabilities capabilities() {
-            return dev.capabilities();
-        }
-
-        @Override
-        public CompletableFuture<Void> read(long offset, ByteBuffer dst) {
-            return dev.read(offset, dst);
-        }
-
-        @Override
-        public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
-            return dev.write(offset, src, fua);
-        }
-
-        @Override
-        public CompletableFuture<Void> flush() {
-            return dev.flush();
-        }
-
-        @Override
-        public CompletableFuture<Void> trim(long offset, long length) {
-            return dev.trim(offset, length);
-        }
-
-        @Override
-        public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
-            return dev.writeZeroes(offset, length, fua);
-        }
-
-        @Override
-        public void close() {
-            dev.close();
         }
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.testkit.Await;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
@@ -12,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -87,14 +87,6 @@ class DisniProviderComponentTest {
                 });
     }
 
-    private static void await(BooleanSupplier cond, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!cond.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
-            Thread.sleep(10);
-        }
-    }
-
     @Test
     void withoutAdapterTheStatusServiceSaysDormantAndWhy() throws Exception {
         DisniProviderComponent c = new DisniProviderComponent(context(), config(sysfs.toString(), 50, 2000));
@@ -103,7 +95,7 @@ class DisniProviderComponentTest {
         assertEquals("disni", status.props.get("rdma.provider"));
         assertEquals(Boolean.TRUE, status.props.get("rdma.provider.status"));
         String reason = "no RDMA adapter under " + sysfs;
-        await(() -> reason.equals(status.props.get("rdma.provider.reason")), "the first scan");
+        Await.until("the first scan", () -> reason.equals(status.props.get("rdma.provider.reason")));
         assertEquals("dormant", status.props.get("rdma.provider.state"));
         assertEquals(reason, c.dormantReason());
         @SuppressWarnings("unchecked")
@@ -114,8 +106,8 @@ class DisniProviderComponentTest {
         c.deactivate();
         assertTrue(status.unregistered);
         // the executor is terminated when deactivate returns; its thread exits right after
-        await(() -> Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("rdma-disni-scan")),
-                "the scan thread to exit");
+        Await.until("the scan thread to exit",
+                () -> Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("rdma-disni-scan")));
     }
 
     @Test

@@ -1,11 +1,13 @@
 package io.rnbd.rnbd.backend.rbd.internal;
 
+import io.rnbd.testkit.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -131,18 +133,8 @@ final class CephCluster implements ExtensionContext.Store.CloseableResource {
      */
     void pauseOsd() {
         control("osd-pause");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!osdStopped()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the OSD did not stop within 10 s: " + osdState());
-            }
-            try {
-                Thread.sleep(5); // the kernel stops the OSD's threads one by one; no event to wait on
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        // the kernel stops the OSD's threads one by one; no event to wait on
+        Await.until(() -> "the OSD stopped: " + osdState(), this::osdStopped, Duration.ofSeconds(10));
     }
 
     private boolean osdStopped() {

@@ -13,7 +13,9 @@ import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.SizeWatch;
+import io.rnbd.testkit.Await;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -167,11 +169,9 @@ class RbdBlockDeviceTest {
         watch.close();
         failing.close();
         image.headerChanged(SIZE);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (dev.size() != SIZE && System.nanoTime() < deadline) {
-            Thread.sleep(1); // the poller applies it; nothing else to wait on once the watch is gone
-        }
-        assertEquals(SIZE, dev.size());
+        // the poller applies it; nothing else to wait on once the watch is gone
+        Await.until(() -> "the size back to " + SIZE + ": " + dev.size(), () -> dev.size() == SIZE,
+                Duration.ofSeconds(5));
         assertNull(seen.poll(), "closed watch called");
     }
 

@@ -1,5 +1,7 @@
 package io.rnbd.rnbd.backend.rbd.internal;
 
+import static io.rnbd.testkit.block.BlockDeviceContractTest.expect;
+import static io.rnbd.testkit.block.BlockDeviceContractTest.filled;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,19 +9,20 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockRequests;
 import io.rnbd.rnbd.api.SizeWatch;
+import io.rnbd.testkit.Await;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -223,11 +226,9 @@ class RbdClusterTest {
         }
         ceph.rbd("resize", "--size", "5M", "rbd/" + image);
         // the watch is closed: the listener hears nothing more, the device still follows
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (dev.size() != 5L * MIB && System.nanoTime() < deadline) {
-            Thread.sleep(20); // the size is a librbd notification away; there is no event left to wait on
-        }
-        assertEquals(5L * MIB, dev.size());
+        // the size is a librbd notification away; there is no event left to wait on
+        Await.until(() -> "the device follows to 5 MiB: " + dev.size(), () -> dev.size() == 5L * MIB,
+                Duration.ofSeconds(30));
         assertTrue(seen.isEmpty(), "closed watch still called: " + seen);
     }
 
@@ -365,12 +366,9 @@ class RbdClusterTest {
         awaitNoRbdThreads();
         assertTrue(openFiles() <= fds, "file descriptors after 3 open/IO/close cycles: " + openFiles()
                 + ", before: " + fds);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (nativeThreads() > threads && System.nanoTime() < deadline) {
-            Thread.sleep(50); // librados' threads exit asynchronously after rados_shutdown returns
-        }
-        assertTrue(nativeThreads() <= threads, "threads after 3 open/IO/close cycles: " + nativeThreads()
-                + ", before: " + threads);
+        // librados' threads exit asynchronously after rados_shutdown returns
+        Await.until(() -> "threads after 3 open/IO/close cycles: " + nativeThreads() + ", before: " + threads,
+                () -> nativeThreads() <= threads, Duration.ofSeconds(10));
     }
 
     /** The thread count once it has not changed for 300 ms (at most 10 s). */
@@ -408,9 +406,11 @@ class RbdClusterTest {
         assertEquals(List.of(), rbdThreads());
     }
 
-    private static int nativeThreads() throws IOException {
+    private static int nativeThreads() {
         try (Stream<Path> s = Files.list(Path.of("/proc/self/task"))) {
             return (int) s.count();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -445,24 +445,6 @@ class RbdClusterTest {
         } catch (ExecutionException e) {
             throw (Exception) e.getCause();
         }
-    }
-
-    static void expect(int errno, CompletableFuture<?> f) {
-        try {
-            f.get(30, TimeUnit.SECONDS);
-            fail("expected " + Errno.name(errno));
-        } catch (ExecutionException e) {
-            BlockIoException b = assertInstanceOf(BlockIoException.class, e.getCause());
-            assertEquals(Errno.name(errno), Errno.name(b.errno()), b.getMessage());
-        } catch (Exception e) {
-            fail(e);
-        }
-    }
-
-    static ByteBuffer filled(int len, int value) {
-        byte[] b = new byte[len];
-        Arrays.fill(b, (byte) value);
-        return ByteBuffer.wrap(b);
     }
 
     static byte[] read(BlockDevice dev, long off, int len) throws Exception {

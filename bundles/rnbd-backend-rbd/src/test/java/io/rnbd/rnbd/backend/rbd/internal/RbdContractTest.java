@@ -1,7 +1,7 @@
 package io.rnbd.rnbd.backend.rbd.internal;
 
 import io.rnbd.rnbd.api.BlockDevice;
-import io.rnbd.rnbd.backend.memory.BlockDeviceContractTest;
+import io.rnbd.testkit.block.BlockDeviceContractTest;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;

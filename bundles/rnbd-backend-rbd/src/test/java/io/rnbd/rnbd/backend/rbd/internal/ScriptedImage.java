@@ -1,6 +1,8 @@
 package io.rnbd.rnbd.backend.rbd.internal;
 
+import io.rnbd.testkit.Await;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -33,10 +35,9 @@ final class ScriptedImage implements RbdImage {
 
     /** The last operation submitted, waiting up to 5 s for it. */
     Op last(int count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (submitted.size() < count && System.nanoTime() < deadline) {
-            Thread.sleep(1); // the submission may come from the poller thread (a chained flush)
-        }
+        // the submission may come from the poller thread (a chained flush)
+        Await.until(() -> submitted.size() + " operations submitted, waiting for " + count,
+                () -> submitted.size() >= count, Duration.ofSeconds(5));
         return submitted.get(count - 1);
     }
 

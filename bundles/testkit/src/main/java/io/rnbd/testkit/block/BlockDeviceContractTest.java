@@ -1,4 +1,4 @@
-package io.rnbd.rnbd.backend.memory;
+package io.rnbd.testkit.block;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What every {@link BlockDevice} a backend opens must do. A backend's test extends this and
- * says how to open a device; the file and RBD backends use it through this module's test-jar.
+ * says how to open a device; the memory, file and RBD backends run it.
  * The device is driven as rnbd-server and the load generator drive it, through the one check
  * of requests above the backends ({@link BlockRequests#checked}): bad requests must be
  * refused there and never touch data.
@@ -261,7 +261,7 @@ public abstract class BlockDeviceContractTest {
         expect(Errno.ENODEV, dev.flush());
     }
 
-    // ---- helpers for subclasses too
+    // ---- helpers for subclasses too; expect and filled for any block-device test
 
     protected static void await(CompletableFuture<?> f) throws Exception {
         try {
@@ -274,7 +274,8 @@ public abstract class BlockDeviceContractTest {
         }
     }
 
-    protected static void expect(int errno, CompletableFuture<?> f) {
+    /** Asserts that {@code f} fails with a {@link BlockIoException} of {@code errno}. */
+    public static void expect(int errno, CompletableFuture<?> f) {
         try {
             f.get(30, TimeUnit.SECONDS);
             fail("expected " + Errno.name(errno));
@@ -292,7 +293,7 @@ public abstract class BlockDeviceContractTest {
         return bytes(dst);
     }
 
-    protected static ByteBuffer filled(int len, int value) {
+    public static ByteBuffer filled(int len, int value) {
         byte[] b = new byte[len];
         Arrays.fill(b, (byte) value);
         return ByteBuffer.wrap(b);

@@ -1,27 +1,31 @@
-package io.rnbd.rnbd.server;
+package io.rnbd.testkit.block;
 
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import java.io.IOException;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A test backend: {@code size} (bytes) and {@code id} params; devices opened with the same id
- * share storage, so data survives the backend going away and coming back.
+ * A {@link BlockBackend} of type {@code memory} over {@link FakeBlockDevice}s, for tests of
+ * the RNBD server and what stacks on it. Parameters {@code size} (bytes, default 1 MiB) and
+ * {@code id}: devices opened with the same id share their bytes, so data survives the backend
+ * going away and coming back, and a test reads what landed ({@link #store}).
  */
-public final class MemBackend implements BlockBackend {
+public final class FakeBackend implements BlockBackend {
     private final Map<String, byte[]> stores = new ConcurrentHashMap<>();
-    private final Map<String, MemBlockDevice> open = new ConcurrentHashMap<>();
+    private final Map<String, FakeBlockDevice> open = new ConcurrentHashMap<>();
     private final int maxIo;
     /** Ids whose open fails as a file backend's does while the file is missing. */
-    private final java.util.Set<String> missing = ConcurrentHashMap.newKeySet();
+    private final Set<String> missing = ConcurrentHashMap.newKeySet();
 
-    public MemBackend(int maxIo) {
+    /** Devices whose largest READ or WRITE is {@code maxIo} bytes. */
+    public FakeBackend(int maxIo) {
         this.maxIo = maxIo;
     }
 
-    public MemBackend() {
+    public FakeBackend() {
         this(128 * 1024);
     }
 
@@ -43,7 +47,10 @@ public final class MemBackend implements BlockBackend {
             throw new IOException("bad size");
         }
         byte[] store = stores.computeIfAbsent(id, k -> new byte[size]);
-        MemBlockDevice d = new MemBlockDevice(store, readOnly, maxIo);
+        FakeBlockDevice d = new FakeBlockDevice(store).withMaxIoSize(maxIo);
+        if (readOnly) {
+            d.readOnly();
+        }
         open.put(id, d);
         return d;
     }
@@ -58,10 +65,11 @@ public final class MemBackend implements BlockBackend {
     }
 
     /** The device last opened for {@code id}. */
-    public MemBlockDevice device(String id) {
+    public FakeBlockDevice device(String id) {
         return open.get(id);
     }
 
+    /** The bytes of {@code id}, shared with its devices. */
     public byte[] store(String id) {
         return stores.get(id);
     }

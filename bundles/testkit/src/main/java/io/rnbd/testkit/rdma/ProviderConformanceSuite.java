@@ -1,4 +1,4 @@
-package io.rnbd.rdma.testkit;
+package io.rnbd.testkit.rdma;
 
 import java.util.Arrays;
 import java.util.concurrent.CopyOnWriteArrayList;

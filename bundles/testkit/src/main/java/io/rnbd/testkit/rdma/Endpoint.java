@@ -1,4 +1,4 @@
-package io.rnbd.rdma.testkit;
+package io.rnbd.testkit.rdma;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

@@ -1,36 +1,22 @@
-package io.rnbd.loadgen;
+package io.rnbd.testkit.block;
 
-import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
-import io.rnbd.rnbd.api.BlockRequests;
+import io.rnbd.rnbd.api.BlockPlug;
 import io.rnbd.rnbd.api.Capabilities;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.rnbd.rnbd.api.SizeWatch;
 import java.nio.ByteBuffer;
-import java.util.Map;
-import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongConsumer;
 
-/** A device that forwards to another; tests override what they break (like an nbdkit filter). */
-class ForwardingDevice implements BlockDevice {
-    final BlockDevice next;
+/**
+ * A device that passes everything to {@link #next}: a test overrides what it breaks, delays or
+ * watches (a filter in nbdkit's sense), or adds what a {@code RemoteBlockDevice} names.
+ */
+public class ForwardingBlockDevice implements BlockDevice {
+    protected final BlockDevice next;
 
-    ForwardingDevice(BlockDevice next) {
+    public ForwardingBlockDevice(BlockDevice next) {
         this.next = next;
-    }
-
-    /** A fresh memory-backend device, found and checked as LoadGenMain finds and checks it. */
-    static BlockDevice memory(String size) {
-        for (BlockBackend b : ServiceLoader.load(BlockBackend.class)) {
-            if (b.type().equals("memory")) {
-                try {
-                    return BlockRequests.checked(b.open(Map.of("size", size), false));
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }
-        }
-        throw new IllegalStateException("memory backend not on the test class path");
     }
 
     @Override
@@ -41,6 +27,11 @@ class ForwardingDevice implements BlockDevice {
     @Override
     public int logicalBlockSize() {
         return next.logicalBlockSize();
+    }
+
+    @Override
+    public int physicalBlockSize() {
+        return next.physicalBlockSize();
     }
 
     @Override
@@ -76,6 +67,21 @@ class ForwardingDevice implements BlockDevice {
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
         return next.writeZeroes(offset, length, fua);
+    }
+
+    @Override
+    public BlockPlug plug() {
+        return next.plug();
+    }
+
+    @Override
+    public SizeWatch watchSize(LongConsumer listener) {
+        return next.watchSize(listener);
+    }
+
+    @Override
+    public CompletableFuture<Void> resize(long bytes) {
+        return next.resize(bytes);
     }
 
     @Override
