@@ -53,16 +53,17 @@ final class Piece implements IoDone {
     @Override
     public void done(int errno) {
         if (errno == Errno.ENXIO && resends < MAX_RESENDS) {
-            if (device.stale(this)) {
-                resends++;
-                RnbdClientDevice.LOG.debug("device {}: request sent with stale id {} goes again", device.name(),
-                        sentWith);
-                device.submit(this);
-                return;
-            }
             resends++;
-            if (device.reopenIfForgotten(this)) {
-                return;
+            switch (device.onEnxio(this)) {
+                case RESEND:
+                    RnbdClientDevice.LOG.debug("device {}: request sent with stale id {} goes again", device.name(),
+                            sentWith);
+                    device.submit(this);
+                    return;
+                case REOPENED:
+                    return;
+                default:
+                    break;
             }
         }
         finish(errno);

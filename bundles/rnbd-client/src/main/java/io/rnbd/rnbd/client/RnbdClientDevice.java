@@ -466,27 +466,29 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         p.send(rtrs, id);
     }
 
-    /**
-     * Whether a piece answered ENXIO should go again: a remap is due or under way (the
-     * server answered a reconnected session that has not re-opened yet), or done with a new
-     * id.
-     */
-    synchronized boolean stale(Piece p) {
-        return state == DeviceState.OPENING || state == DeviceState.DISCONNECTED
-                || (state == DeviceState.MAPPED && geometry.deviceId() != p.sentWith);
-    }
+    /** What a piece answered ENXIO does next ({@link #onEnxio}). */
+    enum AfterEnxio { RESEND, REOPENED, FAIL }
 
     /**
-     * ENXIO for the current id of a MAPPED device: the server forgot the open while the
-     * session stayed up (its RNBD layer restarted, or an operator force-closed it). Open
-     * again and resend, as Linux's client re-opens its devices when its session comes back;
-     * if the server now refuses the OPEN (export removed, access revoked), the device fails
-     * with that errno. False when the piece was not sent with the current id.
+     * A piece was answered ENXIO: decide, in one step under the lock, whether it goes again
+     * (a remap is due or under way, or done with a new id: the server answered a reconnected
+     * session that has not re-opened yet), whether it starts the remap (ENXIO for the current
+     * id of a MAPPED device: the server forgot the open while the session stayed up, its RNBD
+     * layer restarted or an operator force-closed it; Linux's client re-opens its devices when
+     * its session comes back), or fails. One step because the pieces of one burst are answered
+     * on several paths' threads at once: checked apart, a second piece could see the device
+     * MAPPED (not stale) and then OPENING (not its to reopen), and fail with ENXIO. If the
+     * server refuses the new OPEN (export removed, access revoked), the device fails with that
+     * errno and so do the held pieces.
      */
-    boolean reopenIfForgotten(Piece p) {
+    AfterEnxio onEnxio(Piece p) {
         synchronized (this) {
-            if (state != DeviceState.MAPPED || geometry.deviceId() != p.sentWith) {
-                return false;
+            if (state == DeviceState.OPENING || state == DeviceState.DISCONNECTED
+                    || (state == DeviceState.MAPPED && geometry.deviceId() != p.sentWith)) {
+                return AfterEnxio.RESEND;
+            }
+            if (state != DeviceState.MAPPED) {
+                return AfterEnxio.FAIL;
             }
             LOG.warn("device {}: the server no longer knows device id {} (restarted or force-closed): opening export {} "
                     + "again", name, p.sentWith, exportName);
@@ -494,6 +496,6 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             held.add(p);
         }
         open();
-        return true;
+        return AfterEnxio.REOPENED;
     }
 }
