@@ -191,7 +191,26 @@ public class ApplianceInstanceIT {
             }
             Thread.sleep(1000);
         }
-        throw new AssertionError("'" + command + "' never showed '" + expected + "': " + last + "\n" + logTail());
+        throw new AssertionError("'" + command + "' never showed '" + expected + "': " + last + "\n" + logTail()
+                + "\n" + threadDump());
+    }
+
+    /**
+     * Where Karaf's threads stand (jcmd Thread.print of the pid in karaf.pid), for a boot that
+     * never answers: the log alone shows where it stopped, not what it waits for.
+     */
+    private String threadDump() {
+        try {
+            String pid = Files.readString(home.resolve("karaf.pid")).trim();
+            Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+            Process p = new ProcessBuilder(jcmd.toString(), pid, "Thread.print").redirectErrorStream(true).start();
+            byte[] out = p.getInputStream().readAllBytes();
+            p.waitFor(30, TimeUnit.SECONDS);
+            String dump = new String(out, StandardCharsets.UTF_8);
+            return "threads of Karaf (pid " + pid + "):\n" + (dump.length() > 60_000 ? dump.substring(0, 60_000) : dump);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            return "(no thread dump: " + e + ")";
+        }
     }
 
     private String logTail() {
