@@ -8,6 +8,7 @@ import io.rnbd.rtrs.client.ClientConfig;
 import io.rnbd.rtrs.client.ClientSession;
 import io.rnbd.rtrs.client.DeviceSet;
 import io.rnbd.rtrs.client.PathAddress;
+import io.rnbd.rtrs.mp.mininflight.internal.MinInflightPolicy;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
 import java.net.InetSocketAddress;
@@ -20,9 +21,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * An RTRS server and one client session in this JVM on whatever devices they are given (the
- * same device may serve both sides, as one rxe device does in the guest): one path from the
- * client device's first address, the client's default connections per path, no
- * authenticator. Closing it leaves the devices open.
+ * same device may serve both sides, as one rxe device does in the guest and each soft device
+ * does in the appliance's default profile): one path per pair of (client device, server
+ * device), from the client device's first address, the client's default connections per
+ * path, the min-inflight policy, no authenticator. Closing it leaves the devices open.
  */
 final class DeviceStack implements AutoCloseable {
     final ScheduledExecutorService timer;
@@ -32,19 +34,33 @@ final class DeviceStack implements AutoCloseable {
 
     DeviceStack(String name, ServerConfig cfg, RtrsServerOps ops, RdmaDevice serverDev, RdmaDevice clientDev,
                 Duration connectWait) throws Exception {
+        this(name, cfg, ops, List.of(serverDev), List.of(clientDev), connectWait);
+    }
+
+    /** One path from {@code clientDevs[i]} to {@code serverDevs[i]} for every i. */
+    DeviceStack(String name, ServerConfig cfg, RtrsServerOps ops, List<? extends RdmaDevice> serverDevs,
+                List<? extends RdmaDevice> clientDevs, Duration connectWait) throws Exception {
         timer = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "bench-timer-" + name);
             t.setDaemon(true);
             return t;
         });
         server = new RtrsServer(cfg.withPort(0), () -> ops, () -> null, timer, System::nanoTime);
-        server.add(serverDev);
-        devices.add(clientDev);
-        InetSocketAddress at = server.listenAddresses(serverDev).get(0);
-        PathAddress path = new PathAddress(clientDev.addresses().get(0), at.getAddress(), at.getPort());
-        session = new ClientSession(ClientConfig.of(name, List.of(path))
+        List<PathAddress> paths = new java.util.ArrayList<>();
+        for (int i = 0; i < serverDevs.size(); i++) {
+            RdmaDevice serverDev = serverDevs.get(i);
+            RdmaDevice clientDev = clientDevs.get(i);
+            if (server.listenAddresses(serverDev).isEmpty()) {
+                server.add(serverDev);
+            }
+            devices.add(clientDev);
+            InetSocketAddress at = server.listenAddresses(serverDev).get(0);
+            paths.add(new PathAddress(clientDev.addresses().get(0), at.getAddress(), at.getPort()));
+        }
+        session = new ClientSession(ClientConfig.of(name, paths)
                 .withTimings(500, 0, 0, cfg.hbIntervalMs(), cfg.hbMissedMax()), devices, () -> null, timer,
                 System::nanoTime);
+        session.policies(List.of(new MinInflightPolicy()));
         CountDownLatch connected = new CountDownLatch(1);
         RtrsSessionListener onConnected = (s, state, errno) -> {
             if (state == SessionState.CONNECTED) {

@@ -49,7 +49,7 @@ public final class PeerBenchMain {
             case "tcp" -> tcp(o);
             default -> {
                 System.err.println("usage: PeerBenchMain run --nbd URI [--peer-pid P] [--points ...] [--reps N] "
-                        + "[--seconds S] | gateway --port P [--unix PATH] | tcp [--seconds S] [--bs 128k]");
+                        + "[--seconds S] | gateway --port P [--unix PATH] [--poll-usec U] | tcp [--seconds S] [--bs 128k]");
                 System.exit(2);
             }
         }
@@ -101,9 +101,11 @@ public final class PeerBenchMain {
             exports.add("rnbd0", rnbd.device);
             String unix = o.get("--unix");
             // --unix: also serve on a Unix socket, as a local tool would reach the gateway.
+            // --poll-usec: the gateway's poll.usec (its readers busy-poll for the next request)
+            int pollUsec = Integer.parseInt(o.getOrDefault("--poll-usec", "0"));
             try (NbdServer srv = new NbdServer(NbdServerConfig.of(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), port),
-                    unix == null ? null : java.nio.file.Path.of(unix)), exports)) {
+                    unix == null ? null : java.nio.file.Path.of(unix)).withPollUsec(pollUsec), exports)) {
                 System.out.println("READY " + srv.tcpAddress().getPort());
                 System.out.flush();
                 while (System.in.read() >= 0) {

@@ -6,10 +6,19 @@ import io.rnbd.rtrs.client.ClientSession;
 import io.rnbd.rtrs.server.ServerConfig;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.List;
 
 /**
- * A {@link DeviceStack} over two soft devices on loopback (server 127.0.0.1, client
- * 127.0.0.2) that it opens and closes itself.
+ * A {@link DeviceStack} over two soft devices on loopback that it opens and closes itself, in
+ * one of two topologies ({@code -Drnbd.bench.topology}):
+ * <ul>
+ * <li>{@code split} (the default, the primary comparison's): a server device (127.0.0.1) and a
+ * client device (127.0.0.2), one path between them, as two machines would have;</li>
+ * <li>{@code profile}: the appliance's default profile, soft0 (127.0.0.1) and soft1
+ * (127.0.0.2), the session's two paths 127.0.0.1@127.0.0.1 and 127.0.0.2@127.0.0.2, so each
+ * device carries both ends of its path, and min-inflight spreads IO over the two; both
+ * devices poll as {@code -Drnbd.bench.poll.usec} says (the profile's default: 0).</li>
+ * </ul>
  */
 final class SoftStack implements AutoCloseable {
     static final String SESSION = "bench";
@@ -28,11 +37,24 @@ final class SoftStack implements AutoCloseable {
     final DeviceStack stack;
     final ClientSession session;
 
+    /** {@code split} or {@code profile}: see the class comment. */
+    static final String TOPOLOGY = System.getProperty("rnbd.bench.topology", "split");
+
     SoftStack(ServerConfig cfg, RtrsServerOps ops) throws Exception {
-        serverDev = new SoftDevice("bench-srv", InetAddress.getByName("127.0.0.1"), SERVER_IO_THREADS, SERVER_POLL_USEC);
-        clientDev = new SoftDevice("bench-clt", InetAddress.getByName("127.0.0.2"), IO_THREADS, POLL_USEC);
+        boolean profile = switch (TOPOLOGY) {
+            case "split" -> false;
+            case "profile" -> true;
+            default -> throw new IllegalArgumentException("rnbd.bench.topology must be split or profile: " + TOPOLOGY);
+        };
+        serverDev = new SoftDevice(profile ? "soft0" : "bench-srv", InetAddress.getByName("127.0.0.1"),
+                profile ? IO_THREADS : SERVER_IO_THREADS, profile ? POLL_USEC : SERVER_POLL_USEC);
+        clientDev = new SoftDevice(profile ? "soft1" : "bench-clt", InetAddress.getByName("127.0.0.2"), IO_THREADS,
+                POLL_USEC);
         try {
-            stack = new DeviceStack(SESSION, cfg, ops, serverDev, clientDev, Duration.ofSeconds(20));
+            stack = profile
+                    ? new DeviceStack(SESSION, cfg, ops, List.of(serverDev, clientDev), List.of(serverDev, clientDev),
+                            Duration.ofSeconds(20))
+                    : new DeviceStack(SESSION, cfg, ops, serverDev, clientDev, Duration.ofSeconds(20));
         } catch (Exception | Error e) {
             clientDev.close();
             serverDev.close();

@@ -1,5 +1,7 @@
 package io.rnbd.nbd.gateway.internal;
 
+import io.rnbd.common.SpareCpu;
+
 import io.rnbd.nbd.gateway.internal.io.BufferPool;
 import io.rnbd.nbd.proto.NbdProtoException;
 import io.rnbd.nbd.transport.ChannelInput;
@@ -55,13 +57,18 @@ final class NbdConnection implements Runnable {
     private volatile ReplyWriter writer;
     /** The reader's selector on a plain (non-blocking) socket; null over TLS. */
     private volatile Selector readable;
+    /** Reader thread only: how long it polls for the next request ({@link #busyPoll}), and its CPU probe. */
+    private final long pollNanos;
+    private SpareCpu spareCpu;
+    private final java.util.function.Supplier<SpareCpu> spareCpuProbe;
     private Thread writerThread;
     /** Set once negotiated, before the idle timer starts. */
     private volatile Transmission transmission;
 
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
                   NbdServerConfig config, ScheduledExecutorService timer, LongSupplier nanoTime, TlsPolicy tls,
-                  NbdServerStats stats, Consumer<NbdConnection> onClosed) {
+                  NbdServerStats stats, Consumer<NbdConnection> onClosed,
+                  java.util.function.Supplier<SpareCpu> spareCpuProbe) {
         this.nanoTime = nanoTime;
         this.tls = tls;
         this.timer = timer;
@@ -74,6 +81,8 @@ final class NbdConnection implements Runnable {
         this.config = config;
         this.onClosed = onClosed;
         this.permits = new Permits(config.maxInflight(), config.maxInflightBytes());
+        this.pollNanos = config.pollUsec() * 1000L;
+        this.spareCpuProbe = spareCpuProbe;
         this.reader = new Thread(this, "nbd-con-" + id);
         reader.setDaemon(true);
     }
@@ -190,8 +199,11 @@ final class NbdConnection implements Runnable {
                 ch.configureBlocking(false);
                 readable = Selector.open();
                 ch.register(readable, SelectionKey.OP_READ);
+                if (pollNanos > 0) {
+                    spareCpu = spareCpuProbe.get();
+                }
                 r.in().nonBlocking(this::awaitReadable);
-                writer.nonBlocking(ch, stats.repliesInline::increment);
+                writer.nonBlocking(ch, stats.repliesInline::increment, stats.inlineWrites::increment);
             }
             writerThread = new Thread(writer, "nbd-con-" + id + "-writer");
             writerThread.setDaemon(true);
@@ -239,6 +251,9 @@ final class NbdConnection implements Runnable {
                 LOG.debug("con {}: closing the read selector: {}", id, e.toString());
             }
         }
+        if (spareCpu != null) {
+            spareCpu.close();
+        }
         if (claim != null) {
             claim.close();
         }
@@ -259,6 +274,9 @@ final class NbdConnection implements Runnable {
     /** The reader waits here for the next bytes on a non-blocking socket. */
     private void awaitReadable() throws IOException {
         try {
+            if (pollNanos > 0 && busyPoll()) {
+                return;
+            }
             readable.select();
             readable.selectedKeys().clear();
         } catch (ClosedSelectorException e) {
@@ -268,6 +286,41 @@ final class NbdConnection implements Runnable {
             throw new ClosedChannelException();
         }
     }
+
+    /**
+     * Busy polling ({@link NbdServerConfig#pollUsec}, like the soft devices' poll.usec): look
+     * for the next request for up to that long before sleeping in the selector, if a CPU is
+     * spare. At depth 1 the client sends its next request right after our reply; a reader
+     * asleep by then costs a wakeup, which on a VM is an exit and a good part of the round
+     * trip. Yields between looks, so the client woken by our reply runs; ends when a yield
+     * kept it off the CPU (someone else needs it), as the devices' poll does. True when the
+     * socket is readable.
+     */
+    private boolean busyPoll() throws IOException {
+        if (!spareCpu.available()) {
+            return false;
+        }
+        stats.readerPolls.increment();
+        long now = System.nanoTime();
+        long end = now + pollNanos;
+        do {
+            if (readable.selectNow() > 0) {
+                readable.selectedKeys().clear();
+                stats.readerPollHits.increment();
+                return true;
+            }
+            Thread.yield();
+            long t = System.nanoTime();
+            if (t - now > YIELD_LOST_NANOS) {
+                return false;
+            }
+            now = t;
+        } while (now - end < 0);
+        return false;
+    }
+
+    /** A yield that kept the poller off the CPU this long: another thread needed it. */
+    private static final long YIELD_LOST_NANOS = 20_000;
 
     void closeChannel() {
         try {

@@ -47,8 +47,15 @@ public final class NbdServer implements AutoCloseable {
     private final boolean ownTimer;
     private final LongSupplier nanoTime;
     private volatile boolean closed;
+    /** Each polling reader's CPU probe (poll.usec); tests give one that sees a spare CPU always. */
+    private volatile java.util.function.Supplier<io.rnbd.common.SpareCpu> spareCpu = io.rnbd.common.SpareCpu::system;
     private InetSocketAddress tcpAddress;
     private Path unixPath;
+
+    /** The CPU probe of polling readers (for tests: one that always sees a spare CPU). */
+    void spareCpu(java.util.function.Supplier<io.rnbd.common.SpareCpu> probe) {
+        this.spareCpu = probe;
+    }
 
     public NbdServer(NbdServerConfig config, ExportLookup exports) throws IOException {
         this(config, exports, null);
@@ -178,7 +185,7 @@ public final class NbdServer implements AutoCloseable {
             }
             stats.connections.increment();
             NbdConnection c = new NbdConnection(ids.incrementAndGet(), ch, peer, exports, pool, config, timer, nanoTime, tls,
-                    stats, connections::remove);
+                    stats, connections::remove, spareCpu);
             connections.add(c);
             if (closed) {
                 connections.remove(c);

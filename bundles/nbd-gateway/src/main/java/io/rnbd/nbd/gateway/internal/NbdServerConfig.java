@@ -17,10 +17,15 @@ import java.time.Duration;
  * @param idleTimeout      a negotiated connection with nothing in flight that sends no request for
  *                         this long is closed; {@link Duration#ZERO} = never
  * @param tls              STARTTLS policy of the TCP listener
+ * @param pollUsec         how long a connection's reader busy-polls its socket for the next request
+ *                         before it sleeps, while a CPU is spare (0-1000; 0 = never), as the soft RDMA
+ *                         devices' poll.usec: at depth 1 the next request comes right after the reply,
+ *                         and a sleeping reader's wakeup is most of a round trip on a VM
  */
 public record NbdServerConfig(InetSocketAddress tcp, Path unixSocket, int maxConnections, int maxInflight,
                               long maxInflightBytes, Duration handshakeTimeout, Duration drainTimeout,
-                              Duration idleTimeout, TlsPolicy tls) {
+                              Duration idleTimeout, TlsPolicy tls, int pollUsec) {
+    public static final int MAX_POLL_USEC = 1000;
     public static final int DEFAULT_MAX_CONNECTIONS = 128;
     public static final int DEFAULT_MAX_INFLIGHT = 256;
     public static final long DEFAULT_MAX_INFLIGHT_BYTES = 64L * 1024 * 1024;
@@ -55,6 +60,9 @@ public record NbdServerConfig(InetSocketAddress tcp, Path unixSocket, int maxCon
         if (tls == null) {
             tls = TlsPolicy.OFF;
         }
+        if (pollUsec < 0 || pollUsec > MAX_POLL_USEC) {
+            throw new IllegalArgumentException("poll.usec must be 0-" + MAX_POLL_USEC + ", not " + pollUsec);
+        }
         // NBD itself has no authentication and no privacy: off loopback, only TLS provides either.
         if (tcp != null && !tcp.getAddress().isLoopbackAddress() && tls.mode() != TlsPolicy.Mode.REQUIRE) {
             throw new IllegalArgumentException("refusing to listen on " + tcp.getAddress().getHostAddress()
@@ -66,21 +74,26 @@ public record NbdServerConfig(InetSocketAddress tcp, Path unixSocket, int maxCon
     public static NbdServerConfig of(InetSocketAddress tcp, Path unixSocket) {
         return new NbdServerConfig(tcp, unixSocket, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_INFLIGHT,
                 DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-                TlsPolicy.OFF);
+                TlsPolicy.OFF, 0);
     }
 
     public NbdServerConfig withMaxConnections(int max) {
         return new NbdServerConfig(tcp, unixSocket, max, maxInflight, maxInflightBytes, handshakeTimeout,
-                drainTimeout, idleTimeout, tls);
+                drainTimeout, idleTimeout, tls, pollUsec);
     }
 
     public NbdServerConfig withTimeouts(Duration handshake, Duration idle) {
         return new NbdServerConfig(tcp, unixSocket, maxConnections, maxInflight, maxInflightBytes, handshake,
-                drainTimeout, idle, tls);
+                drainTimeout, idle, tls, pollUsec);
     }
 
     public NbdServerConfig withTls(TlsPolicy policy) {
         return new NbdServerConfig(tcp, unixSocket, maxConnections, maxInflight, maxInflightBytes, handshakeTimeout,
-                drainTimeout, idleTimeout, policy);
+                drainTimeout, idleTimeout, policy, pollUsec);
+    }
+
+    public NbdServerConfig withPollUsec(int usec) {
+        return new NbdServerConfig(tcp, unixSocket, maxConnections, maxInflight, maxInflightBytes, handshakeTimeout,
+                drainTimeout, idleTimeout, tls, usec);
     }
 }

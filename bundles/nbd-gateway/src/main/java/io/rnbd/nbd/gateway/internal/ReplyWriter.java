@@ -2,6 +2,7 @@ package io.rnbd.nbd.gateway.internal;
 
 import static io.rnbd.nbd.proto.NbdConstants.*;
 
+import io.rnbd.common.CompletionBatch;
 import io.rnbd.nbd.proto.SimpleReply;
 import io.rnbd.nbd.proto.StructuredError;
 import io.rnbd.nbd.proto.StructuredReplyHeader;
@@ -45,6 +46,7 @@ final class ReplyWriter implements Runnable {
     private final Consumer<Reply> written;
     private final Runnable onBroken;
     private Runnable inline = () -> { };
+    private Runnable inlineWrite = () -> { };
     private final LinkedBlockingQueue<Reply> queue = new LinkedBlockingQueue<>();
     private final ByteBuffer headers = ByteBuffer.allocateDirect(BATCH * 256);
     private final ByteBuffer[] gather = new ByteBuffer[BATCH * 2];
@@ -55,6 +57,13 @@ final class ReplyWriter implements Runnable {
     private SocketChannel nb;
     private Selector writable;
     private final ByteBuffer inlineHeader = ByteBuffer.allocateDirect(64);
+    /** Replies of a completion batch, waiting for its end; guarded by itself. */
+    private final java.util.ArrayDeque<Reply> deferred = new java.util.ArrayDeque<>();
+    private final Runnable flushDeferred = this::flushDeferred;
+    // What a batch's inline write uses, under the lock.
+    private final ByteBuffer inlineHeaders = ByteBuffer.allocateDirect(BATCH * 64);
+    private final ByteBuffer[] inlineBatchGather = new ByteBuffer[BATCH * 2];
+    private final int[] replyEnds = new int[BATCH];
     private final ByteBuffer[] inlineGather = new ByteBuffer[2];
     /** The unwritten tail of an inline reply (under lock): must go out before any other byte. */
     private ByteBuffer[] rest;
@@ -76,8 +85,9 @@ final class ReplyWriter implements Runnable {
      * Switches to non-blocking writes on {@code sc} (already in non-blocking mode): replies may
      * then be written by the completing thread. Call before the first {@link #submit}.
      */
-    void nonBlocking(SocketChannel sc, Runnable onInlineReply) throws IOException {
+    void nonBlocking(SocketChannel sc, Runnable onInlineReply, Runnable onInlineWrite) throws IOException {
         inline = onInlineReply;
+        inlineWrite = onInlineWrite;
         writable = Selector.open();
         sc.register(writable, SelectionKey.OP_WRITE);
         nb = sc;
@@ -88,8 +98,21 @@ final class ReplyWriter implements Runnable {
         queue.add(r);
     }
 
-    /** Writes {@code r} now if the socket is free and takes it whole, else hands it to the writer thread. */
+    /**
+     * Writes {@code r} now if the socket is free and takes it whole, else hands it to the writer
+     * thread. Inside a completion batch ({@link CompletionBatch}: the soft RDMA provider's IO
+     * thread opens one around the completions one socket read brought) the reply waits for the
+     * batch's end and leaves with the others of the batch in one write: at depth the answers of
+     * a burst arrive together, and one write wakes the client once instead of once per reply.
+     */
     void submit(Reply r) {
+        if (nb != null && r.error() == 0 && CompletionBatch.active()) {
+            synchronized (deferred) {
+                deferred.add(r);
+            }
+            CompletionBatch.defer(flushDeferred);
+            return;
+        }
         // Error replies (rare, with a message of any length) always take the writer thread.
         if (nb != null && r.error() == 0 && queue.isEmpty() && lock.tryLock()) {
             boolean done = false;
@@ -112,6 +135,92 @@ final class ReplyWriter implements Runnable {
     }
 
     /**
+     * At the end of a completion batch: the replies it gathered in one non-blocking gathering
+     * write when the socket is free, as {@link #submit} writes one; what the socket does not
+     * take, and everything when the writer is busy, goes to the writer thread in order. The
+     * device threads of several paths may flush at once: each takes its own replies out.
+     */
+    private void flushDeferred() {
+        while (true) {
+            Reply[] batch;
+            synchronized (deferred) {
+                if (deferred.isEmpty()) {
+                    return;
+                }
+                batch = new Reply[Math.min(deferred.size(), BATCH)];
+                for (int i = 0; i < batch.length; i++) {
+                    batch[i] = deferred.poll();
+                }
+            }
+            int done = 0;
+            boolean partial = false;
+            if (queue.isEmpty() && lock.tryLock()) {
+                try {
+                    if (rest == null && !broken) {
+                        int w = writeInlineBatch(batch);
+                        done = w >> 1;
+                        partial = (w & 1) != 0;
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            }
+            for (int i = 0; i < batch.length; i++) {
+                if (i < done) {
+                    inline.run();
+                    written.accept(batch[i]);
+                } else if (!(partial && i == done)) {
+                    queue.add(batch[i]); // the partial one is the writer thread's rest already
+                }
+            }
+        }
+    }
+
+    /**
+     * Under the lock: one non-blocking gathering write of {@code batch}. Returns twice the
+     * number of replies that are all out, plus one if the next was taken in part: that one's
+     * tail becomes the writer thread's {@link #rest}, to go before anything queued, as in
+     * {@link #writeInline}.
+     */
+    private int writeInlineBatch(Reply[] batch) {
+        int n = batch.length;
+        inlineHeaders.clear();
+        int g = 0;
+        for (int i = 0; i < n; i++) {
+            int start = inlineHeaders.position();
+            boolean withData = encodeHeader(batch[i], inlineHeaders);
+            inlineBatchGather[g++] = inlineHeaders.slice(start, inlineHeaders.position() - start);
+            if (withData) {
+                inlineBatchGather[g++] = batch[i].data();
+            }
+            replyEnds[i] = g;
+        }
+        try {
+            inlineWrite.run();
+            nb.write(inlineBatchGather, 0, g);
+        } catch (IOException e) {
+            fail(e);
+            java.util.Arrays.fill(inlineBatchGather, 0, g, null);
+            return 0; // all queued: the writer thread reports them as written (dropped)
+        }
+        int done = 0;
+        int first = 0;
+        while (done < n && !inlineBatchGather[replyEnds[done] - 1].hasRemaining()) {
+            first = replyEnds[done];
+            done++;
+        }
+        boolean partial = done < n && inlineBatchGather[first].position() > 0;
+        if (partial) {
+            int end = replyEnds[done];
+            rest = new ByteBuffer[] {inlineBatchGather[first], end - first > 1 ? inlineBatchGather[first + 1] : null};
+            restReply = batch[done];
+            queue.add(NUDGE);
+        }
+        java.util.Arrays.fill(inlineBatchGather, 0, g, null);
+        return done << 1 | (partial ? 1 : 0);
+    }
+
+    /**
      * Under the lock: one non-blocking write of {@code r}. True if it is all out; otherwise the
      * reply is the writer thread's (queued, or its tail left in {@link #rest}).
      */
@@ -125,6 +234,7 @@ final class ReplyWriter implements Runnable {
             inlineGather[g++] = r.data();
         }
         try {
+            inlineWrite.run();
             nb.write(inlineGather, 0, g);
         } catch (IOException e) {
             fail(e);

@@ -1,5 +1,7 @@
 package io.rnbd.nbd.gateway.internal;
 
+import io.rnbd.common.CompletionBatch;
+
 import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -422,6 +424,85 @@ class NbdServerTest {
         }
         // A device that completes on the reader's own thread: the reader never writes.
         assertEquals(0, server.stats().snapshot().repliesInline());
+    }
+
+    /**
+     * Completions that arrive together (one soft RDMA socket read: the provider's IO thread opens
+     * a completion batch around them) leave as one socket write at the batch's end: the client
+     * is woken once for the burst. Nothing is written before the end.
+     */
+    @Test
+    void theRepliesOfACompletionBatchLeaveInOneWriteAtItsEnd() throws Exception {
+        FakeBlockDevice dev = new FakeBlockDevice(SIZE).limitingEveryRequest();
+        exports.with("batched", dev);
+        ExecutorService reactor = Executors.newSingleThreadExecutor();
+        try (NbdClient c = NbdClient.connect(addr(), "batched")) {
+            c.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS); // the connection is non-blocking now
+            server.stats().reset();
+            dev.hold();
+            List<CompletableFuture<Void>> reads = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                reads.add(c.read(i * 4096L, ByteBuffer.allocate(4096)));
+            }
+            Await.until(() -> "8 requests at the device, not " + dev.heldCount(), () -> dev.heldCount() == 8,
+                    Duration.ofSeconds(20));
+            long[] beforeEnd = reactor.submit(() -> {
+                CompletionBatch batch = CompletionBatch.ofThisThread();
+                batch.begin();
+                try {
+                    dev.release(); // the eight complete here, inside the batch
+                    NbdServerStats.Snapshot s = server.stats().snapshot();
+                    return new long[] {s.repliesInline(), s.inlineWrites()};
+                } finally {
+                    batch.end();
+                }
+            }).get(10, TimeUnit.SECONDS);
+            assertEquals(0, beforeEnd[0], "a reply left before the batch's end");
+            for (CompletableFuture<Void> r : reads) {
+                r.get(5, TimeUnit.SECONDS);
+            }
+            NbdServerStats.Snapshot s = server.stats().snapshot();
+            assertEquals(8, s.repliesInline());
+            assertEquals(1, s.inlineWrites(), "the batch's replies in one write");
+        } finally {
+            reactor.shutdownNow();
+        }
+    }
+
+    /**
+     * poll.usec: between requests the reader polls its socket before it sleeps (while a CPU is
+     * spare); off, it never polls.
+     */
+    @Test
+    void theReaderPollsForTheNextRequestOnlyWhenConfigured() throws Exception {
+        // a CPU is always spare here: whether the test machine is busy must not decide
+        java.nio.file.Path idle = java.nio.file.Files.createTempFile("loadavg", "");
+        java.nio.file.Files.writeString(idle, "0.00 0.00 0.00 1/100 1\n");
+        for (int usec : new int[] {0, 1000}) {
+            try (NbdServer polling = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
+                    .withPollUsec(usec), exports)) {
+                polling.spareCpu(() -> new io.rnbd.common.SpareCpu(idle, 64));
+                try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "async")) {
+                    for (int i = 0; i < 200; i++) {
+                        c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+                    }
+                }
+                NbdServerStats.Snapshot s = polling.stats().snapshot();
+                if (usec == 0) {
+                    assertEquals(0, s.readerPolls(), "polled with poll.usec 0");
+                } else {
+                    // whether a poll finds the request depends on how the test machine schedules the
+                    // client: only that it polls is certain (the hits are in the benchmarks)
+                    assertTrue(s.readerPolls() > 0, "never polled: " + s);
+                    assertTrue(s.readerPollHits() <= s.readerPolls(), s.toString());
+                }
+            }
+        }
+        java.nio.file.Files.delete(idle);
+        assertThrows(IllegalArgumentException.class,
+                () -> NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null).withPollUsec(1001));
+        assertThrows(IllegalArgumentException.class,
+                () -> NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null).withPollUsec(-1));
     }
 
     @Test

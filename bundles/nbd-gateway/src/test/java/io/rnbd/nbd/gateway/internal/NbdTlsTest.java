@@ -218,7 +218,7 @@ class NbdTlsTest {
     void aWildcardListenerStartsWithTlsRequired() throws Exception {
         NbdServerConfig cfg = new NbdServerConfig(new InetSocketAddress("0.0.0.0", 0), null, 4, 16,
                 32L * 1024 * 1024, Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ZERO,
-                TlsPolicy.load(TlsPolicy.Mode.REQUIRE, certs, null, null, null, false));
+                TlsPolicy.load(TlsPolicy.Mode.REQUIRE, certs, null, null, null, false), 0);
         try (NbdServer server = new NbdServer(cfg, exports);
              RawNbd raw = new RawNbd(new InetSocketAddress("127.0.0.1", server.tcpAddress().getPort()))) {
             raw.greet(FLAG_C_FIXED_NEWSTYLE);

@@ -1,5 +1,7 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.SpareCpu;
+
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.CmPrivateData;

@@ -1,5 +1,8 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.SpareCpu;
+
+import io.rnbd.common.CompletionBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -211,6 +214,7 @@ final class SoftReactor implements Runnable {
     @Override
     public void run() {
         long nextTick = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TICK_MS);
+        CompletionBatch batch = CompletionBatch.ofThisThread();
         try {
             while (running) {
                 step();
@@ -232,20 +236,27 @@ final class SoftReactor implements Runnable {
                     SelectionKey key = it.next();
                     it.remove();
                     Channel channel = (Channel) key.attachment();
+                    // the completions one channel brings are one batch: what the layers above
+                    // defer to its end (the NBD gateway's replies) goes out together
+                    batch.begin();
                     try {
-                        if (key.isValid()) {
-                            channel.onReady(key);
+                        try {
+                            if (key.isValid()) {
+                                channel.onReady(key);
+                            }
+                        } catch (RuntimeException e) {
+                            LOG.error("{}: channel failed, dropping it", thread.getName(), e);
+                            channel.failed(e);
                         }
-                    } catch (RuntimeException e) {
-                        LOG.error("{}: channel failed, dropping it", thread.getName(), e);
-                        channel.failed(e);
+                        drainCallbacks();
+                        // the answers this channel's requests posted leave now, not after every
+                        // other ready channel was served too (a selectNow here, as step() may
+                        // do, would change the selected-key set under this iterator)
+                        serviceDirty();
+                        drainCallbacks();
+                    } finally {
+                        endBatch(batch);
                     }
-                    drainCallbacks();
-                    // the answers this channel's requests posted leave now, not after every
-                    // other ready channel was served too (a selectNow here, as step() may
-                    // do, would change the selected-key set under this iterator)
-                    serviceDirty();
-                    drainCallbacks();
                 }
                 flushCancelledNow();
                 long now = System.nanoTime();
@@ -278,6 +289,15 @@ final class SoftReactor implements Runnable {
                 }
                 drainCallbacks();
             }
+        }
+    }
+
+    /** Runs what the batch's completions deferred; a failure there is a bug above, logged like a callback's. */
+    private void endBatch(CompletionBatch batch) {
+        try {
+            batch.end();
+        } catch (RuntimeException e) {
+            LOG.error("{}: work deferred to the end of a completion batch failed", thread.getName(), e);
         }
     }
 

@@ -1,5 +1,7 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.SpareCpu;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

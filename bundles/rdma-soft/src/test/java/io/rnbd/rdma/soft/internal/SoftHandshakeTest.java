@@ -1,5 +1,7 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.SpareCpu;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,5 +1,7 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.SpareCpu;
+
 import io.rnbd.rdma.api.RdmaDevice;
 
 import java.net.InetAddress;

@@ -1,4 +1,4 @@
-package io.rnbd.rdma.soft.internal;
+package io.rnbd.common;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -18,19 +18,19 @@ import java.nio.file.StandardOpenOption;
  * count is the container's: then the answer is more often no, and polling, which is only
  * ever an optimisation, happens less. One instance per IO thread; not thread-safe.
  */
-final class SpareCpu implements AutoCloseable {
-    static final Path LOADAVG = Path.of("/proc/loadavg");
+public final class SpareCpu implements AutoCloseable {
+    public static final Path LOADAVG = Path.of("/proc/loadavg");
 
     private final FileChannel loadavg;
     private final int cpus;
     private final ByteBuffer buf = ByteBuffer.allocateDirect(128);
 
     /** The system's: /proc/loadavg against the CPUs this JVM may use. */
-    static SpareCpu system() {
+    public static SpareCpu system() {
         return new SpareCpu(LOADAVG, Runtime.getRuntime().availableProcessors());
     }
 
-    SpareCpu(Path loadavg, int cpus) {
+    public SpareCpu(Path loadavg, int cpus) {
         FileChannel ch;
         try {
             ch = FileChannel.open(loadavg, StandardOpenOption.READ);
@@ -42,17 +42,17 @@ final class SpareCpu implements AutoCloseable {
     }
 
     /** Whether the probe can see the run queue at all (else {@link #available} is always true). */
-    boolean probing() {
+    public boolean probing() {
         return loadavg != null;
     }
 
     /** False once closed (or if the file never opened). */
-    boolean isOpen() {
+    public boolean isOpen() {
         return loadavg != null && loadavg.isOpen();
     }
 
     /** True unless more tasks are runnable than there are CPUs, the caller included. */
-    boolean available() {
+    public boolean available() {
         if (loadavg == null) {
             return true;
         }

@@ -1,4 +1,4 @@
-package io.rnbd.rdma.soft.internal;
+package io.rnbd.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
