@@ -22,8 +22,8 @@ import java.util.concurrent.TimeUnit;
  * appliance does across two Karaf instances, minus OSGi.
  */
 final class RnbdStack implements AutoCloseable {
-    /** chunk.size 256 KiB: max IO = chunk - 4 KiB, so 128 KiB requests are not split. */
-    static final int CHUNK = 256 * 1024;
+    /** The server's default chunk.size, 256 KiB: max IO = chunk - 4 KiB, so 128 KiB requests are not split. */
+    static final int CHUNK = ServerConfig.DEFAULT_CHUNK_SIZE;
 
     private final ScheduledExecutorService scheduler;
     private final MemoryBackend memory;
@@ -47,7 +47,7 @@ final class RnbdStack implements AutoCloseable {
         server = new RnbdServer(scheduler);
         server.backendAdded(backend.type(), backend);
         server.addExport(new ExportConfig("disk", backend.type(), false, Set.of(), 0, params));
-        rtrs = new SoftStack(new ServerConfig(0, CHUNK, 512, alwaysInvalidate, 5000, 5), server);
+        rtrs = new SoftStack(new ServerConfig(0, CHUNK, ServerConfig.DEFAULT_QUEUE_DEPTH, alwaysInvalidate, 5000, 5), server);
         client = new RnbdClient(DevicePublisher.NONE);
         client.sessionAdded(rtrs.session);
         device = client.map("rnbd0", SoftStack.SESSION, "disk", AccessMode.RW).get(20, TimeUnit.SECONDS);

@@ -108,7 +108,7 @@ public class ConsoleIT extends KarafTestSupport {
     public void rtrsServerAndKeyScope() throws Exception {
         awaitApplianceUp();
         String sessions = run("rtrs:server-sessions");
-        assertRow(sessions, SESSION, "2", "512", "128.0 KiB");
+        assertRow(sessions, SESSION, "2", "256", "256.0 KiB");
         String paths = run("rtrs:server-sessions --paths");
         // (LOCAL and REMOTE print as "/127.0.0.1:port" today, docs/console.md says "127.0.0.1:port":
         // reported; matched loosely here so the rest of the scope stays checked)

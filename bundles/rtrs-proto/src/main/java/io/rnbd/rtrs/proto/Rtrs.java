@@ -11,6 +11,7 @@ public final class Rtrs {
     public static final int SERVICE_QUEUE_DEPTH = 512;
     public static final int MAX_SESS_QUEUE_DEPTH = 65535;
     public static final int MIN_CHUNK_SIZE = 8192;
+    /** Linux's rtrs-srv defaults (max_chunk_size, sess_queue_depth); the appliance's server has its own. */
     public static final int DEFAULT_CHUNK_SIZE = 128 * 1024;
     public static final int DEFAULT_QUEUE_DEPTH = 512;
     /** What this implementation's server offers as max_hdr_size (Linux: PAGE_SIZE, 4096 on x86). */

@@ -59,8 +59,23 @@ public record ServerConfig(int port, int chunkSize, int queueDepth, boolean alwa
         }
     }
 
+    /**
+     * The appliance's chunk: 256 KiB, where Linux's rtrs-srv has 128 KiB ({@link Rtrs#DEFAULT_CHUNK_SIZE}). Max
+     * IO is the chunk less 4 KiB of header room, so with 128 KiB a 128 KiB request (qemu's,
+     * fio's, the NBD gateway's clients') is carried as 124 + 4 KiB, two RTRS IOs; with 256 KiB
+     * it goes whole. The server chooses and clients adapt (Linux's too: it takes max_io_size
+     * and the queue depth from CON_RSP).
+     */
+    public static final int DEFAULT_CHUNK_SIZE = 256 * 1024;
+    /**
+     * Chunks per session: 256, so a session registers what Linux's defaults register (512 x
+     * 128 KiB = 64 MiB). It is also the most IO a session has in flight over all its devices;
+     * raise queue.depth for more, at queue.depth x chunk.size of memory per session.
+     */
+    public static final int DEFAULT_QUEUE_DEPTH = 256;
+
     public static ServerConfig defaults() {
-        return new ServerConfig(Rtrs.DEFAULT_PORT, Rtrs.DEFAULT_CHUNK_SIZE, Rtrs.DEFAULT_QUEUE_DEPTH, true,
+        return new ServerConfig(Rtrs.DEFAULT_PORT, DEFAULT_CHUNK_SIZE, DEFAULT_QUEUE_DEPTH, true,
                 Rtrs.HB_INTERVAL_MS, Rtrs.HB_MISSED_MAX);
     }
 

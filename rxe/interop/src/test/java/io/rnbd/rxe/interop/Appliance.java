@@ -70,8 +70,8 @@ public final class Appliance implements AutoCloseable {
             rnbdServer = new RnbdServer(rnbdTimer);
             closers.push(rnbdServer::close);
             rnbdServer.backendAdded("memory", backend);
-            rtrsServer = new RtrsServer(new ServerConfig(port, 128 << 10, 64, alwaysInvalidate, HB_INTERVAL_MS,
-                    HB_MISSED_MAX),
+            rtrsServer = new RtrsServer(new ServerConfig(port, ServerConfig.DEFAULT_CHUNK_SIZE, 64, alwaysInvalidate,
+                    HB_INTERVAL_MS, HB_MISSED_MAX),
                     () -> rnbdServer, () -> null, rtrsTimer, System::nanoTime);
             closers.push(rtrsServer::close);
             // the client's sessions close before the registry takes the devices from both sides
@@ -101,7 +101,10 @@ public final class Appliance implements AutoCloseable {
         return onDisni(addresses, port, true);
     }
 
-    /** As {@link #onDisni(List, int)}, the RTRS server's always_invalidate as given (128 KiB chunks, queue depth 64). */
+    /**
+     * As {@link #onDisni(List, int)}, the RTRS server's always_invalidate as given (the default
+     * 256 KiB chunks, so Linux's client meets the appliance's chunk size; queue depth 64).
+     */
     public static Appliance onDisni(List<String> addresses, int port, boolean alwaysInvalidate) throws Exception {
         Optional<String> noNative = new DisniRuntime().unavailableReason();
         Guest.require(noNative.isEmpty(), "DiSNI cannot run here: " + noNative.orElse(""));

@@ -49,11 +49,14 @@ public final class RtrsServerComponent {
         @AttributeDefinition(name = "Port", description = "Listening port on every address of every RDMA device.")
         int port() default 1234;
 
-        @AttributeDefinition(name = "Chunk size", description = "Bytes per chunk (power of two, >= 8192); max IO = chunk size - 4096.")
-        int chunk_size() default 131072;
+        @AttributeDefinition(name = "Chunk size", description = "Bytes per chunk (power of two, >= 8192); max IO = chunk "
+                + "size - 4096. Default 262144, so that a 128 KiB request goes whole (Linux's rtrs-srv: 131072).")
+        int chunk_size() default ServerConfig.DEFAULT_CHUNK_SIZE;
 
-        @AttributeDefinition(name = "Queue depth", description = "Chunks per session = permits of each client session (1..65535).")
-        int queue_depth() default 512;
+        @AttributeDefinition(name = "Queue depth", description = "Chunks per session = permits of each client session, "
+                + "the most IO it has in flight (1..65535). Default 256: queue.depth x chunk.size of memory per session, "
+                + "64 MiB, as Linux's defaults (512 x 128 KiB).")
+        int queue_depth() default ServerConfig.DEFAULT_QUEUE_DEPTH;
 
         @AttributeDefinition(name = "Always invalidate", description = "Invalidate a chunk's rkey before the upper layer sees it and send a new one with the response (costs 15-20 %).")
         boolean always_invalidate() default true;
