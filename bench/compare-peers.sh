@@ -39,6 +39,12 @@
 #                 iodepth_batch_submit): ready IOs, up to this many, go out under one plug;
 #                 1 = each alone (the generator before session 5)
 #   OUT=dir       where logs, raw results and the JFR file go (default: a new /tmp/rnbd-peers.*)
+#   GW_TOPOLOGY=profile  the gateway JVM's RNBD stack: "profile" is the appliance's default profile
+#                 (soft0 and soft1, one path each, both ends of a path on its device, min-inflight;
+#                 both devices poll as POLL_USEC says), "split" the primary comparison's (a server
+#                 device and a client device, one path)
+#   GW_POLL_USEC=100  nbd-gateway's poll.usec: a connection's reader busy-polls its socket for the
+#                 next request before it sleeps, while a CPU is spare; 0 = sleep at once
 #   PRIMARY=1     0 skips the primary (load generator) comparison, for a quick gateway-only run
 #   CHART=path    also copy the gateway chart there (e.g. docs/perf-gateway.png)
 set -euo pipefail
@@ -304,13 +310,14 @@ echo; echo "== gateway: fio --ioengine=nbd -> nbd-gateway (RNBD stack, 2nd JVM) 
 gwport=$(free_port)
 gwsock="$OUT/gw.sock"
 mkfifo "$OUT/gw.in"
-"${jvm[@]}" io.rnbd.bench.PeerBenchMain gateway --port "$gwport" --unix "$gwsock" --size "$SIZE" <"$OUT/gw.in" >"$OUT/gw.out" 2>"$OUT/gw.err" &
+"${jvm[@]}" -Drnbd.bench.topology="${GW_TOPOLOGY:-profile}" io.rnbd.bench.PeerBenchMain gateway --port "$gwport" \
+    --unix "$gwsock" --size "$SIZE" --poll-usec "${GW_POLL_USEC:-100}" <"$OUT/gw.in" >"$OUT/gw.out" 2>"$OUT/gw.err" &
 gwpid=$!
 pids_to_kill+=("$gwpid")
 exec 7>"$OUT/gw.in"
 for _ in $(seq 300); do grep -q READY "$OUT/gw.out" 2>/dev/null && break; sleep 0.1; done
 grep -q READY "$OUT/gw.out" || { echo "gateway did not start:"; cat "$OUT/gw.err"; exit 1; }
-echo "gateway JVM: pid $gwpid, nbd://127.0.0.1:$gwport/rnbd0 and nbd+unix:///rnbd0?socket=$gwsock"
+echo "gateway JVM: pid $gwpid, nbd://127.0.0.1:$gwport/rnbd0 and nbd+unix:///rnbd0?socket=$gwsock; topology ${GW_TOPOLOGY:-profile}, gateway poll.usec ${GW_POLL_USEC:-100}, devices poll.usec ${POLL_USEC:-0}"
 # name, URI, the process that serves it (its CPU is counted per IO)
 targets=("gateway-unix nbd+unix:///rnbd0?socket=$gwsock $gwpid" "gateway nbd://127.0.0.1:$gwport/rnbd0 $gwpid"
          "nbdkit nbd://127.0.0.1:$nbdport $nbdpid")

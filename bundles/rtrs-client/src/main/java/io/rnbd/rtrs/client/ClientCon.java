@@ -107,8 +107,8 @@ final class ClientCon implements CompletionHandler, CmEventHandler {
     }
 
     /** An IO request: the request's message written into the server's chunk, with immediate data. */
-    SendWr ioWr(Sge sge, long remoteAddr, int rkey, int imm) {
-        return new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, List.of(sge), imm, remoteAddr, rkey,
+    SendWr ioWr(List<Sge> sgl, long remoteAddr, int rkey, int imm) {
+        return new SendWr(sendSeq.incrementAndGet(), WrOpcode.RDMA_WRITE_WITH_IMM, sgl, imm, remoteAddr, rkey,
                 signaler.next());
     }
 

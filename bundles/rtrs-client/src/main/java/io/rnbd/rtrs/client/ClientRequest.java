@@ -25,6 +25,15 @@ final class ClientRequest {
     final int dataLen;
     final int usrLen;
     /**
+     * The data travels from and to the caller's own buffer, registered for the request while
+     * it is in flight ({@link PathIo}), not through its permit's buffer: no copy. For a read
+     * whose buffer an adapter can reach (direct memory), which is registered per read in any
+     * case; for a write of at least {@link #WRITE_IN_PLACE_MIN} bytes, where a registration
+     * costs less than the copy it saves (Linux registers every request's pages, fast-reg MRs).
+     */
+    final boolean inPlace;
+    static final int WRITE_IN_PLACE_MIN = 32 * 1024;
+    /**
      * The submitting thread, where the kernel records the submitting CPU in the permit
      * ({@code permit->cpu_id}): it picks the IO connection, so one thread's IO shares one
      * connection and a burst of it leaves in one post, as one CPU's IO does in the kernel.
@@ -46,6 +55,7 @@ final class ClientRequest {
         this.done = done;
         this.dataLen = data.remaining();
         this.usrLen = usrHdr.remaining();
+        this.inPlace = data.isDirect() && (write ? dataLen >= WRITE_IN_PLACE_MIN : dataLen > 0);
     }
 
     /**

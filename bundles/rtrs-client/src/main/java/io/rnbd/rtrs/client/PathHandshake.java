@@ -76,7 +76,8 @@ final class PathHandshake {
             for (int cid = 0; cid < n; cid++) {
                 ClientCon c = new ClientCon(path, path.gen, cid, path.pd);
                 cons[cid] = c;
-                QpInit init = new QpInit(path.pd, wr, wr, 1, c);
+                // two SGEs: an in-place write sends the caller's data and the header from the permit's buffer
+                QpInit init = new QpInit(path.pd, wr, wr, 2, c);
                 ConReq req = new ConReq(cid, n, path.reconCnt, path.uuid, session.uuid(), firstConn, true);
                 c.qp = path.device.connect(addr.destination(), init, req.toBytes(), c);
             }

@@ -38,13 +38,17 @@ final class PathIo {
      */
     private MemoryRegion memMr;
     /**
-     * Per read in flight (by permit): a registration of exactly the pages the server is to
-     * write the read's data into, made when the read is posted and closed when its answer
-     * arrives, before the caller sees the data, or when the path goes. Its rkey is a fresh
-     * one each time, so the server can reach no other memory of ours and this memory for no
-     * longer than the read is in flight.
+     * Per request in flight (by permit) that has one: a read's registration of exactly the
+     * pages the server is to write its data into (the caller's buffer, or the permit's), or an
+     * in-place write's registration of the caller's buffer (local access only), made when the
+     * request is posted and closed when its answer arrives, before the caller sees the data,
+     * or when the path goes. A read's rkey is a fresh one each time, so the server can reach
+     * no other memory of ours and this memory for no longer than the read is in flight; a post
+     * of a request that failed over from here finds its region closed and sends nothing.
      */
-    private final Map<Integer, MemoryRegion> readMrs = new HashMap<>();
+    private final Map<Integer, MemoryRegion> ioMrs = new HashMap<>();
+    private static final java.util.Set<Access> READ_TARGET = Access.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE);
+    private static final java.util.Set<Access> LOCAL_SOURCE = Access.of();
     private SgDesc[] rbufs;
     private int[] rkeys;
     /** From this instance's CON_RSP: answers carry RKEY_RSP (always_invalidate on the server). */
@@ -80,10 +84,10 @@ final class PathIo {
     /** Teardown: the read regions closed, the buffer's registration dropped; returns what was in flight. */
     List<ClientRequest> release() {
         // the reads in flight here go elsewhere: the server of this path may no longer write them
-        for (MemoryRegion mr : readMrs.values()) {
+        for (MemoryRegion mr : ioMrs.values()) {
             mr.close();
         }
-        readMrs.clear();
+        ioMrs.clear();
         memMr = null;
         List<ClientRequest> orphans = new ArrayList<>(inflight.values());
         inflight.clear();
@@ -112,17 +116,29 @@ final class PathIo {
         r.sentNanos = session.nanoTime();
         inflight.put(id, r);
         path.inflightCount = inflight.size();
-        Sge sge;
+        List<Sge> sgl;
         long remote;
-        if (r.write) {
-            sge = new Sge(memMr, base, msgOff + RdmaWriteMsg.SIZE);
+        if (r.write && r.inPlace) {
+            // the data from the caller's buffer, the header after it from the permit's: one
+            // contiguous message in the server's chunk, as a copy would have made it
+            MemoryRegion data;
+            try {
+                data = inPlaceSource(id, r);
+            } catch (RdmaException e) {
+                path.fail(e.errno(), "cannot register a write's buffer: " + e.getMessage());
+                return;
+            }
+            sgl = List.of(new Sge(data, 0, r.dataLen), new Sge(memMr, base + r.dataLen, r.usrLen + RdmaWriteMsg.SIZE));
+            remote = rbufs[id].addr();
+        } else if (r.write) {
+            sgl = List.of(new Sge(memMr, base, msgOff + RdmaWriteMsg.SIZE));
             remote = rbufs[id].addr();
         } else {
             // never NEED_INVAL: on adapters only fast-registered regions can be invalidated by a
             // peer (a SEND_WITH_INV of another fails our QP); the region is closed here instead
             List<SgDesc> target;
             try {
-                target = r.dataLen == 0 ? List.of() : List.of(readTarget(id, r.dataLen));
+                target = r.dataLen == 0 ? List.of() : List.of(readTarget(id, r));
             } catch (RdmaException e) {
                 // in flight already: the failover takes it to another path
                 path.fail(e.errno(), "cannot register a read's buffer: " + e.getMessage());
@@ -130,10 +146,10 @@ final class PathIo {
             }
             RdmaReadMsg m = new RdmaReadMsg(r.usrLen, 0, target);
             m.encode(session.memory().position(base + msgOff));
-            sge = new Sge(memMr, base + r.dataLen, r.usrLen + m.size());
+            sgl = List.of(new Sge(memMr, base + r.dataLen, r.usrLen + m.size()));
             remote = rbufs[id].addr() + r.dataLen;
         }
-        session.ringAfterUnlock(new Post(c, r, id, base, sge, remote, rkeys[id], imm));
+        session.ringAfterUnlock(new Post(c, r, id, base, sgl, remote, rkeys[id], imm));
     }
 
     /**
@@ -145,28 +161,28 @@ final class PathIo {
         private final ClientRequest r;
         private final int id;
         private final int base;
-        private final Sge sge;
+        private final List<Sge> sgl;
         private final long remote;
         private final int rkey;
         private final int imm;
 
-        Post(ClientCon con, ClientRequest r, int id, int base, Sge sge, long remote, int rkey, int imm) {
+        Post(ClientCon con, ClientRequest r, int id, int base, List<Sge> sgl, long remote, int rkey, int imm) {
             this.con = con;
             this.r = r;
             this.id = id;
             this.base = base;
-            this.sge = sge;
+            this.sgl = sgl;
             this.remote = remote;
             this.rkey = rkey;
             this.imm = imm;
         }
 
-        /** Outside the lock: a write's data goes into its permit's buffer here. */
+        /** Outside the lock: a write's data goes into its permit's buffer here (unless it goes in place). */
         SendWr prepare() {
-            if (r.write) {
+            if (r.write && !r.inPlace) {
                 r.copyData(session.memory().position(base));
             }
-            return con.ioWr(sge, remote, rkey, imm);
+            return con.ioWr(sgl, remote, rkey, imm);
         }
 
         void posted() {
@@ -186,20 +202,33 @@ final class PathIo {
 
     /**
      * The read descriptor the server writes into: a new registration of the first {@code len}
-     * bytes of the permit's buffer, remote-writable until {@link #closeReadRegion}.
+     * bytes of the permit's buffer, remote-writable until {@link #closeIoRegion}.
      */
-    SgDesc readTarget(int permit, int len) throws RdmaException {
-        closeReadRegion(permit);
-        int base = permit * session.slotSize();
-        ByteBuffer pages = session.memory().duplicate().clear().position(base).limit(base + len);
-        MemoryRegion mr = path.pd.register(pages, Access.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
-        readMrs.put(permit, mr);
-        return new SgDesc(mr.address(), mr.rkey(), len);
+    SgDesc readTarget(int permit, ClientRequest r) throws RdmaException {
+        closeIoRegion(permit);
+        ByteBuffer pages;
+        if (r.inPlace) {
+            pages = r.data.duplicate();
+        } else {
+            int base = permit * session.slotSize();
+            pages = session.memory().duplicate().clear().position(base).limit(base + r.dataLen);
+        }
+        MemoryRegion mr = path.pd.register(pages, READ_TARGET);
+        ioMrs.put(permit, mr);
+        return new SgDesc(mr.address(), mr.rkey(), r.dataLen);
+    }
+
+    /** Under the lock: the caller's buffer of an in-place write, registered for local access while it is in flight. */
+    private MemoryRegion inPlaceSource(int permit, ClientRequest r) throws RdmaException {
+        closeIoRegion(permit);
+        MemoryRegion mr = path.pd.register(r.data.duplicate(), LOCAL_SOURCE);
+        ioMrs.put(permit, mr);
+        return mr;
     }
 
     /** Under the lock: the server may no longer write the read of {@code permit}. */
-    private void closeReadRegion(int permit) {
-        MemoryRegion mr = readMrs.remove(permit);
+    private void closeIoRegion(int permit) {
+        MemoryRegion mr = ioMrs.remove(permit);
         if (mr != null) {
             mr.close();
         }
@@ -228,7 +257,7 @@ final class PathIo {
         // the server is done with the read's pages: they stop being reachable before
         // the caller reads them (Linux: the server's SEND_WITH_INV or the client's
         // LOCAL_INV of the request's fast-reg MR)
-        closeReadRegion(id);
+        closeIoRegion(id);
         path.inflightCount = inflight.size();
         long lat = session.nanoTime() - r.sentNanos;
         long avg = path.ioLatency;

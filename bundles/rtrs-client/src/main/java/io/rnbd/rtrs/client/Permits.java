@@ -201,7 +201,7 @@ final class Permits {
 
     /** A response arrived for {@code r}. */
     void finish(ClientRequest r, int errno) {
-        if (!r.write && errno == 0 && !r.finished) {
+        if (!r.write && !r.inPlace && errno == 0 && !r.finished) {
             ByteBuffer src = memory.duplicate().clear();
             src.position(r.permit * slotSize).limit(r.permit * slotSize + r.dataLen);
             r.data.duplicate().put(src);
