@@ -11,7 +11,6 @@ import io.rnbd.rnbd.server.RnbdServer;
 import io.rnbd.rtrs.server.ServerConfig;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -39,11 +38,7 @@ final class RnbdStack implements AutoCloseable {
     /** The export "disk" on {@code backend} opened with {@code params}; a memory backend is closed with the stack. */
     RnbdStack(BlockBackend backend, Map<String, String> params, boolean alwaysInvalidate) throws Exception {
         memory = backend instanceof MemoryBackend m ? m : null;
-        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "bench-rnbd-server");
-            t.setDaemon(true);
-            return t;
-        });
+        scheduler = RnbdServer.newScheduler("bench-rnbd-server");
         server = new RnbdServer(scheduler);
         server.backendAdded(backend.type(), backend);
         server.addExport(new ExportConfig("disk", backend.type(), false, Set.of(), 0, params));

@@ -7,7 +7,6 @@ import io.rnbd.rtrs.api.RtrsServerOps;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -98,11 +97,7 @@ public final class RnbdServerComponent {
     /** @param bundleStopping whether this bundle is stopping (see {@link #unbindExport}) */
     RnbdServerComponent(Config cfg, BooleanSupplier bundleStopping) {
         this.bundleStopping = bundleStopping;
-        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "rnbd-server-timer");
-            t.setDaemon(true);
-            return t;
-        });
+        scheduler = RnbdServer.newScheduler("rnbd-server-timer");
         server = new RnbdServer(scheduler);
         try {
             server.devSearchPath(cfg.dev_search_path());
