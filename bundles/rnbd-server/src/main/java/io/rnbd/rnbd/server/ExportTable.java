@@ -34,6 +34,13 @@ final class ExportTable {
     private final List<Runnable> parkedOpens = new ArrayList<>();
     /** Guarded by lifecycle. */
     private boolean openGrace;
+    /**
+     * Exports added so far; written under lifecycle. An OPEN reads it before its lookup and
+     * hands it to {@link #park}: an add between the two (which found nothing parked to wake)
+     * shows as a changed count, and the OPEN is tried again at once instead of waiting out
+     * the grace (SwapIT: an RNBD server restart stalled one device 10 s on that window).
+     */
+    private volatile long added;
     /** How often an export whose backend failed to open is tried again; 0 = only on a config or backend change. */
     private volatile long openRetryMs = RnbdServer.DEFAULT_OPEN_RETRY_MS;
     /** The pending retry of failed opens, if any; guarded by {@link #lifecycle}. */
@@ -64,6 +71,7 @@ final class ExportTable {
                 bringOnline(e, b);
             }
             exports.put(config.name(), e);
+            added++;
             parked = takeParkedOpens();
         }
         parked.forEach(Runnable::run);
@@ -139,18 +147,31 @@ final class ExportTable {
         }, ms, TimeUnit.MILLISECONDS);
     }
 
+    /** What {@link #park} needs to see whether an export came since (read it before the lookup). */
+    long added() {
+        return added;
+    }
+
+    /** What became of an OPEN that found no export. */
+    enum Parked { NO, WAITS, RETRIED }
+
     /**
      * During the open grace, keep {@code retry} (an OPEN that found no export) until an export
-     * is added or the grace ends; false once the grace is over.
+     * is added or the grace ends (WAITS); if one was added since {@code seen} ({@link #added()}
+     * before the OPEN's lookup), run {@code retry} now (RETRIED). NO once the grace is over.
      */
-    boolean park(Runnable retry) {
+    Parked park(long seen, Runnable retry) {
         synchronized (lifecycle) {
             if (!openGrace) {
-                return false;
+                return Parked.NO;
             }
-            parkedOpens.add(retry);
-            return true;
+            if (added == seen) {
+                parkedOpens.add(retry);
+                return Parked.WAITS;
+            }
         }
+        retry.run();
+        return Parked.RETRIED;
     }
 
     /** OPENs waiting for their export (for tests). */

@@ -44,13 +44,19 @@ final class OpenHandler {
     /** Answers an OPEN, or parks it while no export is found during the open grace. */
     void open(RtrsServerRequest req, ServerSession s, Open open, ByteBuffer dst) throws BlockIoException {
         Opening o;
+        long seen = exports.added();
         try {
             o = openDevice(s, open);
         } catch (BlockIoException e) {
-            if (e.errno() == Errno.ENOENT && exports.park(() -> retryOpen(req, s, open, dst))) {
-                LOG.info("session {}: OPEN of {} waits for the exports of a server just started", s.name(),
-                        open.deviceName());
-                return;
+            if (e.errno() == Errno.ENOENT) {
+                ExportTable.Parked p = exports.park(seen, () -> retryOpen(req, s, open, dst));
+                if (p == ExportTable.Parked.WAITS) {
+                    LOG.info("session {}: OPEN of {} waits for the exports of a server just started", s.name(),
+                            open.deviceName());
+                }
+                if (p != ExportTable.Parked.NO) {
+                    return;
+                }
             }
             throw e;
         }

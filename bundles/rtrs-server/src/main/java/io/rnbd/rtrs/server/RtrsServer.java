@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -58,6 +59,13 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
     private final Map<UUID, ServerSession> sessions = new ConcurrentHashMap<>();
     /** Requests that arrived while there was no upper layer; guarded by itself. */
     private final List<ServerRequest> parked = new ArrayList<>();
+    /**
+     * Closes handed to the timer and not yet told: {@link #close()} tells them itself, since
+     * the bundle's timer is shut down right after it and would drop them (CI's SwapIT: an idle
+     * session's paths left as the devices went, its close was queued and dropped, and the
+     * RNBD server kept its opens; every device's re-OPEN was refused EBUSY forever).
+     */
+    private final Set<ServerSession> closesUntold = ConcurrentHashMap.newKeySet();
     private final Map<InetAddress, Integer> connecting = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong halfOpenRefused = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong handshakesTimedOut = new java.util.concurrent.atomic.AtomicLong();
@@ -416,26 +424,32 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         if (!s.announced || !s.takeCloseAnnouncement()) {
             return;
         }
-        RtrsServerOps o = ops.get();
-        if (o == null) {
-            return;
-        }
-        Runnable tell = () -> {
-            try {
-                o.onSessionClosed(s);
-            } catch (RuntimeException e) {
-                LOG.warn("upper layer failed on the close of {}", s, e);
-            }
-        };
+        closesUntold.add(s);
         if (async) {
             try {
-                timer.execute(tell);
+                timer.execute(() -> tellClosed(s));
                 return;
             } catch (RejectedExecutionException stopped) {
                 // the server is stopping: tell it here
             }
         }
-        tell.run();
+        tellClosed(s);
+    }
+
+    /** Once per session, whoever comes first: the timer's task or {@link #close()}. */
+    private void tellClosed(ServerSession s) {
+        if (!closesUntold.remove(s)) {
+            return;
+        }
+        RtrsServerOps o = ops.get();
+        if (o == null) {
+            return;
+        }
+        try {
+            o.onSessionClosed(s);
+        } catch (RuntimeException e) {
+            LOG.warn("upper layer failed on the close of {}", s, e);
+        }
     }
 
     Authenticator authenticator() {
@@ -497,6 +511,9 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
             sessions.remove(s.uuid(), s);
             s.markClosed();
             announceClosed(s, false);
+        }
+        for (ServerSession s : List.copyOf(closesUntold)) {
+            tellClosed(s);
         }
     }
 }

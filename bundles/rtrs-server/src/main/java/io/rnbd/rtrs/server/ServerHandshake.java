@@ -154,12 +154,14 @@ final class ServerHandshake {
         deadline.cancel(false);
         InfoRsp rsp = new InfoRsp(path.io.chunkDescs());
         path.changeState(ServerPathState.CONNECTED);
+        // announced before the client can send anything: a session whose requests the upper
+        // layer saw is one whose close it will be told of
+        session.server.pathConnected(path);
         con.send(rsp.size(), rsp::encode, null);
         path.heartbeat.start();
         LOG.info("path {} ({}) of session {} connected, host id {}{}", path.remoteAddr.getHostAddress(), path.uuid,
                 name, describeIdentity(),
                 path.extensions ? "" : " (a client without this appliance's extensions, e.g. Linux: no authentication, no fencing)");
-        session.server.pathConnected(path);
     }
 
     private String describeIdentity() {

@@ -20,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -151,6 +152,35 @@ class SessionLifecycleTest {
             timer.shutdownNow();
             held.poll().complete(Errno.ENODEV); // the upper layer answers late; the path leaves now
             assertEquals(List.of("up s1", "down s1"), events, "announced once");
+        }
+    }
+
+    /**
+     * CI's SwapIT: an idle session's paths leave as close() removes the devices, and their
+     * close is handed to the timer, which the bundle shuts down right after close() (dropping
+     * what it queued). close() must have told the upper layer itself, once.
+     */
+    @Test
+    void aCloseQueuedOnTheTimerIsToldByCloseItselfOnce() throws Exception {
+        try (RawClient c = new RawClient(dev).connect(addr(), 2, "s1")) {
+            Await.until("announced", () -> events.contains("up s1"));
+            CountDownLatch busy = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            timer.execute(() -> {
+                busy.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            busy.await();
+            server.close();
+            assertEquals(List.of("up s1", "down s1"), events, "told by close() while the timer was busy");
+            timer.shutdownNow(); // what the bundle does next: the queued task is dropped or interrupted
+            release.countDown();
+            timer.awaitTermination(5, TimeUnit.SECONDS);
+            assertEquals(List.of("up s1", "down s1"), events, "told once");
         }
     }
 }
