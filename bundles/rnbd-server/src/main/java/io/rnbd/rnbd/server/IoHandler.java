@@ -82,9 +82,11 @@ final class IoHandler {
         if (len == 0) {
             throw new BlockIoException(Errno.EINVAL, "IO of 0 bytes at " + offset);
         }
-        // the one check of the request for every backend: the device trusts what passes it
-        BlockIoException bad = BlockRequests.outOfBounds(offset, len, op == Io.OP_READ || op == Io.OP_WRITE,
-                g.size(), g.logicalBlockSize(), g.maxIoSize());
+        // the one check of the request for every backend: the device trusts what passes it.
+        // No limit on a READ's or WRITE's length here: the transport's chunk bounds it, and one
+        // larger than the device takes is split below (data = false skips the max-IO check)
+        BlockIoException bad = BlockRequests.outOfBounds(offset, len, false, g.size(), g.logicalBlockSize(),
+                Integer.MAX_VALUE);
         if (bad != null) {
             throw bad;
         }
@@ -97,7 +99,10 @@ final class IoHandler {
                     throw new BlockIoException(Errno.EINVAL, "bi_size " + len + " but " + data.remaining()
                             + " bytes of data");
                 }
-                body = op == Io.OP_READ ? d -> d.read(offset, data) : d -> d.write(offset, data, fua);
+                int lbs = g.logicalBlockSize();
+                int max = Math.max(lbs, g.maxIoSize() - g.maxIoSize() % lbs); // pieces stay aligned
+                boolean write = op == Io.OP_WRITE;
+                body = d -> inPieces(d, offset, data, max, write, fua);
                 break;
             case Io.OP_DISCARD:
                 if (!g.caps().trim()) {
@@ -115,5 +120,31 @@ final class IoHandler {
             return d -> d.flush().thenCompose(v -> body.apply(d));
         }
         return body;
+    }
+
+    /**
+     * A READ or WRITE larger than the device's largest IO, split into pieces it takes, as
+     * Linux's server leaves to its block layer (a bio beyond max_hw_sectors is split). The
+     * client's limit is the session's max IO (chunk.size − 4 KiB), not the OPEN_RSP's
+     * max_hw_sectors: Linux 6.1's rnbd-client ignores the latter (rnbd-clt.c sets
+     * max_hw_sectors from the session's max_io_size), so with 256 KiB chunks it sends 252 KiB
+     * to a device that takes 128 KiB. Each piece of a FUA write is FUA; the whole completes
+     * when every piece has, with the first failure if any.
+     */
+    static CompletableFuture<Void> inPieces(BlockDevice d, long offset, ByteBuffer data, int max, boolean write,
+                                            boolean fua) {
+        int len = data.remaining();
+        if (len <= max) {
+            return write ? d.write(offset, data, fua) : d.read(offset, data);
+        }
+        CompletableFuture<?>[] pieces = new CompletableFuture<?>[(len + max - 1) / max];
+        int start = data.position();
+        for (int i = 0; i < pieces.length; i++) {
+            int from = start + i * max;
+            ByteBuffer piece = data.duplicate().limit(Math.min(from + max, data.limit())).position(from);
+            long at = offset + (long) i * max;
+            pieces[i] = write ? d.write(at, piece, fua) : d.read(at, piece);
+        }
+        return CompletableFuture.allOf(pieces);
     }
 }

@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static org.junit.jupiter.api.Assertions.fail;
+
 /**
  * What the interop tests do to a Linux block device: O_DIRECT dd in and out, a verifying IO
  * loop that runs while paths come and go, the kernel log's IO errors, an ext4 file system
@@ -34,7 +36,11 @@ final class Disk {
         cmd[0] = "dd";
         System.arraycopy(args, 0, cmd, 1, args.length);
         cmd[cmd.length - 1] = "status=none";
-        Guest.check(Guest.timeout(Duration.ofSeconds(30)), cmd);
+        Guest.Result r = Guest.run(Guest.timeout(Duration.ofSeconds(30)), cmd);
+        if (!r.ok()) {
+            // an IO error's cause is in the kernel's log (rnbd-client, rtrs-client), not in dd's words
+            fail(r + "\nkernel log:\n" + Guest.dmesgTail(20));
+        }
     }
 
     static void write(Path dev, int offMib, byte[] data, Path tmp) throws IOException {
