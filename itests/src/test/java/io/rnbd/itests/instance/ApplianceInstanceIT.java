@@ -125,12 +125,16 @@ public class ApplianceInstanceIT {
     private record Result(int exit, String output) {
     }
 
-    /** The environment a user has: java on PATH, JAVA_HOME not set. */
+    /**
+     * The environment a user's script has (cron, systemd, CI): java on PATH, JAVA_HOME not set,
+     * stdin at EOF, which made Karaf's client end its session before a command's output came.
+     */
     private ProcessBuilder applianceCommand(String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("rnbd.appliance.script", "../appliance")).toAbsolutePath().toString());
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         Map<String, String> env = pb.environment();
         env.remove("JAVA_HOME");
         env.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + env.getOrDefault("PATH", "/usr/bin:/bin"));

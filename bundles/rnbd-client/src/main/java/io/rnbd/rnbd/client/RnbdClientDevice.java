@@ -194,12 +194,14 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         boolean publish = false;
         boolean closeOrphan = false;
         long oldSize = -1;
+        boolean unchanged = false;
         synchronized (this) {
             if (state == DeviceState.UNMAPPED) {
                 closeOrphan = errno == 0;
                 waiters = List.of();
             } else if (errno == 0) {
                 oldSize = geometry == null ? -1 : geometry.size();
+                unchanged = state == DeviceState.MAPPED && geometry != null && geometry.deviceId() == g.deviceId();
                 geometry = g;
                 lastError = 0;
                 if (state != DeviceState.MAPPED) {
@@ -234,6 +236,9 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             // as Linux's rnbd_clt_change_capacity: the same device, another size; no remap
             LOG.info("device {}: size changed from {} to {} bytes", name, oldSize, g.size());
             sizes.changed(g.size());
+        } else if (errno == 0 && unchanged) {
+            // the periodic size refresh (size.refresh.ms) of a mapped device: nothing happened
+            LOG.debug("device {}: export {} still open as id {}, {} bytes", name, exportName, g.deviceId(), g.size());
         } else if (errno == 0) {
             LOG.info("device {}: export {} open as id {}, {} bytes", name, exportName, g.deviceId(), g.size());
         } else {
