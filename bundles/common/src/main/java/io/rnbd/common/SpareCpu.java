@@ -66,6 +66,41 @@ public final class SpareCpu implements AutoCloseable {
         return running < 0 || running <= cpus;
     }
 
+    /** What a busy poll looks at between yields ({@link #spin}). */
+    @FunctionalInterface
+    public interface Ready {
+        boolean now() throws IOException;
+    }
+
+    /** A yield that kept the poller off the CPU this long: another thread needed it. */
+    static final long YIELD_LOST_NANOS = 20_000;
+
+    /**
+     * The busy poll of every IO thread that has one (the soft devices' and the NBD gateway
+     * readers' {@code poll.usec}): look at {@code ready} for up to {@code nanos}, yielding
+     * between looks so that a thread woken on this CPU (typically the one our last answer
+     * woke) runs at once; and, like the kernel's busy loop that stops on
+     * {@code need_resched()}, give up when a yield kept us off the CPU for
+     * {@link #YIELD_LOST_NANOS}, since another thread needs it. Whether to poll at all is the
+     * caller's question ({@link #available}), asked once per poll. True when ready.
+     */
+    public static boolean spin(long nanos, Ready ready) throws IOException {
+        long now = System.nanoTime();
+        long end = now + nanos;
+        do {
+            if (ready.now()) {
+                return true;
+            }
+            Thread.yield();
+            long t = System.nanoTime();
+            if (t - now > YIELD_LOST_NANOS) {
+                return false;
+            }
+            now = t;
+        } while (now - end < 0);
+        return false;
+    }
+
     /**
      * The runnable count from "0.52 0.58 0.59 3/467 12345": the number before the slash in
      * the fourth field; -1 if the text has no such number.

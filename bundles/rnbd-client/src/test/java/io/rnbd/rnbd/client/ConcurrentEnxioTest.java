@@ -9,11 +9,7 @@ import io.rnbd.rnbd.proto.Io;
 import io.rnbd.rnbd.proto.MsgType;
 import io.rnbd.rnbd.proto.OpenRsp;
 import io.rnbd.rnbd.proto.RnbdMsg;
-import io.rnbd.rnbd.proto.SessInfoRsp;
 import io.rnbd.rtrs.api.IoDone;
-import io.rnbd.rtrs.api.RtrsClientSession;
-import io.rnbd.rtrs.api.RtrsSessionListener;
-import io.rnbd.rtrs.api.SessionState;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,83 +34,28 @@ class ConcurrentEnxioTest {
     private static final int OUT = 4;
 
     /** A server that answers OPEN with its current id, IO for that id with 0, other ids with ENXIO; or holds IO. */
-    private static final class RestartingServer implements RtrsClientSession {
+    private static final class RestartingServer extends ConnectedSession {
         volatile int id = 1;
         volatile boolean holdIo;
         final ConcurrentLinkedQueue<IoDone> held = new ConcurrentLinkedQueue<>();
 
-        private void answer(ByteBuffer usrHdr, ByteBuffer dst, IoDone done) {
-            try {
-                RnbdMsg m = RnbdMsg.decode(usrHdr.duplicate());
-                if (m.type() == MsgType.SESS_INFO) {
-                    new SessInfoRsp(2).encode(dst.duplicate());
-                    done.done(0);
-                } else if (m.type() == MsgType.OPEN) {
-                    dst.duplicate().put(new OpenRsp(id, 2048, 256, 0, 0, 512, 0, 4096, 512, 128, false,
-                            OpenRsp.CACHE_FUA).toBuffer());
-                    done.done(0);
-                } else if (m instanceof Io io) {
-                    if (holdIo) {
-                        held.add(done);
-                    } else {
-                        done.done(io.deviceId() == id ? 0 : Errno.ENXIO);
-                    }
+        RestartingServer() {
+            super(128 * 1024);
+        }
+
+        @Override
+        void answer(RnbdMsg m, ByteBuffer payload, ByteBuffer dst, IoDone done) {
+            if (m.type() == MsgType.OPEN) {
+                dst.duplicate().put(new OpenRsp(id, 2048, 256, 0, 0, 512, 0, 4096, 512, 128, false,
+                        OpenRsp.CACHE_FUA).toBuffer());
+                done.done(0);
+            } else if (m instanceof Io io) {
+                if (holdIo) {
+                    held.add(done);
+                } else {
+                    done.done(io.deviceId() == id ? 0 : Errno.ENXIO);
                 }
-            } catch (Exception e) {
-                throw new AssertionError(e);
             }
-        }
-
-        @Override
-        public void write(ByteBuffer usrHdr, ByteBuffer payload, IoDone done) {
-            answer(usrHdr, null, done);
-        }
-
-        @Override
-        public void read(ByteBuffer usrHdr, ByteBuffer dst, IoDone done) {
-            answer(usrHdr, dst, done);
-        }
-
-        @Override
-        public String name() {
-            return "s1";
-        }
-
-        @Override
-        public SessionState state() {
-            return SessionState.CONNECTED;
-        }
-
-        @Override
-        public int lastError() {
-            return 0;
-        }
-
-        @Override
-        public int queueDepth() {
-            return 8;
-        }
-
-        @Override
-        public int maxIoSize() {
-            return 128 * 1024;
-        }
-
-        @Override
-        public int maxHdrSize() {
-            return 4096;
-        }
-
-        @Override
-        public void addListener(RtrsSessionListener listener) {
-        }
-
-        @Override
-        public void removeListener(RtrsSessionListener listener) {
-        }
-
-        @Override
-        public void close() {
         }
     }
 

@@ -15,11 +15,7 @@ import io.rnbd.rnbd.proto.Io;
 import io.rnbd.rnbd.proto.MsgType;
 import io.rnbd.rnbd.proto.OpenRsp;
 import io.rnbd.rnbd.proto.RnbdMsg;
-import io.rnbd.rnbd.proto.SessInfoRsp;
 import io.rnbd.rtrs.api.IoDone;
-import io.rnbd.rtrs.api.RtrsClientSession;
-import io.rnbd.rtrs.api.RtrsSessionListener;
-import io.rnbd.rtrs.api.SessionState;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,14 +28,13 @@ import org.junit.jupiter.api.Test;
 /** The client device against a scripted session: exactly what goes on the wire. */
 class RnbdClientDeviceTest {
     /** A connected session answering inline: SESS_INFO, a given OPEN_RSP, IO by a function. */
-    private static final class ScriptedSession implements RtrsClientSession {
+    private static final class ScriptedSession extends ConnectedSession {
         final List<Io> ios = new ArrayList<>();
         final List<byte[]> data = new ArrayList<>();
         /** What OPEN is answered with; a test changes it to play a server whose export grew. */
         volatile ByteBuffer openRsp;
         volatile int openErrno;
         int opens;
-        final int maxIo;
         ToIntFunction<Io> ioAnswer = io -> 0;
         boolean plugged;
         int plugsTaken;
@@ -56,93 +51,34 @@ class RnbdClientDeviceTest {
         }
 
         ScriptedSession(ByteBuffer openRsp, int maxIo) {
+            super(maxIo);
             this.openRsp = openRsp;
-            this.maxIo = maxIo;
         }
 
         @Override
-        public String name() {
-            return "s1";
-        }
-
-        @Override
-        public SessionState state() {
-            return SessionState.CONNECTED;
-        }
-
-        @Override
-        public int lastError() {
-            return 0;
-        }
-
-        @Override
-        public int queueDepth() {
-            return 8;
-        }
-
-        @Override
-        public int maxIoSize() {
-            return maxIo;
-        }
-
-        @Override
-        public int maxHdrSize() {
-            return 4096;
-        }
-
-        private void answer(ByteBuffer usrHdr, ByteBuffer payload, ByteBuffer dst, IoDone done) {
-            try {
-                RnbdMsg m = RnbdMsg.decode(usrHdr.duplicate());
-                if (m.type() == MsgType.SESS_INFO) {
-                    new SessInfoRsp(2).encode(dst.duplicate());
-                    done.done(0);
-                } else if (m.type() == MsgType.OPEN) {
-                    opens++;
-                    if (openErrno != 0) {
-                        done.done(openErrno);
-                        return;
-                    }
-                    dst.duplicate().put(openRsp.duplicate());
-                    done.done(0);
-                } else if (m instanceof Io io) {
-                    ios.add(io);
-                    if (plugged) {
-                        underPlug++;
-                    }
-                    byte[] b = new byte[payload == null ? 0 : payload.remaining()];
-                    if (payload != null) {
-                        payload.duplicate().get(b);
-                    }
-                    data.add(b);
-                    done.done(ioAnswer.applyAsInt(io));
-                } else {
-                    done.done(0);
+        void answer(RnbdMsg m, ByteBuffer payload, ByteBuffer dst, IoDone done) {
+            if (m.type() == MsgType.OPEN) {
+                opens++;
+                if (openErrno != 0) {
+                    done.done(openErrno);
+                    return;
                 }
-            } catch (Exception e) {
-                throw new AssertionError(e);
+                dst.duplicate().put(openRsp.duplicate());
+                done.done(0);
+            } else if (m instanceof Io io) {
+                ios.add(io);
+                if (plugged) {
+                    underPlug++;
+                }
+                byte[] b = new byte[payload == null ? 0 : payload.remaining()];
+                if (payload != null) {
+                    payload.duplicate().get(b);
+                }
+                data.add(b);
+                done.done(ioAnswer.applyAsInt(io));
+            } else {
+                done.done(0);
             }
-        }
-
-        @Override
-        public void write(ByteBuffer usrHdr, ByteBuffer payload, IoDone done) {
-            answer(usrHdr, payload, null, done);
-        }
-
-        @Override
-        public void read(ByteBuffer usrHdr, ByteBuffer dst, IoDone done) {
-            answer(usrHdr, null, dst, done);
-        }
-
-        @Override
-        public void addListener(RtrsSessionListener listener) {
-        }
-
-        @Override
-        public void removeListener(RtrsSessionListener listener) {
-        }
-
-        @Override
-        public void close() {
         }
     }
 

@@ -1,7 +1,6 @@
 package io.rnbd.nbd.gateway.internal;
 
 import io.rnbd.common.SpareCpu;
-
 import io.rnbd.nbd.gateway.internal.io.BufferPool;
 import io.rnbd.nbd.proto.NbdProtoException;
 import io.rnbd.nbd.transport.ChannelInput;
@@ -20,6 +19,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +60,8 @@ final class NbdConnection implements Runnable {
     /** Reader thread only: how long it polls for the next request ({@link #busyPoll}), and its CPU probe. */
     private final long pollNanos;
     private SpareCpu spareCpu;
-    private final java.util.function.Supplier<SpareCpu> spareCpuProbe;
+    private final SpareCpu.Ready requestArrived = () -> readable.selectNow() > 0;
+    private final Supplier<SpareCpu> spareCpuProbe;
     private Thread writerThread;
     /** Set once negotiated, before the idle timer starts. */
     private volatile Transmission transmission;
@@ -68,7 +69,7 @@ final class NbdConnection implements Runnable {
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
                   NbdServerConfig config, ScheduledExecutorService timer, LongSupplier nanoTime, TlsPolicy tls,
                   NbdServerStats stats, Consumer<NbdConnection> onClosed,
-                  java.util.function.Supplier<SpareCpu> spareCpuProbe) {
+                  Supplier<SpareCpu> spareCpuProbe) {
         this.nanoTime = nanoTime;
         this.tls = tls;
         this.timer = timer;
@@ -301,26 +302,13 @@ final class NbdConnection implements Runnable {
             return false;
         }
         stats.readerPolls.increment();
-        long now = System.nanoTime();
-        long end = now + pollNanos;
-        do {
-            if (readable.selectNow() > 0) {
-                readable.selectedKeys().clear();
-                stats.readerPollHits.increment();
-                return true;
-            }
-            Thread.yield();
-            long t = System.nanoTime();
-            if (t - now > YIELD_LOST_NANOS) {
-                return false;
-            }
-            now = t;
-        } while (now - end < 0);
-        return false;
+        if (!SpareCpu.spin(pollNanos, requestArrived)) {
+            return false;
+        }
+        readable.selectedKeys().clear();
+        stats.readerPollHits.increment();
+        return true;
     }
-
-    /** A yield that kept the poller off the CPU this long: another thread needed it. */
-    private static final long YIELD_LOST_NANOS = 20_000;
 
     void closeChannel() {
         try {

@@ -1,5 +1,6 @@
 package io.rnbd.nbd.gateway.internal;
 
+import io.rnbd.common.SpareCpu;
 import io.rnbd.nbd.gateway.internal.io.BufferPool;
 import io.rnbd.nbd.proto.NbdConstants;
 import io.rnbd.rnbd.api.BlockDevice;
@@ -23,6 +24,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,12 +50,12 @@ public final class NbdServer implements AutoCloseable {
     private final LongSupplier nanoTime;
     private volatile boolean closed;
     /** Each polling reader's CPU probe (poll.usec); tests give one that sees a spare CPU always. */
-    private volatile java.util.function.Supplier<io.rnbd.common.SpareCpu> spareCpu = io.rnbd.common.SpareCpu::system;
+    private volatile Supplier<SpareCpu> spareCpu = SpareCpu::system;
     private InetSocketAddress tcpAddress;
     private Path unixPath;
 
     /** The CPU probe of polling readers (for tests: one that always sees a spare CPU). */
-    void spareCpu(java.util.function.Supplier<io.rnbd.common.SpareCpu> probe) {
+    void spareCpu(Supplier<SpareCpu> probe) {
         this.spareCpu = probe;
     }
 

@@ -1,8 +1,7 @@
 package io.rnbd.rdma.soft.internal;
 
-import io.rnbd.common.SpareCpu;
-
 import io.rnbd.common.CompletionBatch;
+import io.rnbd.common.SpareCpu;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,8 +27,6 @@ import java.util.function.Consumer;
 final class SoftReactor implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(SoftReactor.class);
     private static final long TICK_MS = 500;
-    /** A yield that kept us off the CPU this long means another thread needed it. */
-    private static final long YIELD_LOST_NANOS = 20_000;
 
     /** A channel's readiness handler. */
     interface Channel {
@@ -50,6 +47,7 @@ final class SoftReactor implements Runnable {
     private final long pollNanos;
     /** Asked before each poll; null when not polling. */
     private final SpareCpu spareCpu;
+    private final SpareCpu.Ready somethingReady = this::somethingReady;
     /** Polls begun, and polls not begun because no CPU was spare (written by this thread only). */
     private volatile long polls;
     private volatile long pollsSkipped;
@@ -328,21 +326,13 @@ final class SoftReactor implements Runnable {
             return false;
         }
         polls++;
-        long now = System.nanoTime();
         wakeupPending.set(true); // a polling thread needs no selector wakeup from posters
-        long end = now + pollNanos;
-        do {
-            if (selector.selectNow() > 0 || !tasks.isEmpty() || !dirty.isEmpty()) {
-                return true;
-            }
-            Thread.yield();
-            long t = System.nanoTime();
-            if (t - now > YIELD_LOST_NANOS) {
-                return false;
-            }
-            now = t;
-        } while (now - end < 0);
-        return false;
+        return SpareCpu.spin(pollNanos, somethingReady);
+    }
+
+    /** What a busy poll looks for: a ready socket, or work queued by other threads. */
+    private boolean somethingReady() throws IOException {
+        return selector.selectNow() > 0 || !tasks.isEmpty() || !dirty.isEmpty();
     }
 
     long polls() {
