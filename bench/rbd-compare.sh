@@ -234,7 +234,7 @@ for rep in $(seq "$REPS"); do
         python3 "$OUT/measure.py" fio bench-fio "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
         python3 "$OUT/measure.py" rbd bench-rbd "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
     done
-    java -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    java -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
         -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" -Drnbd.bench.poll.usec="${POLL_USEC:-0}" \
         -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-0}" -cp "$jar" io.rnbd.bench.RbdBenchMain run \
         --conf "$CEPH_CONF" --backend-image bench-be --appliance-image bench-app --points "${POINTS// /,}" \

@@ -425,6 +425,13 @@ JNIEXPORT void JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_lockAcqu
 		throw_rbd(env, "rbd_lock_acquire", r);
 }
 
+JNIEXPORT void JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_flush(JNIEnv *env, jclass cls, jlong h)
+{
+	int r = rbd_flush(((struct image *) PTR(h))->rbd);
+	if (r < 0)
+		throw_rbd(env, "rbd_flush", r);
+}
+
 JNIEXPORT jboolean JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_lockOwned(JNIEnv *env, jclass cls,
 		jlong h)
 {

@@ -74,8 +74,7 @@ public final class PeerBenchMain {
             for (Map.Entry<String, BlockDevice> t : targets.entrySet()) {
                 long pid = t.getValue() == nbd ? peerPid : 0;
                 Runner.prefill(t.getValue());
-                Runner.run(t.getKey(), t.getValue(), Point.parse("randrw:4k:32"), 0, Duration.ofSeconds(3), pid);
-                Runner.run(t.getKey(), t.getValue(), Point.parse("rw:128k:8"), 0, Duration.ofSeconds(1), pid);
+                System.err.println("warm-up " + t.getKey() + ": " + Runner.warmUp(t.getValue(), 12) + " rounds");
             }
             for (int rep = 1; rep <= reps; rep++) {
                 for (Point p : points) {

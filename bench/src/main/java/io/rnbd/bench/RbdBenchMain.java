@@ -51,9 +51,8 @@ public final class RbdBenchMain {
             targets.put("backend", backend);
             targets.put("appliance", appliance.device);
             // JIT and librbd warm-up, on both, not measured
-            for (BlockDevice dev : targets.values()) {
-                Runner.run("warmup", dev, Point.parse("randrw:4k:32"), 0, Duration.ofSeconds(2), 0);
-                Runner.run("warmup", dev, Point.parse("rw:128k:8"), 0, Duration.ofSeconds(1), 0);
+            for (Map.Entry<String, BlockDevice> t : targets.entrySet()) {
+                System.err.println("warm-up " + t.getKey() + ": " + Runner.warmUp(t.getValue(), 12) + " rounds");
             }
             for (Point p : points) {
                 for (Map.Entry<String, BlockDevice> t : targets.entrySet()) {

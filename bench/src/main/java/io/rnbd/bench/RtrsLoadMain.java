@@ -39,8 +39,7 @@ public final class RtrsLoadMain {
             ServerConfig cfg = new ServerConfig(0, 256 * 1024, 512, invalidate, 5000, 5);
             try (SoftStack stack = new SoftStack(cfg, new RtrsBlockDevice.Ops(disk))) {
                 RtrsBlockDevice dev = new RtrsBlockDevice(stack.session, disk);
-                Runner.run(target, dev, Point.parse("randrw:4k:32"), 0, Duration.ofSeconds(2), 0);
-                Runner.run(target, dev, Point.parse("rw:128k:8"), 0, Duration.ofSeconds(1), 0);
+                System.err.println("warm-up " + target + ": " + Runner.warmUp(dev, 12) + " rounds");
                 for (int rep = 1; rep <= reps; rep++) {
                     for (Point p : list) {
                         Runner.Sample s = Runner.run(target, dev, p, rep, d, 0);

@@ -50,6 +50,28 @@ final class Runner {
                 lat.percentileNanos(0.99) / 1e3, lat.meanNanos() / 1e3, cpu / 1e3 / ios, r.counters().errors());
     }
 
+    /**
+     * Warm-up, not measured: mixed 4 KiB and 128 KiB IO in rounds until a round leaves the JIT
+     * quiet (under 20 ms of compilation in it), at least two rounds and at most {@code maxRounds}.
+     * A fixed few seconds left C2 compiling through the first measured points (12 % of a CPU
+     * during the RBD appliance's, on a machine where the CPUs are the bottleneck): the
+     * appliance runs for days, so the figures should be its steady state, not its first minute.
+     * Returns the rounds it took.
+     */
+    static int warmUp(BlockDevice dev, int maxRounds) throws Exception {
+        var jit = ManagementFactory.getCompilationMXBean();
+        int round = 0;
+        long quietFor = 0;
+        while (round < maxRounds && (round < 2 || quietFor >= 20)) {
+            long t0 = jit.getTotalCompilationTime();
+            run("warmup", dev, Point.parse("randrw:4k:32"), 0, Duration.ofMillis(1000), 0);
+            run("warmup", dev, Point.parse("rw:128k:8"), 0, Duration.ofMillis(500), 0);
+            quietFor = jit.getTotalCompilationTime() - t0;
+            round++;
+        }
+        return round;
+    }
+
     /** Writes the whole device once (128 KiB sequential, depth 8), so later reads find data. */
     static void prefill(BlockDevice dev) throws Exception {
         int bs = 128 * 1024;

@@ -102,6 +102,9 @@ final class RbdNative {
     /** rbd_lock_acquire(EXCLUSIVE): from then on librbd does not hand the lock to others on request. */
     static native void lockAcquire(long image) throws RbdException;
 
+    /** rbd_flush: waits until every write acknowledged so far is on the OSDs. */
+    static native void flush(long image) throws RbdException;
+
     static native boolean lockOwned(long image) throws RbdException;
 
     /** The clients holding the image's lock, comma separated, "" if none. */

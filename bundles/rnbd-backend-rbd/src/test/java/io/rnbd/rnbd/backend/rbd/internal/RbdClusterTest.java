@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
@@ -31,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -306,6 +308,27 @@ class RbdClusterTest {
     }
 
     @Test
+    void librbdsCacheTakesPlainWritesFromTheFirstOneAndAFlushWaitsForTheCluster() throws Exception {
+        String image = CephCluster.newImage("cache");
+        BlockDevice dev = backend().open(with(ceph.params(image), "create.size", "4m"), false);
+        pause();
+        // No client has flushed yet. Without the backend's own flush at open, librbd would still
+        // be write-through (rbd_cache_writethrough_until_flush) and this write would wait for the OSD.
+        CompletableFuture<Void> write = dev.write(0, filled(4096, 0x41), false);
+        try {
+            write.get(10, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            fail("a plain write waited for the stopped OSD: librbd's cache was write-through; OSD " + ceph.osdState());
+        }
+        CompletableFuture<Void> flush = dev.flush();
+        Thread.sleep(1500);
+        assertFalse(flush.isDone(), "a flush completed while the OSD was stopped");
+        resume();
+        await(flush);
+        assertArrayEquals(filled(4096, 0x41).array(), read(dev, 0, 4096));
+    }
+
+    @Test
     void withAnOpTimeoutIoFailsWithEtimedoutAndAcknowledgedDataSurvives() throws Exception {
         String image = CephCluster.newImage("timeout");
         BlockDevice dev = backend().open(with(ceph.params(image), "create.size", "8m", "op.timeout.sec", "2"), false);
@@ -335,7 +358,8 @@ class RbdClusterTest {
         BlockDevice dev = b.open(with(ceph.params(image), "create.size", "4m"), false);
         await(dev.write(0, filled(4096, 0x51), false));
         pause();
-        CompletableFuture<Void> stuck = dev.write(4096, filled(4096, 0x52), false);
+        // FUA: a plain write would be acknowledged by librbd's cache at once
+        CompletableFuture<Void> stuck = dev.write(4096, filled(4096, 0x52), true);
         long t0 = System.nanoTime();
         b.close();
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
