@@ -266,9 +266,9 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
      * guard for guests that never flush because nobody told them of a cache. The appliance tells
      * every client: RNBD's open answer and the NBD gateway announce a volatile write cache (FLUSH
      * and FUA), and Linux, qemu and nbdcopy flush what they need kept. Without this flush a
-     * client that had not flushed yet paid a round trip to the OSDs per write (randwrite 4 KiB
-     * QD32 through the appliance 0.57 of fio's rbd engine, write 128 KiB 0.32; with it 0.88 and
-     * 0.64, bench/rbd-compare.sh). An operator who wants write-through configures it
+     * client that had not flushed yet paid a round trip to the OSDs per write (docs/scale-out.md,
+     * runs H and I: randwrite 4 KiB QD32 through the appliance went from 0.47 to 0.93 of fio's
+     * rbd engine). An operator who wants write-through configures it
      * ({@code rbd_cache = false} or {@code rbd_cache_policy = writethrough}); this flush changes
      * nothing there.
      */
