@@ -38,7 +38,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * always_invalidate, else one descriptor for all chunks (one region, as Linux registers
  * as many chunks per region as the adapter allows); answers as empty RDMA_WRITE_WITH_IMM,
  * or SEND_WITH_IMM with an RKEY_RSP under IO_RSP; read data RDMA-written first. Storage
- * is {@link MemoryOps}'s, whose user header is {u64 offset}.
+ * is {@link MemoryOps}'s, whose user header is {u64 offset}. As in rtrs-srv.c
+ * (map_cont_bufs), every path registers the session's chunks itself: its own regions and
+ * keys, so a chunk re-keyed on one path (always_invalidate) keeps its key on the others.
  */
 final class LinuxStyleServer implements AutoCloseable {
     static final int QD = 8;
@@ -54,8 +56,11 @@ final class LinuxStyleServer implements AutoCloseable {
     private final ProtectionDomain pd;
     private final CmListener listener;
     private final ByteBuffer chunks = ByteBuffer.allocateDirect(QD * CHUNK).order(ByteOrder.LITTLE_ENDIAN);
-    private final MemoryRegion[] mrs;
+    /** Each path's registration of the chunks (rtrs_srv_path's mrs). */
+    private final java.util.Map<java.util.UUID, MemoryRegion[]> mrsByPath = new java.util.concurrent.ConcurrentHashMap<>();
     private final MemoryRegion rkeyBuf;
+    /** What {@link #probeWrite} sends from: the chunks, as a hostile server would. */
+    private final MemoryRegion probeSource;
     private final List<QueuePair> qps = new CopyOnWriteArrayList<>();
     private final java.util.Map<java.util.UUID, List<QueuePair>> byPath = new java.util.concurrent.ConcurrentHashMap<>();
     /** SENDs other than INFO_REQ: Linux's server would close the path on them (FENCE, AUTH). */
@@ -75,12 +80,7 @@ final class LinuxStyleServer implements AutoCloseable {
     LinuxStyleServer(RdmaDevice dev, boolean alwaysInvalidate) throws RdmaException {
         this.alwaysInvalidate = alwaysInvalidate;
         pd = dev.allocPd();
-        int n = alwaysInvalidate ? QD : 1;
-        mrs = new MemoryRegion[n];
-        for (int i = 0; i < n; i++) {
-            int len = alwaysInvalidate ? CHUNK : QD * CHUNK;
-            mrs[i] = pd.register(chunks.duplicate().position(i * CHUNK).limit(i * CHUNK + len).slice(), Access.all());
-        }
+        probeSource = pd.register(chunks.duplicate(), Access.of(Access.LOCAL_WRITE));
         rkeyBuf = pd.register(ByteBuffer.allocateDirect(QD * RkeyRsp.SIZE), Access.of(Access.LOCAL_WRITE));
         listener = dev.listen(new InetSocketAddress(dev.addresses().get(0), 0), req -> {
             try {
@@ -90,9 +90,10 @@ final class LinuxStyleServer implements AutoCloseable {
                     req.reject(rejectWith, ConRsp.refuse(rejectWith, false).toBytes());
                     return;
                 }
+                MemoryRegion[] mrs = mrsByPath.computeIfAbsent(cr.pathUuid(), u -> registerChunks());
                 MemoryRegion rx = pd.register(ByteBuffer.allocateDirect(RECVS * SLOT), Access.of(Access.LOCAL_WRITE));
                 ConRsp rsp = ConRsp.accept(QD, CHUNK - 4096, 4096, alwaysInvalidate ? ConRsp.NEW_RKEY_F : 0);
-                QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx)), (q, e) -> { },
+                QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx, mrs)), (q, e) -> { },
                         rsp.toBytes(), q -> {
                             for (int i = 0; i < RECVS; i++) {
                                 q.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
@@ -105,6 +106,20 @@ final class LinuxStyleServer implements AutoCloseable {
                         .toBytes());
             }
         });
+    }
+
+    private MemoryRegion[] registerChunks() {
+        MemoryRegion[] mrs = new MemoryRegion[alwaysInvalidate ? QD : 1];
+        for (int i = 0; i < mrs.length; i++) {
+            int len = alwaysInvalidate ? CHUNK : QD * CHUNK;
+            try {
+                mrs[i] = pd.register(chunks.duplicate().position(i * CHUNK).limit(i * CHUNK + len).slice(),
+                        Access.all());
+            } catch (RdmaException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return mrs;
     }
 
     InetSocketAddress address() {
@@ -135,7 +150,7 @@ final class LinuxStyleServer implements AutoCloseable {
         long id = probeIds.incrementAndGet();
         java.util.concurrent.CompletableFuture<io.rnbd.rdma.api.WcStatus> f = new java.util.concurrent.CompletableFuture<>();
         probes.put(id, f);
-        qp.postSend(SendWr.write(id, List.of(new Sge(mrs[0], 0, len)), addr, rkey));
+        qp.postSend(SendWr.write(id, List.of(new Sge(probeSource, 0, len)), addr, rkey));
         return f;
     }
 
@@ -144,7 +159,7 @@ final class LinuxStyleServer implements AutoCloseable {
         return List.copyOf(qps);
     }
 
-    private void onWc(QueuePair qp, WorkCompletion wc, MemoryRegion rx) {
+    private void onWc(QueuePair qp, WorkCompletion wc, MemoryRegion rx, MemoryRegion[] mrs) {
         java.util.concurrent.CompletableFuture<io.rnbd.rdma.api.WcStatus> probe = probes.remove(wc.wrId());
         if (probe != null) {
             probe.complete(wc.status());
@@ -171,7 +186,7 @@ final class LinuxStyleServer implements AutoCloseable {
             } else if (Imm.type(wc.imm()) == Imm.HB_MSG) {
                 qp.postSend(new SendWr(3, WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), Imm.hbAck(), 0, 0, false));
             } else if (Imm.type(wc.imm()) == Imm.IO_REQ) {
-                ioReq(qp, wc.imm());
+                ioReq(qp, wc.imm(), mrs);
             }
             qp.postRecv(new RecvWr(wc.wrId(), List.of(new Sge(rx, (int) wc.wrId() * SLOT, SLOT))));
         } catch (Exception e) {
@@ -179,11 +194,7 @@ final class LinuxStyleServer implements AutoCloseable {
         }
     }
 
-    private MemoryRegion mrOf(int id) {
-        return alwaysInvalidate ? mrs[id] : mrs[0];
-    }
-
-    private void ioReq(QueuePair qp, int imm) throws Exception {
+    private void ioReq(QueuePair qp, int imm, MemoryRegion[] mrs) throws Exception {
         int id = Imm.reqBufId(imm, Imm.offsetBits(QD));
         int off = Imm.reqOffset(imm, Imm.offsetBits(QD));
         ByteBuffer chunk = chunks.duplicate().position(id * CHUNK).limit(id * CHUNK + CHUNK).slice()
@@ -214,7 +225,7 @@ final class LinuxStyleServer implements AutoCloseable {
             if (errno == 0 && !m.descs().isEmpty()) {
                 SgDesc d = m.descs().get(0);
                 int base = alwaysInvalidate ? 0 : id * CHUNK;
-                chain.add(new SendWr(4, WrOpcode.RDMA_WRITE, List.of(new Sge(mrOf(id), base, d.len())), 0, d.addr(),
+                chain.add(new SendWr(4, WrOpcode.RDMA_WRITE, List.of(new Sge(mrs[alwaysInvalidate ? id : 0], base, d.len())), 0, d.addr(),
                         d.key(), false));
             }
         }
