@@ -34,6 +34,8 @@
 #      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
 #      RXE_CPU      QEMU -cpu model                        default max,avx=off (rxe/README.md,
 #                   "Known issue": guest JVM crashes in JIT code with TCG's AVX)
+#      RXE_TCG_THREAD  QEMU TCG threading: single (default) or multi (rxe/README.md, "Known
+#                   issue": with multi, a vCPU can translate code another vCPU is patching)
 #      RXE_NO_APT=1 never run apt-get (skip instead when something is missing)
 #      SMP / MEM    guest CPUs / memory                    default nproc / 4G
 set -u
@@ -223,7 +225,7 @@ ENV
 # --- 4. boot (TCG: nested KVM does not run a stock kernel here, see rxe/README.md) ---
 stamp "booting $KVER (timeout ${TIMEOUT}s)"
 T0=$(date +%s)
-timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi,tb-size=512 -cpu "${RXE_CPU:-max,avx=off}" \
+timeout "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${RXE_TCG_THREAD:-single},tb-size=512" -cpu "${RXE_CPU:-max,avx=off}" \
   -smp "${SMP:-$(nproc)}" -m "${MEM:-4G}" -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$WORK/initramfs-$KVER.cpio.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3 guest_init=$HERE/lib/guest-init.sh rxe_out=$OUT" \
