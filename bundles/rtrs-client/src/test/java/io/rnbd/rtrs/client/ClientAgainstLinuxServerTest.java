@@ -4,6 +4,7 @@ import io.rnbd.common.Errno;
 import io.rnbd.rdma.core.internal.DeviceRegistry;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.PathState;
+import io.rnbd.rtrs.api.RtrsServerRequest;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.proto.ConReq;
 import io.rnbd.testkit.Await;
@@ -185,10 +186,21 @@ class ClientAgainstLinuxServerTest {
         Await.until("all held", () -> srv.ops.held.size() == 6);
         srv.ops.hold = r -> false;
         UUID victim = srv.conReqs.get(0).pathUuid();
-        srv.ops.held.clear(); // the server lost them with the path
+        List<RtrsServerRequest> lost = srv.ops.held.stream()
+                .filter(r -> ((LinuxStyleServer.Request) r).path().equals(victim)).toList();
+        assertFalse(lost.isEmpty(), "the path to cut carries some of the writes");
+        assertTrue(lost.size() < 6, "the other path carries some of the writes");
+        srv.ops.held.removeAll(lost); // the server loses them with the path: never written, never answered
         srv.disconnectPath(victim);
+        Await.until("the cut path is seen", () -> s.pathInfo().stream().anyMatch(p -> p.state() != PathState.CONNECTED));
+        srv.ops.releaseHeld(); // the other path's writes, answered while the lost ones are resent
         for (CompletableFuture<Integer> f : writes) {
             assertEquals(0, f.get(10, TimeUnit.SECONDS));
+        }
+        synchronized (srv.ops) {
+            assertEquals(java.util.Set.of(0L, 4096L, 8192L, 12288L, 16384L, 20480L),
+                    srv.ops.landed.stream().map(l -> l[0]).collect(Collectors.toSet()),
+                    "every write landed, the lost ones through the other path");
         }
         assertEquals(0, srv.foreignSends.get(), "no FENCE was sent to a server without extensions");
     }

@@ -93,7 +93,8 @@ final class LinuxStyleServer implements AutoCloseable {
                 MemoryRegion[] mrs = mrsByPath.computeIfAbsent(cr.pathUuid(), u -> registerChunks());
                 MemoryRegion rx = pd.register(ByteBuffer.allocateDirect(RECVS * SLOT), Access.of(Access.LOCAL_WRITE));
                 ConRsp rsp = ConRsp.accept(QD, CHUNK - 4096, 4096, alwaysInvalidate ? ConRsp.NEW_RKEY_F : 0);
-                QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx, mrs)), (q, e) -> { },
+                QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx, mrs, cr.pathUuid())),
+                        (q, e) -> { },
                         rsp.toBytes(), q -> {
                             for (int i = 0; i < RECVS; i++) {
                                 q.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
@@ -159,7 +160,7 @@ final class LinuxStyleServer implements AutoCloseable {
         return List.copyOf(qps);
     }
 
-    private void onWc(QueuePair qp, WorkCompletion wc, MemoryRegion rx, MemoryRegion[] mrs) {
+    private void onWc(QueuePair qp, WorkCompletion wc, MemoryRegion rx, MemoryRegion[] mrs, java.util.UUID path) {
         java.util.concurrent.CompletableFuture<io.rnbd.rdma.api.WcStatus> probe = probes.remove(wc.wrId());
         if (probe != null) {
             probe.complete(wc.status());
@@ -186,7 +187,7 @@ final class LinuxStyleServer implements AutoCloseable {
             } else if (Imm.type(wc.imm()) == Imm.HB_MSG) {
                 qp.postSend(new SendWr(3, WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), Imm.hbAck(), 0, 0, false));
             } else if (Imm.type(wc.imm()) == Imm.IO_REQ) {
-                ioReq(qp, wc.imm(), mrs);
+                ioReq(qp, wc.imm(), mrs, path);
             }
             qp.postRecv(new RecvWr(wc.wrId(), List.of(new Sge(rx, (int) wc.wrId() * SLOT, SLOT))));
         } catch (Exception e) {
@@ -194,7 +195,7 @@ final class LinuxStyleServer implements AutoCloseable {
         }
     }
 
-    private void ioReq(QueuePair qp, int imm, MemoryRegion[] mrs) throws Exception {
+    private void ioReq(QueuePair qp, int imm, MemoryRegion[] mrs, java.util.UUID path) throws Exception {
         int id = Imm.reqBufId(imm, Imm.offsetBits(QD));
         int off = Imm.reqOffset(imm, Imm.offsetBits(QD));
         ByteBuffer chunk = chunks.duplicate().position(id * CHUNK).limit(id * CHUNK + CHUNK).slice()
@@ -203,73 +204,78 @@ final class LinuxStyleServer implements AutoCloseable {
             mrs[id].invalidate();
         }
         ByteBuffer at = chunk.duplicate().position(off);
-        List<SendWr> chain = new ArrayList<>();
-        int errno;
         if (MsgType.peek(at) == MsgType.RDMA_WRITE) {
             int usrLen = RdmaWriteMsg.decode(at).usrLen();
-            errno = serve(true, chunk.slice(off - usrLen, usrLen), chunk.slice(0, off - usrLen));
-        } else {
-            RdmaReadMsg m = RdmaReadMsg.decode(at);
-            for (SgDesc d : m.descs()) {
-                reads.add(new ReadSeen(qp, d));
-            }
-            if (holdReads) {
-                if (alwaysInvalidate) {
-                    // unanswered, so no RKEY_RSP: a reconnect's INFO_RSP carries the chunk's new key
-                    mrs[id].reregister();
-                }
-                return;
-            }
-            int dataLen = off - m.usrLen();
-            errno = serve(false, chunk.slice(dataLen, m.usrLen()), chunk.slice(0, dataLen));
-            if (errno == 0 && !m.descs().isEmpty()) {
-                SgDesc d = m.descs().get(0);
-                int base = alwaysInvalidate ? 0 : id * CHUNK;
-                chain.add(new SendWr(4, WrOpcode.RDMA_WRITE, List.of(new Sge(mrs[alwaysInvalidate ? id : 0], base, d.len())), 0, d.addr(),
-                        d.key(), false));
-            }
+            ops.onRequest(new Request(path, true, chunk.slice(off - usrLen, usrLen), chunk.slice(0, off - usrLen),
+                    errno -> respond(qp, id, mrs, errno, null)));
+            return;
         }
-        int rsp = Imm.ioRsp(id, errno, false);
-        if (alwaysInvalidate) {
-            int rkey = mrs[id].reregister();
-            new RkeyRsp(id, rkey).encode(rkeyBuf.buffer().duplicate().position(id * RkeyRsp.SIZE));
-            chain.add(new SendWr(5, WrOpcode.SEND_WITH_IMM, List.of(new Sge(rkeyBuf, id * RkeyRsp.SIZE,
-                    RkeyRsp.SIZE)), rsp, 0, 0, false));
-        } else {
-            chain.add(new SendWr(5, WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), rsp, 0, 0, false));
+        RdmaReadMsg m = RdmaReadMsg.decode(at);
+        for (SgDesc d : m.descs()) {
+            reads.add(new ReadSeen(qp, d));
         }
-        qp.postSend(chain);
+        if (holdReads) {
+            if (alwaysInvalidate) {
+                // unanswered, so no RKEY_RSP: a reconnect's INFO_RSP carries the chunk's new key
+                mrs[id].reregister();
+            }
+            return;
+        }
+        int dataLen = off - m.usrLen();
+        SgDesc to = m.descs().isEmpty() ? null : m.descs().get(0);
+        ops.onRequest(new Request(path, false, chunk.slice(dataLen, m.usrLen()), chunk.slice(0, dataLen),
+                errno -> respond(qp, id, mrs, errno, errno == 0 ? to : null)));
     }
 
-    private int serve(boolean write, ByteBuffer usr, ByteBuffer data) {
-        int[] result = new int[1];
-        ops.onRequest(new io.rnbd.rtrs.api.RtrsServerRequest() {
-            @Override
-            public io.rnbd.rtrs.api.RtrsServerSession session() {
-                return null;
+    /**
+     * Answers a request when its upper layer completes it, which may be later and on another
+     * thread (a held request): read data first when {@code readTo} is given, then IO_RSP.
+     */
+    private void respond(QueuePair qp, int id, MemoryRegion[] mrs, int errno, SgDesc readTo) {
+        List<SendWr> chain = new ArrayList<>();
+        if (readTo != null) {
+            int base = alwaysInvalidate ? 0 : id * CHUNK;
+            chain.add(new SendWr(4, WrOpcode.RDMA_WRITE, List.of(new Sge(mrs[alwaysInvalidate ? id : 0], base,
+                    readTo.len())), 0, readTo.addr(), readTo.key(), false));
+        }
+        int rsp = Imm.ioRsp(id, errno, false);
+        try {
+            if (alwaysInvalidate) {
+                int rkey = mrs[id].reregister();
+                new RkeyRsp(id, rkey).encode(rkeyBuf.buffer().duplicate().position(id * RkeyRsp.SIZE));
+                chain.add(new SendWr(5, WrOpcode.SEND_WITH_IMM, List.of(new Sge(rkeyBuf, id * RkeyRsp.SIZE,
+                        RkeyRsp.SIZE)), rsp, 0, 0, false));
+            } else {
+                chain.add(new SendWr(5, WrOpcode.RDMA_WRITE_WITH_IMM, List.of(), rsp, 0, 0, false));
             }
+            qp.postSend(chain);
+        } catch (RdmaException e) {
+            qp.disconnect(); // the path is going or gone: its client resends elsewhere
+        }
+    }
 
-            @Override
-            public boolean isWrite() {
-                return write;
-            }
+    /** A request as MemoryOps sees it, with the path it came on (a held one may be lost with it). */
+    record Request(java.util.UUID path, boolean isWrite, ByteBuffer usr, ByteBuffer data,
+                   java.util.function.IntConsumer onComplete) implements io.rnbd.rtrs.api.RtrsServerRequest {
+        @Override
+        public io.rnbd.rtrs.api.RtrsServerSession session() {
+            return null;
+        }
 
-            @Override
-            public ByteBuffer userHeader() {
-                return usr.duplicate();
-            }
+        @Override
+        public ByteBuffer userHeader() {
+            return usr.duplicate();
+        }
 
-            @Override
-            public ByteBuffer data() {
-                return data.duplicate();
-            }
+        @Override
+        public ByteBuffer data() {
+            return data.duplicate();
+        }
 
-            @Override
-            public void complete(int errno) {
-                result[0] = errno;
-            }
-        });
-        return result[0];
+        @Override
+        public void complete(int errno) {
+            onComplete.accept(errno);
+        }
     }
 
     private void send(QueuePair qp, int size, java.util.function.Consumer<ByteBuffer> enc) throws RdmaException {
