@@ -73,9 +73,23 @@ final class CmNative {
         }
     }
 
-    /** The cm_id pointer behind a DiSNI id. */
+    /** The cm_id pointer behind a DiSNI id, alive or not (for what libdisni kept by address). */
     static long handle(RdmaCmId id) {
         return ((NatCmaIdPrivate) id).getObjId();
+    }
+
+    /**
+     * The cm_id pointer behind a DiSNI id that is still alive, for a native that dereferences
+     * it; call under the device's CM lock, which destroys ids too. The CM thread reads an
+     * event under that lock but dispatches it outside, so a teardown can destroy the id in
+     * between: an rdma_connect on ROUTE_RESOLVED would then read freed memory (the guest
+     * crash in ibv_query_device, rxe/README.md). DiSNI's own calls check the same flag.
+     */
+    static long liveHandle(RdmaCmId id) throws java.io.IOException {
+        if (!id.isOpen()) {
+            throw new RdmaException(Errno.EBADF, "CM id already destroyed");
+        }
+        return handle(id);
     }
 
     /** Takes what libdisni kept of {@code id}'s last event; null when nothing (or no id). */

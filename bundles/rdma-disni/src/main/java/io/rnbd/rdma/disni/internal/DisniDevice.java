@@ -308,7 +308,7 @@ public final class DisniDevice implements ManagedDevice {
         }
         cmLock.lock();
         try {
-            CmNative.check(CmNative.accept(CmNative.handle(id), privateData, DisniQpCm.RETRY_COUNT,
+            CmNative.check(CmNative.accept(CmNative.liveHandle(id), privateData, DisniQpCm.RETRY_COUNT,
                     DisniQpCm.RNR_RETRY_INFINITE), "rdma_accept");
             return qp;
         } catch (IOException e) {
@@ -332,7 +332,7 @@ public final class DisniDevice implements ManagedDevice {
 
     private void rejectQuietly(RdmaCmId id, byte[] privateData) {
         try {
-            CmNative.check(CmNative.reject(CmNative.handle(id), privateData), "rdma_reject");
+            CmNative.check(CmNative.reject(CmNative.liveHandle(id), privateData), "rdma_reject");
         } catch (IOException e) {
             // destroying the id still makes the CM refuse the initiator, without our data
             LOG.debug("rdma-disni: {}", e.getMessage());

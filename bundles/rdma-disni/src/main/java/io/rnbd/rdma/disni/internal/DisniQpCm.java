@@ -50,7 +50,7 @@ final class DisniQpCm implements CmTarget {
                 case CmEvents.ROUTE_RESOLVED:
                     // rdma_connect with the private data (Linux's RTRS: CON_REQ) and infinite RNR retry
                     device.cm(() -> {
-                        CmNative.check(CmNative.connect(CmNative.handle(id), connectData, RETRY_COUNT,
+                        CmNative.check(CmNative.connect(CmNative.liveHandle(id), connectData, RETRY_COUNT,
                                 RNR_RETRY_INFINITE), "rdma_connect");
                         return null;
                     });

@@ -31,6 +31,8 @@ class CmNativeBindingTest {
         assertTrue(out.contains("CONNECT57 EINVAL") && out.contains("ACCEPT197 EINVAL")
                 && out.contains("REJECT149 EINVAL"), "oversized private data refused natively: " + out);
         assertTrue(out.contains("TAKE null"), out);
+        assertTrue(out.contains("LIVE 4096") && out.contains("DESTROYED EBADF"),
+                "a destroyed CM id's pointer is refused before a native dereferences it: " + out);
     }
 
     private static String run(List<String> args) throws IOException, InterruptedException {

@@ -55,6 +55,16 @@ public final class CmNativeProbe {
         System.out.println("ACCEPT197 " + Errno.name(CmNative.accept(0, new byte[197], 7, 7)));
         System.out.println("REJECT149 " + Errno.name(CmNative.reject(0, new byte[149])));
         System.out.println("TAKE " + CmNative.take(null));
+        // a destroyed id's pointer never reaches a native that dereferences it
+        try {
+            com.ibm.disni.verbs.impl.NatCmaIdPrivate id = new com.ibm.disni.verbs.impl.NatCmaIdPrivate(0x1000, null, null);
+            System.out.println("LIVE " + CmNative.liveHandle(id));
+            id.close();
+            CmNative.liveHandle(id);
+            System.out.println("DESTROYED accepted");
+        } catch (IOException e) {
+            System.out.println("DESTROYED " + (e instanceof RdmaException r ? Errno.name(r.errno()) : e.toString()));
+        }
     }
 
     private static void createChannel(DisniDevice.CmCall<RdmaEventChannel> call) {
