@@ -107,8 +107,12 @@ public final class PeerBenchMain {
                     unix == null ? null : java.nio.file.Path.of(unix)).withPollUsec(pollUsec), exports)) {
                 System.out.println("READY " + srv.tcpAddress().getPort());
                 System.out.flush();
-                while (System.in.read() >= 0) {
-                    // until the script closes our stdin
+                // until the script closes our stdin; each line it sends asks for the counters
+                java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                        java.nio.charset.StandardCharsets.UTF_8));
+                while (in.readLine() != null) {
+                    System.out.println("STATS " + srv.stats().snapshot());
+                    System.out.flush();
                 }
             }
         }

@@ -79,6 +79,11 @@ final class Permits {
         return true;
     }
 
+    /** Requests in flight now (slots taken). */
+    int inflight() {
+        return maxSlots - slots.availablePermits();
+    }
+
     private static int byteUnits(long payload) {
         return (int) ((payload + BYTE_UNIT - 1) / BYTE_UNIT);
     }

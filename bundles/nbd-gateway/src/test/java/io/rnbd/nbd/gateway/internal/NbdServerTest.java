@@ -505,6 +505,49 @@ class NbdServerTest {
                 () -> NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null).withPollUsec(-1));
     }
 
+    /**
+     * At depth the reader does not poll: with more than {@link NbdConnection#POLL_MAX_INFLIGHT}
+     * requests at the device it goes straight to sleep in its selector, where a poll would only
+     * take CPU from the completions.
+     */
+    @Test
+    void theReaderDoesNotPollWithManyRequestsInFlight() throws Exception {
+        java.nio.file.Path idle = java.nio.file.Files.createTempFile("loadavg", "");
+        java.nio.file.Files.writeString(idle, "0.00 0.00 0.00 1/100 1\n");
+        FakeBlockDevice dev = new FakeBlockDevice(SIZE).limitingEveryRequest();
+        exports.with("deep", dev);
+        int depth = NbdConnection.POLL_MAX_INFLIGHT + 4;
+        try (NbdServer polling = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
+                .withPollUsec(1000), exports)) {
+            polling.spareCpu(() -> new io.rnbd.common.SpareCpu(idle, 64));
+            try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "deep")) {
+                c.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS); // the connection is non-blocking now
+                dev.hold();
+                polling.stats().reset();
+                List<CompletableFuture<Void>> reads = new ArrayList<>();
+                for (int i = 0; i < depth; i++) {
+                    reads.add(c.read(i * 4096L, ByteBuffer.allocate(4096)));
+                }
+                Await.until(() -> depth + " requests at the device, not " + dev.heldCount(),
+                        () -> dev.heldCount() == depth, Duration.ofSeconds(20));
+                Thread reader = Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().startsWith("nbd-con-") && !t.getName().endsWith("-writer"))
+                        .findFirst().orElseThrow();
+                // once it waits for the next request, a poll would have been counted
+                Await.until(() -> "the reader waiting for the next request",
+                        () -> java.util.Arrays.stream(reader.getStackTrace())
+                                .anyMatch(f -> f.getMethodName().equals("awaitReadable")), Duration.ofSeconds(20));
+                assertEquals(0, polling.stats().snapshot().readerPolls(), "polled with " + depth + " in flight");
+                dev.release();
+                for (CompletableFuture<Void> r : reads) {
+                    r.get(5, TimeUnit.SECONDS);
+                }
+            }
+        } finally {
+            java.nio.file.Files.delete(idle);
+        }
+    }
+
     @Test
     void aClientThatStopsReadingRepliesDoesNotStallOthers() throws Exception {
         try (NbdClient good = NbdClient.connect(addr(), "async")) {
