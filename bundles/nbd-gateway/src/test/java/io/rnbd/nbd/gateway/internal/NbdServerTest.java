@@ -523,22 +523,26 @@ class NbdServerTest {
             try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "deep")) {
                 c.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS); // the connection is non-blocking now
                 dev.hold();
-                polling.stats().reset();
                 List<CompletableFuture<Void>> reads = new ArrayList<>();
-                for (int i = 0; i < depth; i++) {
-                    reads.add(c.read(i * 4096L, ByteBuffer.allocate(4096)));
+                try {
+                    // While the client is still sending, the reader may poll with few in flight.
+                    for (int i = 0; i < depth; i++) {
+                        reads.add(c.read(i * 4096L, ByteBuffer.allocate(4096)));
+                    }
+                    Await.until(() -> depth + " requests at the device, not " + dev.heldCount(),
+                            () -> dev.heldCount() == depth, Duration.ofSeconds(20));
+                    Await.until("the reader asleep in its selector", NbdServerTest::readerInSelector);
+                    // One more request wakes it with depth in flight; then it waits again, and
+                    // a poll on the way to the selector would be counted.
+                    polling.stats().reset();
+                    reads.add(c.read(depth * 4096L, ByteBuffer.allocate(4096)));
+                    Await.until(() -> "request " + (depth + 1) + " at the device, not " + dev.heldCount(),
+                            () -> dev.heldCount() == depth + 1, Duration.ofSeconds(20));
+                    Await.until("the reader asleep in its selector again", NbdServerTest::readerInSelector);
+                    assertEquals(0, polling.stats().snapshot().readerPolls(), "polled with " + depth + " in flight");
+                } finally {
+                    dev.release();
                 }
-                Await.until(() -> depth + " requests at the device, not " + dev.heldCount(),
-                        () -> dev.heldCount() == depth, Duration.ofSeconds(20));
-                Thread reader = Thread.getAllStackTraces().keySet().stream()
-                        .filter(t -> t.getName().startsWith("nbd-con-") && !t.getName().endsWith("-writer"))
-                        .findFirst().orElseThrow();
-                // once it waits for the next request, a poll would have been counted
-                Await.until(() -> "the reader waiting for the next request",
-                        () -> java.util.Arrays.stream(reader.getStackTrace())
-                                .anyMatch(f -> f.getMethodName().equals("awaitReadable")), Duration.ofSeconds(20));
-                assertEquals(0, polling.stats().snapshot().readerPolls(), "polled with " + depth + " in flight");
-                dev.release();
                 for (CompletableFuture<Void> r : reads) {
                     r.get(5, TimeUnit.SECONDS);
                 }
@@ -546,6 +550,20 @@ class NbdServerTest {
         } finally {
             java.nio.file.Files.delete(idle);
         }
+    }
+
+    /** Whether a connection's reader sleeps in its selector, waiting for the next request. */
+    private static boolean readerInSelector() {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(e -> e.getKey().getName().startsWith("nbd-con-") && !e.getKey().getName().endsWith("-writer"))
+                .anyMatch(e -> {
+                    StackTraceElement[] st = e.getValue();
+                    boolean awaiting = java.util.Arrays.stream(st).anyMatch(f -> f.getMethodName().equals("awaitReadable"));
+                    boolean selecting = st.length > 0 && java.util.Arrays.stream(st)
+                            .anyMatch(f -> f.getMethodName().equals("select") && f.getClassName().contains("Selector"));
+                    boolean polling = java.util.Arrays.stream(st).anyMatch(f -> f.getMethodName().equals("busyPoll"));
+                    return awaiting && selecting && !polling;
+                });
     }
 
     @Test
