@@ -29,7 +29,7 @@ import java.nio.channels.SocketChannel;
 final class SoftQpRx {
     /** The QP's logger: its parts log as the QP always did. */
     private static final Logger LOG = LoggerFactory.getLogger(SoftQp.class);
-    private static final int IN_SIZE = 64 * 1024;
+    static final int IN_SIZE = 64 * 1024;
     private static final int DIRECT_READ_MIN = 16 * 1024;
     private static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
 
@@ -52,6 +52,16 @@ final class SoftQpRx {
     private int dstIdx;
     private boolean rnrStalled;
     private boolean curAckReq;
+    /**
+     * The last frame begun carried a large payload, so the next is likely large too (a run of
+     * 128 KiB writes, or of read answers): the next staging read takes its header alone, and
+     * its payload goes straight into its place by the direct read, instead of up to
+     * {@link #IN_SIZE} of it through {@link #in} and a copy. Small frames (SENDs, acks) still
+     * come many to a read.
+     */
+    private boolean peekNext;
+    /** Payload bytes that came through {@link #in} and were copied to their destination. */
+    private long stagedPayloadBytes;
 
     SoftQpRx(SoftQp qp, SocketChannel ch, SoftQpQueues wq, SoftQpTx tx, SoftQpCm cm, SoftMemTable mem) {
         this.qp = qp;
@@ -102,7 +112,9 @@ final class SoftQpRx {
                 }
                 continue;
             }
-            if (payloadLeft >= DIRECT_READ_MIN && !in.hasRemaining() && dst != null) {
+            if (payloadLeft > 0 && curLen >= DIRECT_READ_MIN && !in.hasRemaining() && dst != null) {
+                // a large frame's payload, to its last byte, straight into its place (the
+                // staging buffer would take its tail with the next header and much of its payload)
                 int wanted = payloadLeft;
                 long n = ch.read(dst, dstIdx, dst.length - dstIdx);
                 if (n < 0) {
@@ -125,9 +137,13 @@ final class SoftQpRx {
                 continue;
             }
             in.compact();
+            int capacity = in.limit();
+            if (peekNext && payloadLeft == 0 && in.position() < Wire.HDR) {
+                in.limit(Wire.HDR); // the rest of the next header, nothing past it
+            }
             int space = in.remaining();
             int n = ch.read(in);
-            in.flip();
+            in.limit(capacity).flip();
             if (n < 0) {
                 processInbound();
                 cm.peerClosed();
@@ -164,6 +180,11 @@ final class SoftQpRx {
     /** Stalled for a RECV with the input buffer full: stop reading until one is posted. */
     boolean blocked() {
         return rnrStalled && inFull();
+    }
+
+    /** Payload bytes copied out of the staging buffer so far (the rest was read in place). */
+    long stagedPayloadBytes() {
+        return stagedPayloadBytes;
     }
 
     /** The QP failed: drop the frame in progress and any stall. */
@@ -214,6 +235,7 @@ final class SoftQpRx {
                 in.limit(in.position() + n);
                 d.put(in);
                 in.limit(lim);
+                stagedPayloadBytes += n;
                 while (dstIdx < dst.length && !dst[dstIdx].hasRemaining()) {
                     dstIdx++;
                 }
@@ -224,6 +246,7 @@ final class SoftQpRx {
 
     /** Handle the header at {@code p}; false (header left unconsumed) when the frame must wait. */
     private boolean onHeader(int p) {
+        peekNext = false; // until a large payload begins (startFrame)
         byte type = Wire.type(in, p);
         int len = Wire.len(in, p);
         if (Wire.hasPayload(type) && (len < 0 || len > SoftDevice.ATTRIBUTES.maxMrSize())) {
@@ -410,6 +433,7 @@ final class SoftQpRx {
             dstIdx++;
         }
         payloadLeft = len;
+        peekNext = len >= DIRECT_READ_MIN;
         if (len == 0) {
             finishFrame();
         }
