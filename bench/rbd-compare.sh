@@ -19,6 +19,10 @@
 #
 #   bench/rbd-compare.sh            # one command; ~4 min with the defaults
 #
+# Last, it measures the transport's floor on this machine (transport-floor, C, built with gcc)
+# and prints the ceiling it leaves appliance / fio: when the machine is CPU-bound no transport
+# that carries an IO as two loopback TCP messages can do better, however lean its code.
+#
 # Needs: java 17, fio (with the rbd engine: Debian's has it), rbd/ceph (ceph-common), ceph-mon,
 # ceph-osd, uuidgen, python3, and the built tree (mvn -B -q install -DskipTests: the bench jar
 # and bundles/rnbd-backend-rbd/target/classes/native/librnbd-rbd.so).
@@ -87,6 +91,25 @@ for p in points:
     x, y = val("appliance", p), val("fio", p)
     if x and y:
         print(f"  {'MET   ' if x / y >= 0.85 else 'MISSED'} {p}: {x / y:.2f}")
+try:
+    F = {d["point"]: d for d in (json.loads(l) for l in open(f"{out}/floor.jsonl") if l.strip())}
+except OSError:
+    F = {}
+if F:
+    # CPU-bound (the benchmark takes most of the 2 CPUs at every point), IOPS go as 1 / CPU per
+    # IO: a transport that costs at least `floor` per IO cannot bring the appliance above
+    # fio / (fio + floor), nor above fio / (backend + floor) with librbd reached through the JNI
+    print("\nthe transport's floor (two loopback TCP messages, a wake-up each, C, one CPU: "
+          "transport-floor) and the ceiling it leaves appliance / fio on this machine:")
+    print(f"{'point':<17}{'floor us':>9}{'fio us':>8}{'ceiling':>9}{'backend us':>11}{'ceiling':>9}  target 0.85")
+    for p in points:
+        if p in F and (("fio", p) in C):
+            f, c = F[p]["cpuUsPerIo"], C[("fio", p)]
+            b = C.get(("backend", p))
+            top = c / (c + f)
+            top_b = f"{c / (b + f):>9.2f}" if b else f"{'-':>9}"
+            print(f"{p:<17}{f:>9.1f}{c:>8.1f}{top:>9.2f}{(b or 0):>11.1f}{top_b}  "
+                  f"{'within reach' if top >= 0.85 else 'out of reach of any socket-carried transport'}")
 EOF
 }
 if [[ ${1:-} == --report ]]; then OUT=$2; report; exit 0; fi
@@ -245,6 +268,29 @@ for l in sys.stdin:
         | tee -a "$OUT/results.jsonl"
 done
 t1=$(date +%s); snap "$OUT/cpu1"
+
+# The transport's floor at each point's message sizes (bench/src/main/c/transport-floor.c):
+# what RTRS's two messages per IO over rdma-soft's loopback TCP cost in C with nothing else,
+# pinned to one CPU so that no wake-up crosses CPUs (the cheapest case). Sizes: rdma-soft's
+# 32-byte frame header + the RTRS message (a read's SEND: rtrs_msg_rdma_read with one
+# descriptor, 24 B, + rnbd_msg_io, 32 B; a write's WRITE_WITH_IMM: data + rnbd_msg_io +
+# rtrs_msg_rdma_write, 4 B) and the answer (a read's data by WRITE_WITH_IMM; a write's bare imm).
+: >"$OUT/floor.jsonl"
+if command -v gcc >/dev/null 2>&1 && command -v taskset >/dev/null 2>&1 \
+        && gcc -O2 -Wall -pthread -o "$OUT/transport-floor" "$here/src/main/c/transport-floor.c"; then
+    while read -r pt req ans n; do
+        taskset -c 0 "$OUT/transport-floor" "$req" "$ans" "$n" \
+            | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d["point"]=sys.argv[1]; print(json.dumps(d))' "$pt" \
+            | tee -a "$OUT/floor.jsonl"
+    done <<'EOF2'
+randread:4k:32 88 4128 40000
+randwrite:4k:32 4164 32 40000
+read:128k:8 88 131104 15000
+write:128k:8 131140 32 15000
+EOF2
+else
+    echo "no gcc or taskset: the transport's floor is not measured"
+fi
 echo
 cpu_report "$OUT/cpu0" "$OUT/cpu1" $((t1 - t0)) "$osd" "$(cat "$OUT/ceph/pid.mon")" | tee "$OUT/cpu.txt"
 report
