@@ -36,6 +36,9 @@ import java.util.concurrent.TimeUnit;
 class SoftRxPlacementTest {
     private static final int FRAME = 128 * 1024;
     private static final int FRAMES = 8;
+    /** Small WRITEs after the large ones: read many to a read again once the run is over. */
+    private static final int SMALL = 100;
+    private static final int SMALLS = 16;
 
     private SoftDevice server;
     private ProtectionDomain pd;
@@ -52,8 +55,8 @@ class SoftRxPlacementTest {
     }
 
     @Test
-    void aRunOfLargeWritesIsReadInPlace() throws Exception {
-        MemoryRegion target = pd.register(ByteBuffer.allocateDirect(FRAMES * FRAME), Access.all());
+    void aRunOfLargeWritesIsReadInPlaceAndSmallOnesAfterItStillLand() throws Exception {
+        MemoryRegion target = pd.register(ByteBuffer.allocateDirect(FRAMES * FRAME + SMALLS * SMALL), Access.all());
         Endpoint ep = new Endpoint("server");
         CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
         CmListener l = server.listen(new InetSocketAddress(server.address(), 0), req -> {
@@ -63,7 +66,7 @@ class SoftRxPlacementTest {
                 accepted.completeExceptionally(e);
             }
         });
-        byte[] data = new byte[FRAMES * FRAME];
+        byte[] data = new byte[FRAMES * FRAME + SMALLS * SMALL];
         new Random(11).nextBytes(data);
         try (Socket s = new Socket(l.localAddress().getAddress(), l.localAddress().getPort())) {
             s.setSoTimeout(10_000);
@@ -74,11 +77,16 @@ class SoftRxPlacementTest {
             SoftQp qp = (SoftQp) accepted.get(10, TimeUnit.SECONDS);
             // every frame in one write: the receiver finds them queued back to back, which is
             // when a full-size staging read would take most of each payload with its header
-            ByteBuffer frames = ByteBuffer.allocate(FRAMES * (Wire.HDR + FRAME)).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer frames = ByteBuffer.allocate(FRAMES * (Wire.HDR + FRAME) + SMALLS * (Wire.HDR + SMALL))
+                    .order(ByteOrder.LITTLE_ENDIAN);
             for (int f = 0; f < FRAMES; f++) {
                 Wire.put(frames, Wire.WRITE, Wire.ST_OK, (byte) 0, FRAME, target.address() + (long) f * FRAME,
                         target.rkey(), 0, 0, 0);
                 frames.put(data, f * FRAME, FRAME);
+            }
+            for (int f = 0, at = FRAMES * FRAME; f < SMALLS; f++, at += SMALL) {
+                Wire.put(frames, Wire.WRITE, Wire.ST_OK, (byte) 0, SMALL, target.address() + at, target.rkey(), 0, 0, 0);
+                frames.put(data, at, SMALL);
             }
             s.getOutputStream().write(frames.array());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -95,7 +103,7 @@ class SoftRxPlacementTest {
             } finally {
                 qp.lock.unlock();
             }
-            assertTrue(staged <= SoftQpRx.IN_SIZE,
+            assertTrue(staged <= SoftQpRx.IN_SIZE + SMALLS * SMALL,
                     "copied out of the staging buffer: " + staged + " bytes of " + data.length);
         }
     }
