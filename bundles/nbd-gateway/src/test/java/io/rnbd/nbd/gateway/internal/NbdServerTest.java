@@ -6,6 +6,7 @@ import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.rnbd.common.Errno;
+import io.rnbd.common.SpareCpu;
 import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
 import io.rnbd.nbd.gateway.testing.RawNbd;
@@ -24,7 +25,9 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -474,14 +477,12 @@ class NbdServerTest {
      * spare); off, it never polls.
      */
     @Test
-    void theReaderPollsForTheNextRequestOnlyWhenConfigured() throws Exception {
-        // a CPU is always spare here: whether the test machine is busy must not decide
-        java.nio.file.Path idle = java.nio.file.Files.createTempFile("loadavg", "");
-        java.nio.file.Files.writeString(idle, "0.00 0.00 0.00 1/100 1\n");
+    void theReaderPollsForTheNextRequestOnlyWhenConfigured(@TempDir Path dir) throws Exception {
+        Path idle = idleLoadavg(dir);
         for (int usec : new int[] {0, 1000}) {
             try (NbdServer polling = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
                     .withPollUsec(usec), exports)) {
-                polling.spareCpu(() -> new io.rnbd.common.SpareCpu(idle, 64));
+                polling.spareCpu(() -> new SpareCpu(idle, 64));
                 try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "async")) {
                     for (int i = 0; i < 200; i++) {
                         c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
@@ -498,7 +499,6 @@ class NbdServerTest {
                 }
             }
         }
-        java.nio.file.Files.delete(idle);
         assertThrows(IllegalArgumentException.class,
                 () -> NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null).withPollUsec(1001));
         assertThrows(IllegalArgumentException.class,
@@ -511,15 +511,14 @@ class NbdServerTest {
      * take CPU from the completions.
      */
     @Test
-    void theReaderDoesNotPollWithManyRequestsInFlight() throws Exception {
-        java.nio.file.Path idle = java.nio.file.Files.createTempFile("loadavg", "");
-        java.nio.file.Files.writeString(idle, "0.00 0.00 0.00 1/100 1\n");
+    void theReaderDoesNotPollWithManyRequestsInFlight(@TempDir Path dir) throws Exception {
+        Path idle = idleLoadavg(dir);
         FakeBlockDevice dev = new FakeBlockDevice(SIZE).limitingEveryRequest();
         exports.with("deep", dev);
         int depth = NbdConnection.POLL_MAX_INFLIGHT + 4;
         try (NbdServer polling = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
                 .withPollUsec(1000), exports)) {
-            polling.spareCpu(() -> new io.rnbd.common.SpareCpu(idle, 64));
+            polling.spareCpu(() -> new SpareCpu(idle, 64));
             try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "deep")) {
                 c.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS); // the connection is non-blocking now
                 dev.hold();
@@ -547,9 +546,15 @@ class NbdServerTest {
                     r.get(5, TimeUnit.SECONDS);
                 }
             }
-        } finally {
-            java.nio.file.Files.delete(idle);
         }
+    }
+
+    /**
+     * A load average file of an idle machine, for {@link SpareCpu}: a CPU is always spare, so
+     * whether the test machine is busy does not decide whether the reader polls.
+     */
+    private static Path idleLoadavg(Path dir) throws IOException {
+        return Files.writeString(dir.resolve("loadavg"), "0.00 0.00 0.00 1/100 1\n");
     }
 
     /** Whether a connection's reader sleeps in its selector, waiting for the next request. */
@@ -558,10 +563,10 @@ class NbdServerTest {
                 .filter(e -> e.getKey().getName().startsWith("nbd-con-") && !e.getKey().getName().endsWith("-writer"))
                 .anyMatch(e -> {
                     StackTraceElement[] st = e.getValue();
-                    boolean awaiting = java.util.Arrays.stream(st).anyMatch(f -> f.getMethodName().equals("awaitReadable"));
-                    boolean selecting = java.util.Arrays.stream(st)
+                    boolean awaiting = Arrays.stream(st).anyMatch(f -> f.getMethodName().equals("awaitReadable"));
+                    boolean selecting = Arrays.stream(st)
                             .anyMatch(f -> f.getMethodName().equals("select") && f.getClassName().contains("Selector"));
-                    boolean polling = java.util.Arrays.stream(st).anyMatch(f -> f.getMethodName().equals("busyPoll"));
+                    boolean polling = Arrays.stream(st).anyMatch(f -> f.getMethodName().equals("busyPoll"));
                     return awaiting && selecting && !polling;
                 });
     }

@@ -22,7 +22,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -85,16 +84,22 @@ class SoftRxPlacementTest {
                 frames.put(data, f * FRAME, FRAME);
             }
             for (int f = 0, at = FRAMES * FRAME; f < SMALLS; f++, at += SMALL) {
-                Wire.put(frames, Wire.WRITE, Wire.ST_OK, (byte) 0, SMALL, target.address() + at, target.rkey(), 0, 0, 0);
+                // the last asks to be acknowledged at once: frames are taken in order, so the
+                // acknowledgement that covers it says every byte before it is in place
+                byte flags = f == SMALLS - 1 ? Wire.ACK_REQ : 0;
+                Wire.put(frames, Wire.WRITE, Wire.ST_OK, flags, SMALL, target.address() + at, target.rkey(), 0, 0, 0);
                 frames.put(data, at, SMALL);
             }
             s.getOutputStream().write(frames.array());
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            int acked = 0;
+            while (acked < FRAMES + SMALLS) { // each read waits at most the socket's timeout
+                ByteBuffer ack = ByteBuffer.wrap(s.getInputStream().readNBytes(Wire.HDR)).order(ByteOrder.LITTLE_ENDIAN);
+                assertEquals(Wire.HDR, ack.capacity(), "connection closed after " + acked + " acknowledged");
+                assertEquals(Wire.ACK, Wire.type(ack, 0));
+                acked += Wire.acked(ack, 0);
+            }
             byte[] landed = new byte[data.length];
-            do {
-                Thread.sleep(5);
-                target.buffer().get(0, landed);
-            } while (!Arrays.equals(data, landed) && System.nanoTime() < deadline);
+            target.buffer().get(0, landed);
             assertArrayEquals(data, landed, "every byte of every WRITE in its place");
             long staged;
             qp.lock.lock(); // the reactor counts under the QP's lock
