@@ -22,7 +22,9 @@
 # Last, it measures the transport's floor on this machine (transport-floor, C, built with gcc)
 # and prints the ceiling it leaves appliance / fio: when the machine is CPU-bound no transport
 # that carries an IO as two loopback TCP messages, each with its own write and wake-up (as
-# rdma-soft does when answers come one at a time), can do better, however lean its code.
+# rdma-soft does when answers come one at a time), can do better, however lean its code. An
+# estimate, not a bound: at depth a receiver shares wake-ups among messages (docs/scale-out.md,
+# run M: sending the answers in batches of 3-4 gained nothing measurable).
 #
 # Needs: java 17, fio (with the rbd engine: Debian's has it), rbd/ceph (ceph-common), ceph-mon,
 # ceph-osd, uuidgen, python3, and the built tree (mvn -B -q install -DskipTests: the bench jar
@@ -110,7 +112,7 @@ if F:
             top = c / (c + f)
             top_b = f"{c / (b + f):>9.2f}" if b else f"{'-':>9}"
             print(f"{p:<17}{f:>9.1f}{c:>8.1f}{top:>9.2f}{(b or 0):>11.1f}{top_b}  "
-                  f"{'within reach' if top >= 0.85 else 'out of reach with a write and a wake-up per message'}")
+                  f"{'within reach' if top >= 0.85 else 'out of reach if each message pays its own write and wake-up'}")
 EOF
 }
 if [[ ${1:-} == --report ]]; then OUT=$2; report; exit 0; fi
