@@ -81,6 +81,18 @@ class ChannelInputTest {
         return b.flip();
     }
 
+    /** The next message's payload, read as the gateway reads a request: header, then payload into its own buffer. */
+    private static ByteBuffer message(ChannelInput in, int index) throws Exception {
+        ByteBuffer h = in.need(HDR);
+        int len = h.getInt(h.position());
+        assertEquals(index, h.getInt(h.position() + 4), "message order");
+        h.position(h.position() + HDR);
+        ByteBuffer dst = ByteBuffer.allocateDirect(len);
+        in.readFully(dst);
+        assertFalse(dst.hasRemaining());
+        return dst.flip();
+    }
+
     @Test
     void payloadsArriveWholeAndSmallMessagesComeManyToARead() throws Exception {
         int[] lengths = new int[LARGES + SMALLS];
@@ -92,22 +104,13 @@ class ChannelInputTest {
         ChannelInput in = new ChannelInput(ch, STAGING);
 
         int readsBeforeSmalls = 0;
+        int at = 0;
         for (int i = 0; i < lengths.length; i++) {
             if (i == LARGES) {
                 readsBeforeSmalls = ch.reads;
             }
-            ByteBuffer h = in.need(HDR);
-            int len = h.getInt(h.position());
-            assertEquals(i, h.getInt(h.position() + 4), "message order");
-            h.position(h.position() + HDR);
-            ByteBuffer dst = ByteBuffer.allocateDirect(len);
-            in.readFully(dst);
-            assertFalse(dst.hasRemaining());
-            int at = expected.position();
-            for (int k = 0; k < i; k++) {
-                at += HDR + lengths[k];
-            }
-            assertEquals(expected.slice(at + HDR, len), dst.flip(), "payload of message " + i);
+            assertEquals(expected.slice(at + HDR, lengths[i]), message(in, i), "payload of message " + i);
+            at += HDR + lengths[i];
         }
         assertFalse(in.await(1), "the stream ends cleanly after the last message");
 
@@ -124,12 +127,7 @@ class ChannelInputTest {
         ChannelInput in = new ChannelInput(new QueuedChannel(expected.duplicate(), 7), STAGING);
         int at = 0;
         for (int i = 0; i < lengths.length; i++) {
-            ByteBuffer h = in.need(HDR);
-            assertEquals(lengths[i], h.getInt(h.position()));
-            h.position(h.position() + HDR);
-            ByteBuffer dst = ByteBuffer.allocateDirect(lengths[i]);
-            in.readFully(dst);
-            assertEquals(expected.slice(at + HDR, lengths[i]), dst.flip(), "payload of message " + i);
+            assertEquals(expected.slice(at + HDR, lengths[i]), message(in, i), "payload of message " + i);
             at += HDR + lengths[i];
         }
         assertFalse(in.await(1));
