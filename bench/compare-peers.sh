@@ -45,6 +45,14 @@
 #                 device and a client device, one path)
 #   GW_POLL_USEC=100  nbd-gateway's poll.usec: a connection's reader busy-polls its socket for the
 #                 next request before it sleeps, while a CPU is spare; 0 = sleep at once
+#   UNIX_WMEM=4194304  net.core.wmem_default during the gateway comparisons: the send buffer every
+#                 new Unix socket gets, fio's included. TCP sizes its send buffer itself (up to
+#                 tcp_wmem's 4 MiB), so fio's writes to nbdkit never wait for room; a Unix socket
+#                 keeps this default (the kernel's is 212992 bytes, less than two 128 KiB
+#                 requests), and fio would sleep for room in the middle of each 128 KiB write. The
+#                 appliance's host tuning raises it (README, "Host tuning"); the script raises it
+#                 for the run when it may (as root) and puts the host's value back at the end;
+#                 keep = run with the host's value
 #   PRIMARY=1     0 skips the primary (load generator) comparison, for a quick gateway-only run
 #   CHART=path    also copy the gateway chart there (e.g. docs/perf-gateway.png)
 set -euo pipefail
@@ -59,6 +67,10 @@ FIO_REPS=${FIO_REPS:-2}
 SIZE=${SIZE:-256m}
 PROFILE=${PROFILE:-1}
 PRIMARY=${PRIMARY:-1}
+if [[ ${UNIX_WMEM:-4194304} != keep && ! ${UNIX_WMEM:-4194304} =~ ^[1-9][0-9]*$ ]]; then
+    echo "UNIX_WMEM must be a byte count or 'keep', not '$UNIX_WMEM'" >&2
+    exit 1
+fi
 POINTS="randread:4k:1,randread:4k:32,randread:4k:128,randwrite:4k:1,randwrite:4k:32,randwrite:4k:128,read:128k:8,write:128k:8"
 
 # The table, from a run's raw results in $OUT ("compare-peers.sh --report DIR" re-prints an old run).
@@ -129,6 +141,10 @@ if F:
     note = (" (CPU us/IO = serving process + fio; others = all other processes during the pair's runs, % of one CPU,"
             " the larger of the two)") if split else ""
     unix = any(t == "gateway-unix" for t, _ in F)
+    wmem = [l.strip() for l in open(f"{out}/machine.txt") if l.startswith("net.core.wmem_default")] \
+        if os.path.exists(f"{out}/machine.txt") else []
+    if unix and wmem:
+        print(f"\n{wmem[0]}")
     charts = []
     if unix:
         c1 = table(f"comparison 1, deployment-shaped: fio -> gateway Unix socket vs fio -> nbdkit TCP, {n} runs/point{note}",
@@ -213,10 +229,13 @@ jvm=("${pin[@]}" java -Xms1g -Xmx1g -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 pids_to_kill=()
+wmem_file=/proc/sys/net/core/wmem_default
+wmem_restore=
 cleanup() {
     exec 7>&- 2>/dev/null || true
     for p in "${pids_to_kill[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
+    if [[ -n $wmem_restore ]]; then { echo "$wmem_restore" >"$wmem_file"; } 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 
@@ -307,6 +326,14 @@ fi
 
 # ---- 3. gateway: fio nbd engine on both sides, two comparisons -----------------------------
 echo; echo "== gateway: fio --ioengine=nbd -> nbd-gateway (RNBD stack, 2nd JVM) over its Unix socket and over TCP, vs nbdkit over TCP"
+wmem_host=$(cat "$wmem_file" 2>/dev/null || echo unknown)
+want=${UNIX_WMEM:-4194304}
+if [[ $want != keep && $wmem_host =~ ^[0-9]+$ && $wmem_host -lt $want ]] \
+        && { echo "$want" >"$wmem_file"; } 2>/dev/null; then
+    wmem_restore=$wmem_host
+fi
+echo "net.core.wmem_default: $(cat "$wmem_file" 2>/dev/null || echo unknown) during the gateway comparisons (the host's: $wmem_host)" \
+    | tee -a "$OUT/machine.txt"
 gwport=$(free_port)
 gwsock="$OUT/gw.sock"
 mkfifo "$OUT/gw.in"
@@ -363,6 +390,7 @@ t3=$(date +%s); snap "$OUT/cpu3"
 cpu_report gateway "$OUT/cpu2" "$OUT/cpu3" $((t3 - t2)) "$gwpid" "$nbdpid" | tee "$OUT/cpu-fio.txt"
 exec 7>&-
 wait "$gwpid" 2>/dev/null || true
+if [[ -n $wmem_restore ]]; then { echo "$wmem_restore" >"$wmem_file"; } 2>/dev/null || true; wmem_restore=; fi
 
 # ---- 4. profile of the RNBD hot path -------------------------------------------------------
 if [[ $PROFILE == 1 ]]; then
