@@ -104,6 +104,7 @@ public final class NbdServer implements AutoCloseable {
                 // TLS is offered on TCP only: the JDK layers TLS over TCP sockets, and a Unix socket is
                 // reached only through the file system, whose permissions guard it.
                 startAcceptor(unix, "unix", TlsPolicy.OFF);
+                UnixSendBuffer.hint(UnixSendBuffer.WMEM_DEFAULT).ifPresent(h -> LOG.info("NBD gateway: {}", h));
             }
         } catch (IOException | RuntimeException e) {
             close();

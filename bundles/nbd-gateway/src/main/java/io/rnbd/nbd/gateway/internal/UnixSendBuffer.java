@@ -1,0 +1,41 @@
+package io.rnbd.nbd.gateway.internal;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The send buffer a local client's Unix socket gets. The kernel gives every new Unix socket
+ * {@code net.core.wmem_default} and never grows it, as it grows TCP's: with the kernel's
+ * default, 212992 bytes, less than two 128 KiB requests fit, and a client writing large blocks
+ * to the gateway sleeps for room in the middle of each one (fio's 128 KiB writes at depth 8 did
+ * 16-23 % fewer IOPS than with 4 MiB; docs/perf.md §6). The gateway cannot size its clients'
+ * sockets, so it tells the operator once, when its Unix listener opens.
+ */
+final class UnixSendBuffer {
+    static final Path WMEM_DEFAULT = Path.of("/proc/sys/net/core/wmem_default");
+    /** Eight 128 KiB requests in flight, fio's depth in the benchmark, with room to spare. */
+    static final long ENOUGH = 1024 * 1024;
+    /** What TCP's send buffer may grow to by default ({@code net.ipv4.tcp_wmem}'s maximum). */
+    static final long RECOMMENDED = 4L * 1024 * 1024;
+
+    private UnixSendBuffer() {
+    }
+
+    /** The log line for a host whose default is short of {@link #ENOUGH}; empty when it is not, or unknown. */
+    static Optional<String> hint(Path wmemDefault) {
+        long bytes;
+        try {
+            bytes = Long.parseLong(Files.readString(wmemDefault).trim());
+        } catch (IOException | NumberFormatException | SecurityException e) {
+            return Optional.empty();
+        }
+        if (bytes >= ENOUGH) {
+            return Optional.empty();
+        }
+        return Optional.of("clients on the Unix socket get " + bytes + "-byte send buffers (net.core.wmem_default),"
+                + " so their large writes wait for room: for large local IO set net.core.wmem_default = "
+                + RECOMMENDED + " (the README's Host tuning)");
+    }
+}
