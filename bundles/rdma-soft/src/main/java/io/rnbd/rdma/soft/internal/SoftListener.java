@@ -78,6 +78,9 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
                 SoftDevice.closeQuietly(ch);
                 continue;
             }
+            // the HELLO deadline runs from the accept, and is fixed before the connection counts
+            // as half-open: whoever sees it counted sees its deadline set
+            long helloDeadline = device.nanos() + TimeUnit.MILLISECONDS.toNanos(device.handshake().timeoutMs());
             if (!device.handshakes().enter(source)) {
                 SoftDevice.closeQuietly(ch);
                 continue;
@@ -85,8 +88,7 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
             try {
                 ch.configureBlocking(false);
                 SoftDevice.tune(ch);
-                SoftQp qp = SoftQp.passive(device, device.nextReactor(), ch, this,
-                        device.nanos() + TimeUnit.MILLISECONDS.toNanos(device.handshake().timeoutMs()));
+                SoftQp qp = SoftQp.passive(device, device.nextReactor(), ch, this, helloDeadline);
                 device.adopt(qp);
                 qp.reactor().execute(() -> registerOnItsThread(qp, ch));
             } catch (IOException e) {

@@ -45,10 +45,23 @@ class SoftHandshakeTest {
     private final List<Socket> sockets = new ArrayList<>();
     private SoftDevice server;
     private SoftDevice client;
+    /** How long the fake clock takes to answer the device's own thread (0 = at once). */
+    private volatile long clockLagMs;
+
+    private long clock() {
+        if (clockLagMs > 0 && Thread.currentThread().getName().startsWith("rdma-soft-hs")) {
+            try {
+                Thread.sleep(clockLagMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return now.get();
+    }
 
     private void open(long timeoutMs, int perSource) throws Exception {
         server = new SoftDevice("hs", InetAddress.getByName("127.0.0.1"), 1, 0, SpareCpu::system,
-                new SoftDevice.Handshake(timeoutMs, perSource), now::get);
+                new SoftDevice.Handshake(timeoutMs, perSource), this::clock);
         client = new SoftDevice("hc", InetAddress.getByName("127.0.0.4"));
     }
 
@@ -137,6 +150,24 @@ class SoftHandshakeTest {
         now.addAndGet(TimeUnit.SECONDS.toNanos(3600));
         Thread.sleep(700);
         assertServes(l, ep);
+    }
+
+    /**
+     * The deadline runs from the accept and is fixed before the connection counts as half-open:
+     * time moved by someone who saw it counted (this test, the flake it once was) cannot push
+     * the deadline back. The clock answers the device's thread late, so that a deadline read
+     * after the count would read the moved time.
+     */
+    @Test
+    void theHelloDeadlineIsFixedBeforeTheConnectionCounts() throws Exception {
+        clockLagMs = 300;
+        open(10_000, 64);
+        CmListener l = listen(new Endpoint("server"));
+        InetAddress src = InetAddress.getByName("127.0.0.2");
+        Socket s = silent(l, "127.0.0.2");
+        Await.until("the connection counted", () -> server.handshakes().halfOpen(src) == 1);
+        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(10_100));
+        assertTrue(closedByPeer(s, 5000), "still open after its deadline");
     }
 
     @Test
