@@ -9,8 +9,8 @@ import java.util.Optional;
  * The send buffer a local client's Unix socket gets. The kernel gives every new Unix socket
  * {@code net.core.wmem_default} and never grows it, as it grows TCP's: with the kernel's
  * default, 212992 bytes, less than two 128 KiB requests fit, and a client writing large blocks
- * to the gateway sleeps for room in the middle of each one (fio's 128 KiB writes at depth 8 did
- * 16-23 % fewer IOPS than with 4 MiB; docs/perf.md §6). The gateway cannot size its clients'
+ * to the gateway sleeps for room in the middle of each one (with 4 MiB, fio's 128 KiB writes at
+ * depth 8 did 16-23 % more IOPS; docs/perf.md §6). The gateway cannot size its clients'
  * sockets, so it tells the operator once, when its Unix listener opens.
  */
 final class UnixSendBuffer {
