@@ -1,9 +1,12 @@
 package io.rnbd.nbd.gateway.internal;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The send buffer a local client's Unix socket gets. The kernel gives every new Unix socket
@@ -25,17 +28,28 @@ final class UnixSendBuffer {
 
     /** The log line for a host whose default is short of {@link #ENOUGH}; empty when it is not, or unknown. */
     static Optional<String> hint(Path wmemDefault) {
-        long bytes;
-        try {
-            bytes = Long.parseLong(Files.readString(wmemDefault).trim());
+        OptionalLong bytes = read(wmemDefault);
+        if (bytes.isEmpty() || bytes.getAsLong() >= ENOUGH) {
+            return Optional.empty();
+        }
+        return Optional.of("clients on the Unix socket get " + bytes.getAsLong() + "-byte send buffers"
+                + " (net.core.wmem_default), so their large writes wait for room: for large local IO set"
+                + " net.core.wmem_default = " + RECOMMENDED + " (the README's Host tuning)");
+    }
+
+    /**
+     * The number in a sysctl file. In one read: a sysctl reports a size of 0 and answers EOF to a
+     * read that does not start at offset 0, so {@code Files.readString}, which reads a byte first
+     * to size its buffer, gets "2" of "212992".
+     */
+    static OptionalLong read(Path sysctl) {
+        try (InputStream in = Files.newInputStream(sysctl)) {
+            byte[] b = new byte[64];
+            int n = in.read(b);
+            return n <= 0 ? OptionalLong.empty()
+                    : OptionalLong.of(Long.parseLong(new String(b, 0, n, StandardCharsets.US_ASCII).trim()));
         } catch (IOException | NumberFormatException | SecurityException e) {
-            return Optional.empty();
+            return OptionalLong.empty();
         }
-        if (bytes >= ENOUGH) {
-            return Optional.empty();
-        }
-        return Optional.of("clients on the Unix socket get " + bytes + "-byte send buffers (net.core.wmem_default),"
-                + " so their large writes wait for room: for large local IO set net.core.wmem_default = "
-                + RECOMMENDED + " (the README's Host tuning)");
     }
 }

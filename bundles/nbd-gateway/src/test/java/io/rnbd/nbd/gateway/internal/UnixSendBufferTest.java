@@ -2,11 +2,15 @@ package io.rnbd.nbd.gateway.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,5 +43,15 @@ class UnixSendBufferTest {
         assertEquals(Optional.empty(), hintFor("lots\n"));
         assertEquals(Optional.empty(), hintFor(""));
         assertEquals(Optional.empty(), UnixSendBuffer.hint(dir.resolve("missing")));
+    }
+
+    /** The real sysctl, as cat reads it: a sysctl answers EOF to a read past offset 0. */
+    @Test
+    void theHostsSysctlReadsWhole() throws Exception {
+        assumeTrue(Files.isReadable(UnixSendBuffer.WMEM_DEFAULT), "no " + UnixSendBuffer.WMEM_DEFAULT + " (not Linux)");
+        Process cat = new ProcessBuilder("cat", UnixSendBuffer.WMEM_DEFAULT.toString()).start();
+        String text = new String(cat.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+        assertTrue(cat.waitFor(10, TimeUnit.SECONDS) && cat.exitValue() == 0, "cat failed");
+        assertEquals(OptionalLong.of(Long.parseLong(text)), UnixSendBuffer.read(UnixSendBuffer.WMEM_DEFAULT));
     }
 }
