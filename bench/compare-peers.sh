@@ -231,11 +231,16 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 pids_to_kill=()
 wmem_file=/proc/sys/net/core/wmem_default
 wmem_restore=
+# the host's net.core.wmem_default back, if the gateway comparisons raised it (UNIX_WMEM)
+restore_wmem() {
+    if [[ -n $wmem_restore ]]; then { echo "$wmem_restore" >"$wmem_file"; } 2>/dev/null || true; fi
+    wmem_restore=
+}
 cleanup() {
     exec 7>&- 2>/dev/null || true
     for p in "${pids_to_kill[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    if [[ -n $wmem_restore ]]; then { echo "$wmem_restore" >"$wmem_file"; } 2>/dev/null || true; fi
+    restore_wmem
 }
 trap cleanup EXIT
 
@@ -390,7 +395,7 @@ t3=$(date +%s); snap "$OUT/cpu3"
 cpu_report gateway "$OUT/cpu2" "$OUT/cpu3" $((t3 - t2)) "$gwpid" "$nbdpid" | tee "$OUT/cpu-fio.txt"
 exec 7>&-
 wait "$gwpid" 2>/dev/null || true
-if [[ -n $wmem_restore ]]; then { echo "$wmem_restore" >"$wmem_file"; } 2>/dev/null || true; wmem_restore=; fi
+restore_wmem
 
 # ---- 4. profile of the RNBD hot path -------------------------------------------------------
 if [[ $PROFILE == 1 ]]; then

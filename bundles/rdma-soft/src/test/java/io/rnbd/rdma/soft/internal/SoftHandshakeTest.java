@@ -45,16 +45,20 @@ class SoftHandshakeTest {
     private final List<Socket> sockets = new ArrayList<>();
     private SoftDevice server;
     private SoftDevice client;
-    /** How long the fake clock takes to answer the device's own thread (0 = at once). */
-    private volatile long clockLagMs;
+    /**
+     * When set: the first read of the clock that finds a connection from this source counted as
+     * half-open moves time by {@link #jumpNanos} first, as a test (or an operator's clock) might
+     * the moment it sees the connection counted.
+     */
+    private volatile InetAddress jumpWhenCounted;
+    private volatile long jumpNanos;
 
     private long clock() {
-        if (clockLagMs > 0 && Thread.currentThread().getName().startsWith("rdma-soft-hs")) {
-            try {
-                Thread.sleep(clockLagMs);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        InetAddress src = jumpWhenCounted;
+        SoftDevice s = server;
+        if (src != null && s != null && s.handshakes().halfOpen(src) > 0) {
+            jumpWhenCounted = null;
+            now.addAndGet(jumpNanos);
         }
         return now.get();
     }
@@ -154,20 +158,21 @@ class SoftHandshakeTest {
 
     /**
      * The deadline runs from the accept and is fixed before the connection counts as half-open:
-     * time moved by someone who saw it counted (this test, the flake it once was) cannot push
-     * the deadline back. The clock answers the device's thread late, so that a deadline read
-     * after the count would read the moved time.
+     * time moved by someone who saw it counted (this test's other case, the flake it once was)
+     * cannot push the deadline back. Here the clock itself moves past the deadline at its first
+     * read that finds the connection counted: a deadline read after the count would start from
+     * the moved time and lie 10 s ahead; read before, it has passed, and the next tick closes it.
      */
     @Test
     void theHelloDeadlineIsFixedBeforeTheConnectionCounts() throws Exception {
-        clockLagMs = 300;
+        InetAddress src = InetAddress.getByName("127.0.0.2");
+        jumpNanos = TimeUnit.MILLISECONDS.toNanos(10_100);
+        jumpWhenCounted = src;
         open(10_000, 64);
         CmListener l = listen(new Endpoint("server"));
-        InetAddress src = InetAddress.getByName("127.0.0.2");
         Socket s = silent(l, "127.0.0.2");
-        Await.until("the connection counted", () -> server.handshakes().halfOpen(src) == 1);
-        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(10_100));
         assertTrue(closedByPeer(s, 5000), "still open after its deadline");
+        assertEquals(1L, server.counters().get("handshakes_timed_out"));
     }
 
     @Test
