@@ -40,6 +40,11 @@
 #   BATCH=4, POLL_USEC=0, SERVER_POLL_USEC=0   the load generator's submission batch and the
 #                         soft devices' busy polling, as in compare-peers.sh (polling is off
 #                         here by default: the OSD needs the CPUs a poller would take)
+#   CLIENT_CPUS=          run fio, rbd bench and the bench JVM under `taskset -c CLIENT_CPUS`
+#                         (e.g. 1), the cluster free; default: every tool free. The same
+#                         placement for all tools, so the ratios stay like for like
+#                         (docs/scale-out.md, "Where the threads run": one CPU saved the
+#                         appliance 13-19 us per IO at 4 KiB and fio nothing)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -125,6 +130,16 @@ if ((${#missing[@]})); then
     echo "missing: ${missing[*]} (apt-get install fio ceph-common ceph-mon ceph-osd uuid-runtime python3)" >&2
     exit 1
 fi
+CLIENT_CPUS=${CLIENT_CPUS:-}
+pin=()
+if [[ -n $CLIENT_CPUS ]]; then
+    if [[ ! $CLIENT_CPUS =~ ^[0-9]+([,-][0-9]+)*$ ]] || ! taskset -c "$CLIENT_CPUS" true 2>/dev/null; then
+        echo "CLIENT_CPUS=$CLIENT_CPUS: not a CPU list this machine has (CPUs 0-$(($(nproc) - 1)); needs taskset)" >&2
+        exit 1
+    fi
+    pin=(taskset -c "$CLIENT_CPUS")
+fi
+export RBD_COMPARE_PIN="${pin[*]}"
 for f in "$jar" "$native/librnbd-rbd.so"; do
     [[ -f $f ]] || { echo "missing $f: build with: cd $root && mvn -B -q install -DskipTests" >&2; exit 1; }
 done
@@ -197,6 +212,11 @@ EOF2
     echo "tools:     $(fio --version), $(rbd --version | cut -d' ' -f1-3)"
     echo "loadavg:   $(cat /proc/loadavg) (before)"
     echo "points:    $POINTS, ${REPS}x${SECS}s each, images of $SIZE MiB"
+    if [[ -n $CLIENT_CPUS ]]; then
+        echo "placement: fio, rbd bench and the bench JVM on CPUs $CLIENT_CPUS (taskset), the cluster free"
+    else
+        echo "placement: every tool free"
+    fi
 } | tee "$OUT/machine.txt"
 
 echo; echo "== one-node cluster (mon port $port)"
@@ -233,6 +253,8 @@ else:
     total = int(secs) * (40 if bs == '4k' else 400)
     cmd = ['rbd', 'bench', '--io-type', rw.replace('rand', ''), '--io-pattern', 'rand' if rw.startswith('rand') else 'seq',
            '--io-size', bs.upper(), '--io-threads', qd, '--io-total', f'{total}M', f'rbd/{image}']
+# CLIENT_CPUS: taskset execs the tool in place, so wait4 still charges the tool's own CPU
+cmd = os.environ.get('RBD_COMPARE_PIN', '').split() + cmd
 o0 = osd_ticks()
 p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 out = p.stdout.read()
@@ -260,7 +282,7 @@ for rep in $(seq "$REPS"); do
         python3 "$OUT/measure.py" fio bench-fio "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
         python3 "$OUT/measure.py" rbd bench-rbd "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
     done
-    java -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    "${pin[@]}" java -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
         -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" -Drnbd.bench.poll.usec="${POLL_USEC:-0}" \
         -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-0}" -cp "$jar" io.rnbd.bench.RbdBenchMain run \
         --conf "$CEPH_CONF" --backend-image bench-be --appliance-image bench-app --points "${POINTS// /,}" \
