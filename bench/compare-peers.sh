@@ -67,7 +67,8 @@ FIO_REPS=${FIO_REPS:-2}
 SIZE=${SIZE:-256m}
 PROFILE=${PROFILE:-1}
 PRIMARY=${PRIMARY:-1}
-if [[ ${UNIX_WMEM:-4194304} != keep && ! ${UNIX_WMEM:-4194304} =~ ^[1-9][0-9]*$ ]]; then
+UNIX_WMEM=${UNIX_WMEM:-4194304}
+if [[ $UNIX_WMEM != keep && ! $UNIX_WMEM =~ ^[1-9][0-9]*$ ]]; then
     echo "UNIX_WMEM must be a byte count or 'keep', not '$UNIX_WMEM'" >&2
     exit 1
 fi
@@ -332,9 +333,8 @@ fi
 # ---- 3. gateway: fio nbd engine on both sides, two comparisons -----------------------------
 echo; echo "== gateway: fio --ioengine=nbd -> nbd-gateway (RNBD stack, 2nd JVM) over its Unix socket and over TCP, vs nbdkit over TCP"
 wmem_host=$(cat "$wmem_file" 2>/dev/null || echo unknown)
-want=${UNIX_WMEM:-4194304}
-if [[ $want != keep && $wmem_host =~ ^[0-9]+$ && $wmem_host -lt $want ]] \
-        && { echo "$want" >"$wmem_file"; } 2>/dev/null; then
+if [[ $UNIX_WMEM != keep && $wmem_host =~ ^[0-9]+$ && $wmem_host -lt $UNIX_WMEM ]] \
+        && { echo "$UNIX_WMEM" >"$wmem_file"; } 2>/dev/null; then
     wmem_restore=$wmem_host
 fi
 echo "net.core.wmem_default: $(cat "$wmem_file" 2>/dev/null || echo unknown) during the gateway comparisons (the host's: $wmem_host)" \

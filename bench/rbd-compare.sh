@@ -41,7 +41,8 @@
 #                         soft devices' busy polling, as in compare-peers.sh (polling is off
 #                         here by default: the OSD needs the CPUs a poller would take)
 #   CLIENT_CPUS=          run fio, rbd bench and the bench JVM under `taskset -c CLIENT_CPUS`
-#                         (e.g. 1), the cluster free; default: every tool free. The same
+#                         (e.g. 1), the cluster free (compare-peers.sh's CPUS pins every
+#                         process; here the OSD must stay free); default: every tool free. The same
 #                         placement for all tools, so the ratios stay like for like
 #                         (docs/scale-out.md, "Where the threads run": one CPU saved the
 #                         appliance 13-19 us per IO at 4 KiB and fio nothing)
@@ -139,7 +140,7 @@ if [[ -n $CLIENT_CPUS ]]; then
     fi
     pin=(taskset -c "$CLIENT_CPUS")
 fi
-export RBD_COMPARE_PIN="${pin[*]}"
+export CLIENT_CPUS  # measure.py pins fio and rbd bench with it
 for f in "$jar" "$native/librnbd-rbd.so"; do
     [[ -f $f ]] || { echo "missing $f: build with: cd $root && mvn -B -q install -DskipTests" >&2; exit 1; }
 done
@@ -254,7 +255,8 @@ else:
     cmd = ['rbd', 'bench', '--io-type', rw.replace('rand', ''), '--io-pattern', 'rand' if rw.startswith('rand') else 'seq',
            '--io-size', bs.upper(), '--io-threads', qd, '--io-total', f'{total}M', f'rbd/{image}']
 # CLIENT_CPUS: taskset execs the tool in place, so wait4 still charges the tool's own CPU
-cmd = os.environ.get('RBD_COMPARE_PIN', '').split() + cmd
+if os.environ.get('CLIENT_CPUS'):
+    cmd = ['taskset', '-c', os.environ['CLIENT_CPUS']] + cmd
 o0 = osd_ticks()
 p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 out = p.stdout.read()
