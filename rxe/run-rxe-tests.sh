@@ -74,40 +74,58 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 fi
 
 # --- 2. the Debian kernel (it has rdma_rxe), unpacked, and the initramfs -------------
+# RXE_KERNEL names the suites the kernel comes from; all but stable are read through a private
+# apt state under RXE_WORK (apt-get/apt-cache here and in lib/ read APT_CONFIG), from the
+# mirrors the host already uses. The host's apt sources are never touched.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 case "${RXE_KERNEL:-stable}" in
-  stable) ;;
-  backports)
-    # <release>-backports from the mirror the host already uses for <release>, in a private apt
-    # state under RXE_WORK: apt-get/apt-cache here and in lib/build-linux-rtrs.sh read APT_CONFIG.
-    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-    mirror=$(apt-cache policy 2>/dev/null | awk -v s="$codename/main" '$3 == s && $2 ~ /^https?:/ {print $2; exit}')
-    [ -n "$codename" ] && [ -n "$mirror" ] || skip "RXE_KERNEL=backports: no apt source for $codename/main to take the mirror from"
-    APTDIR=$WORK/apt-$codename-backports
-    mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/sources.list.d"
-    echo "deb $mirror $codename-backports main" > "$APTDIR/sources.list"
-    cat > "$APTDIR/apt.conf" <<APT
+  stable)    SUITES="" ;;
+  backports) SUITES="$codename-backports" ;;
+  trixie)    SUITES="trixie trixie-security" ;;
+  unstable)  SUITES="sid" ;;
+  newest)    SUITES="sid experimental" ;;   # whichever is newer: experimental's release candidate or unstable's release
+  *) echo "FAILED: RXE_KERNEL must be stable, backports, trixie, unstable or newest, not ${RXE_KERNEL}"; exit 1 ;;
+esac
+apt_fresh() {   # apt_fresh LISTS-DIR: were its lists fetched in the last 6 hours?
+  [ -n "$(find "$1" -maxdepth 1 -name '*Packages*' -mmin -360 2>/dev/null | head -1)" ]
+}
+if [ -n "$SUITES" ]; then
+  host_mirror() { apt-cache policy 2>/dev/null | awk -v s="$1/main" '$3 == s && $2 ~ /^https?:/ {print $2; exit}'; }
+  main_mirror=$(host_mirror "$codename")
+  security_mirror=$(host_mirror "$codename-security")
+  [ -n "$codename" ] && [ -n "$main_mirror" ] || skip "RXE_KERNEL=${RXE_KERNEL}: no apt source for $codename/main to take the mirror from"
+  APTDIR=$WORK/apt-${RXE_KERNEL}
+  mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/sources.list.d"
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  : > "$APTDIR/sources.list.new"
+  for s in $SUITES; do
+    m=$main_mirror
+    case "$s" in *-security) m=${security_mirror:-${main_mirror%/debian}/debian-security} ;; esac
+    echo "deb${keyring:+ [signed-by=$keyring]} $m $s main" >> "$APTDIR/sources.list.new"
+  done
+  cmp -s "$APTDIR/sources.list.new" "$APTDIR/sources.list" || rm -f "$APTDIR"/lists/*Packages*
+  mv "$APTDIR/sources.list.new" "$APTDIR/sources.list"
+  cat > "$APTDIR/apt.conf" <<APT
 Dir::Etc::SourceList "$APTDIR/sources.list";
 Dir::Etc::SourceParts "$APTDIR/sources.list.d";
 Dir::State::Lists "$APTDIR/lists";
 Dir::Cache "$APTDIR/cache";
 APT
-    export APT_CONFIG=$APTDIR/apt.conf
-    if [ -z "$(find "$APTDIR/lists" -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
-      stamp "apt-get update ($codename-backports, private lists in $APTDIR)"
-      apt-get update -q >"$WORK/apt-backports.log" 2>&1 || skip "apt-get update of $codename-backports failed (see $WORK/apt-backports.log)"
-    fi
-    ;;
-  *) echo "FAILED: RXE_KERNEL must be stable or backports, not ${RXE_KERNEL}"; exit 1 ;;
-esac
-resolve_kernel() {
-  KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-  KIMGVER=$(apt-cache policy "$KPKG" 2>/dev/null | awk '/Candidate:/ {print $2}')
-}
-resolve_kernel
-if { [ -z "$KPKG" ] || [ -z "$KIMGVER" ] || [ "$KIMGVER" = "(none)" ]; } && [ "$(id -u)" = 0 ] && [ "${RXE_NO_APT:-0}" != 1 ]; then
-  apt-get update -qq >"$WORK/apt.log" 2>&1; resolve_kernel        # a clean machine may have no lists yet
+  export APT_CONFIG=$APTDIR/apt.conf
+  if ! apt_fresh "$APTDIR/lists"; then
+    stamp "apt-get update ($SUITES, private lists in $APTDIR)"
+    apt-get update -q >"$WORK/apt-${RXE_KERNEL}.log" 2>&1 || skip "apt-get update of $SUITES failed (see $WORK/apt-${RXE_KERNEL}.log)"
+  fi
+elif ! apt_fresh /var/lib/apt/lists && [ "$(id -u)" = 0 ] && [ "${RXE_NO_APT:-0}" != 1 ]; then
+  # the archive moves every few weeks: lists from another day name builds the mirror dropped
+  stamp "apt-get update (the host's lists are older than 6 hours)"
+  apt-get update -qq >"$WORK/apt.log" 2>&1 || stamp "apt-get update failed (see $WORK/apt.log); resolving from the lists there are"
 fi
-[ -n "$KPKG" ] && [ -n "$KIMGVER" ] && [ "$KIMGVER" != "(none)" ] || skip "cannot resolve linux-image-amd64 (apt-get update needed?)"
+# the kernel set (image, headers, kbuild, source) by the rule in lib/resolve-kernel.sh
+KSET=$("$HERE/lib/resolve-kernel.sh" 2> >(sed 's/^/RXE: /' >&2)) \
+  || skip "no complete kernel set for RXE_KERNEL=${RXE_KERNEL:-stable} in the archive (reasons above)"
+eval "$KSET"
+KIMGVER=$IMGVER
 KVER=${KPKG#linux-image-}
 # one tree per kernel release, so stable and backports stay cached side by side; .deb-version
 # says which build of the image it is (the modules below must be built for exactly that one)
@@ -117,13 +135,7 @@ if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ] || [ "$(cat "$KROOT/.deb-version" 2>/dev
   stamp "kernel $KPKG $KIMGVER"
   deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
   download() { (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KIMGVER" >"$WORK/kernel-download.log" 2>&1); }
-  if [ ! -f "$deb" ] && ! download && [ "$(id -u)" = 0 ] && [ "${RXE_NO_APT:-0}" != 1 ]; then
-    # stale lists name a build the mirror no longer has: refresh them once and take the current one
-    apt-get update -qq >>"$WORK/kernel-download.log" 2>&1; resolve_kernel
-    [ "$KVER" = "${KPKG#linux-image-}" ] || skip "after apt-get update linux-image-amd64 names $KPKG, not linux-image-$KVER: run again"
-    deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
-    download
-  fi
+  [ -f "$deb" ] || download
   [ -f "$deb" ] || skip "cannot download $KPKG $KIMGVER (see $WORK/kernel-download.log)"
   rm -rf "$KROOT" "$WORK/initramfs-$KVER.cpio.gz"   # the initramfs carries this build's modules
   mkdir -p "$KROOT"
@@ -131,6 +143,8 @@ if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ] || [ "$(cat "$KROOT/.deb-version" 2>/dev
   dpkg-deb -f "$deb" Version > "$KROOT/.deb-version"
   depmod -b "$KROOT" "$KVER"
 fi
+# what the modules are built from (lib/build-linux-rtrs.sh reads it), resolved afresh each run
+echo "$KSET" > "$KROOT/.kernel-set"
 [ -f "$KROOT/lib/modules/$KVER/modules.dep" ] || depmod -b "$KROOT" "$KVER"
 grep -q "rdma_rxe.ko" "$KROOT/lib/modules/$KVER/modules.dep" || skip "$KPKG has no rdma_rxe module"
 if [ ! -f "$WORK/initramfs-$KVER.cpio.gz" ]; then

@@ -8,14 +8,17 @@
 #   build-linux-rtrs.sh KROOT KVER CACHE
 #
 # KROOT  the guest's kernel tree (dpkg -x of linux-image-<kver>); its .deb-version file holds
-#        the Debian version of that image (run-rxe-tests.sh writes it)
+#        the Debian version of that image and .kernel-set the pieces to build from, as
+#        lib/resolve-kernel.sh chose them (run-rxe-tests.sh writes both)
 # KVER   the kernel release, e.g. 6.1.0-56-amd64
 # CACHE  where the result is kept, keyed by kernel release and Debian version:
 #        CACHE/<kver>/<version>/ko/*.ko; a second run with the same kernel does not rebuild
 #
-# The headers, the kbuild tools and the source must be the very build of the image the guest
-# boots (same Debian version): each is fetched with apt-get download at that version, and
-# the run refuses loudly otherwise. They are unpacked with dpkg -x under CACHE, not installed:
+# The headers must be the very build of the image the guest boots (same Debian version: they
+# carry its .config and Module.symvers); the kbuild tools and the source may be another Debian
+# revision of the same upstream version (lib/resolve-kernel.sh has the rule and why). Each is
+# fetched with apt-get download at the version .kernel-set names, and the run refuses loudly
+# when what arrives is another. They are unpacked with dpkg -x under CACHE, not installed:
 # installing linux-headers-<kver> would pull the image onto the host (backports' headers
 # depend on it) and could not serve two kernels side by side. apt-get honours APT_CONFIG, so
 # the caller can point it at another suite (RXE_KERNEL=backports). The built modules must
@@ -32,9 +35,15 @@ say() { echo "linux-rtrs: $*"; }
 fail() { say "FAILED: $*"; exit 1; }
 MODULES="rtrs/rtrs-core rtrs/rtrs-client rtrs/rtrs-server rnbd/rnbd-client rnbd/rnbd-server"
 
-IMGVER=$(cat "$KROOT/.deb-version" 2>/dev/null) || fail "$KROOT/.deb-version missing (which build of linux-image-$KVER is this?)"
-[ -n "$IMGVER" ] || fail "empty $KROOT/.deb-version"
-series=$(echo "$KVER" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')      # 6.1.0-56-amd64 -> 6.1, 6.12.95+deb12-amd64 -> 6.12
+DEBVER=$(cat "$KROOT/.deb-version" 2>/dev/null) || fail "$KROOT/.deb-version missing (which build of linux-image-$KVER is this?)"
+[ -n "$DEBVER" ] || fail "empty $KROOT/.deb-version"
+[ -f "$KROOT/.kernel-set" ] || fail "$KROOT/.kernel-set missing (run-rxe-tests.sh writes it from lib/resolve-kernel.sh)"
+# shellcheck disable=SC1091
+. "$KROOT/.kernel-set"
+[ "$IMGVER" = "$DEBVER" ] || fail "$KROOT holds linux-image-$KVER $DEBVER, its kernel set says $IMGVER"
+for v in HEADERS COMMON KBUILD KBUILDVER SOURCE SOURCEVER; do
+  [ -n "${!v:-}" ] || fail "$KROOT/.kernel-set has no $v"
+done
 KEY=$CACHE/$KVER/$IMGVER
 DEST=$KROOT/lib/modules/$KVER/updates/linux-rtrs
 rxe_ko=$(find "$KROOT/lib/modules/$KVER" -name 'rdma_rxe.ko*' | head -1)
@@ -65,32 +74,32 @@ if [ $complete = 1 ] && [ "$(modinfo -F vermagic "$KEY/ko/rnbd-client.ko")" = "$
 fi
 
 # --- fetch the exact build's headers, kbuild tools and source ------------------------------
-say "building for $KVER ($IMGVER) from linux-source-$series and linux-headers-$KVER"
+say "building for $KVER ($IMGVER) from $SOURCE $SOURCEVER, $HEADERS $IMGVER and $KBUILD $KBUILDVER"
 B=$KEY/build
 rm -rf "$B" "$KEY/ko"
 mkdir -p "$B/debs" "$B/root" "$B/src" "$KEY/ko" || fail "cannot create $B"
 cd "$B/debs" || fail "cd $B/debs"
-fetch() {   # fetch NAME: apt-get download NAME=$IMGVER, and check what arrived
+fetch() {   # fetch NAME VERSION: apt-get download NAME=VERSION, and check what arrived
   local log="$B/apt-download.log"
-  if ! apt-get download -q -o APT::Sandbox::User=root "$1=$IMGVER" >>"$log" 2>&1; then
+  if ! apt-get download -q -o APT::Sandbox::User=root "$1=$2" >>"$log" 2>&1; then
     local offered
-    offered=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
-    fail "$1 $IMGVER (the guest image's version) cannot be downloaded; apt offers ${offered:-nothing} (see $log). \
-The image, its headers and linux-source must be one build: refusing to build against another."
+    offered=$(apt-cache madison "$1" 2>/dev/null | awk -F'|' '{gsub(/ /, "", $2); print $2}' | paste -sd' ')
+    fail "$1 $2 cannot be downloaded; apt offers ${offered:-nothing} (see $log)"
   fi
   local got
   got=$(dpkg-deb -f "$1"_*.deb Version)
-  [ "$got" = "$IMGVER" ] || fail "$1 is $got, the image is $IMGVER"
+  [ "$got" = "$2" ] || fail "$1 is $got, the kernel set says $2"
 }
-fetch "linux-headers-$KVER"
+fetch "$HEADERS" "$IMGVER"
 # the flavour's headers name the common headers and the kbuild tools they were built with
-deps=$(dpkg-deb -f "linux-headers-$KVER"_*.deb Depends | tr ',' '\n' | sed -E 's/^ *//; s/ .*//')
-common=$(echo "$deps" | grep -E '^linux-headers-.*-common$' | head -1)
-kbuild=$(echo "$deps" | grep -E '^linux-kbuild-' | head -1)
-[ -n "$common" ] && [ -n "$kbuild" ] || fail "linux-headers-$KVER names no common headers or kbuild package: $deps"
-fetch "$common"
-fetch "$kbuild"
-fetch "linux-source-$series"
+deps=$(dpkg-deb -f "$HEADERS"_*.deb Depends | tr ',' '\n' | sed -E 's/^ *//; s/ .*//')
+echo "$deps" | grep -qxF "$COMMON" && echo "$deps" | grep -qxF "$KBUILD" \
+  || fail "$HEADERS $IMGVER names $(echo "$deps" | paste -sd' '), not $COMMON and $KBUILD"
+kbuild=$KBUILD
+fetch "$COMMON" "$IMGVER"
+fetch "$KBUILD" "$KBUILDVER"
+fetch "$SOURCE" "$SOURCEVER"
+series=${SOURCE#linux-source-}
 
 # the build tools kbuild needs on the host (gcc-<n>, make, libelf for objtool, ...)
 need=()
@@ -106,7 +115,7 @@ if [ ${#need[@]} -gt 0 ]; then
     || say "warning: apt-get install ${need[*]} failed (see $B/apt-install.log); building anyway"
 fi
 
-for d in "linux-headers-$KVER" "$common" "$kbuild"; do
+for d in "$HEADERS" "$COMMON" "$KBUILD"; do
   dpkg -x "$d"_*.deb "$B/root" || fail "dpkg -x $d"
 done
 HDR=$B/root/usr/src/linux-headers-$KVER
@@ -147,6 +156,7 @@ fi
 # what they were built from, beside them
 rm -rf "$KEY/src"; cp -r "$B/src/linux-source-$series/drivers" "$KEY/src"
 echo "$IMGVER" > "$KEY/ko/deb-version"
+cp "$KROOT/.kernel-set" "$KEY/ko/kernel-set"   # the exact pieces they were built from
 [ "${RXE_KEEP_BUILD:-0}" = 1 ] || rm -rf "$B"
 say "built in $(( $(date +%s) - T0 ))s: $(cd "$KEY/ko" && ls -- *.ko | tr '\n' ' ')"
 install_modules
