@@ -466,6 +466,71 @@ JNIEXPORT jstring JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_lockO
 	return (*env)->NewStringUTF(env, out);
 }
 
+/*
+ * Break the image's exclusive lock held by owner (an address from lock_owners) and, as
+ * rbd_blocklist_on_break_lock says (the shared opens set it true), blocklist that client first:
+ * librados' blocklist_add waits until this client has the OSD map that carries the entry, so
+ * once this returns no request of the old holder is accepted by an OSD that serves ours.
+ * -EBUSY: another client holds the lock now.
+ */
+JNIEXPORT void JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_lockBreak(JNIEnv *env, jclass cls,
+		jlong h, jstring jowner)
+{
+	const char *owner = chars(env, jowner);
+	int r = owner == NULL ? -EINVAL
+		: rbd_lock_break(((struct image *) PTR(h))->rbd, RBD_LOCK_MODE_EXCLUSIVE, owner);
+	release(env, jowner, owner);
+	if (r < 0)
+		throw_rbd(env, "rbd_lock_break", r);
+}
+
+/* The image metadata value of key, null if there is none. */
+JNIEXPORT jstring JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_metadataGet(JNIEnv *env, jclass cls,
+		jlong h, jstring jkey)
+{
+	char buf[1024];
+	size_t len = sizeof buf;
+	const char *key = chars(env, jkey);
+	int r = key == NULL ? -EINVAL : rbd_metadata_get(((struct image *) PTR(h))->rbd, key, buf, &len);
+	release(env, jkey, key);
+	if (r == -ENOENT)
+		return NULL;
+	if (r < 0) {
+		throw_rbd(env, "rbd_metadata_get", r);
+		return NULL;
+	}
+	buf[sizeof buf - 1] = 0;
+	return (*env)->NewStringUTF(env, buf);
+}
+
+JNIEXPORT void JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_metadataSet(JNIEnv *env, jclass cls,
+		jlong h, jstring jkey, jstring jvalue)
+{
+	const char *key = chars(env, jkey);
+	const char *value = chars(env, jvalue);
+	int r = key == NULL || value == NULL ? -EINVAL
+		: rbd_metadata_set(((struct image *) PTR(h))->rbd, key, value);
+	release(env, jkey, key);
+	release(env, jvalue, value);
+	if (r < 0)
+		throw_rbd(env, "rbd_metadata_set", r);
+}
+
+/* This cluster handle's address as lock owners are named ("127.0.0.1:0/2484850395"). */
+JNIEXPORT jstring JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_clientAddress(JNIEnv *env, jclass cls,
+		jlong c)
+{
+	char *addrs = NULL;
+	int r = rados_getaddrs(PTR(c), &addrs);
+	if (r < 0) {
+		throw_rbd(env, "rados_getaddrs", r);
+		return NULL;
+	}
+	jstring out = (*env)->NewStringUTF(env, addrs == NULL ? "" : addrs);
+	free(addrs);
+	return out;
+}
+
 /* The image's effective value of an rbd_* option (cluster, pool or image level), null if unknown. */
 JNIEXPORT jstring JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_imageConf(JNIEnv *env, jclass cls,
 		jlong h, jstring jkey)

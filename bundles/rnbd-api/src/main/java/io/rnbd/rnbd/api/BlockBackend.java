@@ -34,4 +34,17 @@ public interface BlockBackend {
      */
     default void validate(Map<String, String> params, boolean readOnly) throws IOException {
     }
+
+    /**
+     * Open the storage of an export that several servers serve at once ({@code ha = true}):
+     * read-write, as a standby that changes nothing until it takes the storage's lock over
+     * ({@link SharedDevice}). The default cannot: EOPNOTSUPP, for storage only one server reaches.
+     *
+     * @throws IOException with a one-line reason the console can show as is
+     * @since 1.8
+     */
+    default SharedDevice openShared(Map<String, String> params) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "backend '" + type()
+                + "' keeps its data on one server: it cannot be exported by several (ha = true)");
+    }
 }

@@ -26,12 +26,48 @@ public interface RnbdClientAdmin {
     }
 
     /**
+     * A device mapped over several servers that export the same storage (docs/scale-out.md).
+     *
+     * @param sessions    the sessions, one per server, in the order given at map time (the first
+     *                    is where {@code rnbd:failback} goes by default)
+     * @param active      the session whose server IO goes to now ("" while none answers as active)
+     * @param activeSince when IO went there (ms since the epoch, this client's clock; 0 = never)
+     * @param generation  the generation of the active server's take of the storage
+     * @param takeovers   times IO moved to another server: a takeover this client asked for, or
+     *                    one it found another had made
+     * @param lastStallMs how long IO waited in the last move, from the loss of the old server (or
+     *                    its answer that it is not active) to the new one's answer that it is
+     * @param maxStallMs  the longest such wait since the mapping was made
+     */
+    record HaDeviceInfo(List<String> sessions, String active, long activeSince, long generation, long takeovers,
+                        long lastStallMs, long maxStallMs) {
+        public static final HaDeviceInfo NONE = new HaDeviceInfo(List.of(), "", 0, 0, 0, 0, 0);
+
+        public HaDeviceInfo {
+            sessions = List.copyOf(sessions);
+            active = active == null ? "" : active;
+        }
+    }
+
+    /**
+     * @param session   the RTRS session it is mapped over; for a device over several servers the
+     *                  active one ({@code ha} lists them all)
      * @param size      bytes as last reported by the server (0 before the first OPEN_RSP)
      * @param users     holders of {@link RemoteBlockDevice#claim(String)}
      * @param lastError errno of the last OPEN failure, 0 if none
+     * @param ha        the servers of a device mapped over several, {@link HaDeviceInfo#NONE} otherwise
      */
     record DeviceInfo(String name, String session, String export, AccessMode mode, long size,
-                      DeviceState state, int users, BlockIoStats stats, int lastError) {
+                      DeviceState state, int users, BlockIoStats stats, int lastError, HaDeviceInfo ha) {
+        public DeviceInfo {
+            ha = ha == null ? HaDeviceInfo.NONE : ha;
+        }
+
+        /** A device over one server. */
+        public DeviceInfo(String name, String session, String export, AccessMode mode, long size,
+                          DeviceState state, int users, BlockIoStats stats, int lastError) {
+            this(name, session, export, mode, size, state, users, stats, lastError, HaDeviceInfo.NONE);
+        }
     }
 
     /** Snapshot of every mapping, sorted by name. */
@@ -39,7 +75,9 @@ public interface RnbdClientAdmin {
 
     /**
      * Map {@code export} of the server behind RTRS session {@code session} as local device
-     * {@code device}. The mapping waits for the session to appear; the future completes once
+     * {@code device}. {@code session} may list several sessions, comma separated, one per
+     * server of an export that several servers serve ({@code ha = true} on each): IO then goes
+     * to the one that holds the storage, and moves to another when it is lost (docs/scale-out.md). The mapping waits for the session to appear; the future completes once
      * the server opened the device, or fails with a {@link BlockIoException} carrying the
      * server's errno (ENOENT, EACCES, EBUSY, EROFS ...), in which case the mapping stays
      * listed as FAILED until unmapped or remapped.
@@ -60,4 +98,18 @@ public interface RnbdClientAdmin {
 
     /** Ask the server for the export's current size and adopt it; returns the new size in bytes. */
     CompletableFuture<Long> resize(String device) throws IOException;
+
+    /**
+     * Move a device mapped over several servers to the server of {@code session} (empty: the
+     * first of the mapping): that server takes the storage over, fencing the one that held it,
+     * and IO follows. Completes with the session IO goes to afterwards; fails with the server's
+     * errno (EBUSY: the storage changed hands less than the server's takeover hold-off ago).
+     *
+     * @throws IOException ENOENT (no such device), EINVAL (not mapped over several servers, or
+     *                     {@code session} is not one of its)
+     * @since 1.8
+     */
+    default CompletableFuture<String> failback(String device, String session) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD client cannot move devices");
+    }
 }

@@ -19,12 +19,53 @@ public interface RnbdServerAdmin {
     record Opener(String session, AccessMode mode, int deviceId) {
     }
 
+    /** A server's part in an export that several servers serve ({@code ha = true}; docs/scale-out.md). */
+    enum Role {
+        /** Not an HA export: this server alone serves it. */
+        NONE,
+        /** Serves reads to Linux hosts, changes nothing; takes over when a client asks. */
+        STANDBY,
+        /** Breaking the holder's lock and fencing it; IO waits. */
+        TAKING_OVER,
+        /** Holds the storage's lock: serves all IO. */
+        ACTIVE,
+        /** Another server took the storage over: serves nothing, opens it again as a standby. */
+        FENCED
+    }
+
+    /**
+     * An HA export as this server sees it, and its holder as the storage records it.
+     *
+     * @param role           this server's role
+     * @param activeServer   the server the storage records as holder ("" = none recorded)
+     * @param activeSince    when that server took the storage (ms since the epoch, its clock; 0 = unknown)
+     * @param generation     how often a server took the storage, the holder's take included
+     * @param takeovers      takeovers this server made for the export (each broke and fenced a live
+     *                       or dead holder; taking a lock nobody held is not one)
+     * @param lastTakeoverMs how long this server's last take of the lock took, from the request to
+     *                       the lock held (0 = none yet)
+     */
+    record HaInfo(Role role, String activeServer, long activeSince, long generation, long takeovers,
+                  long lastTakeoverMs) {
+        public static final HaInfo NONE = new HaInfo(Role.NONE, "", 0, 0, 0, 0);
+    }
+
     /**
      * @param size      bytes, 0 while offline and never opened
      * @param lastError one line on why the export is offline, "" if none
+     * @param ha        its part among several servers, {@link HaInfo#NONE} when it is not an HA export
      */
     record ExportInfo(String name, String backend, long size, ExportState state, boolean readOnly,
-                      List<Opener> openers, BlockIoStats stats, String lastError) {
+                      List<Opener> openers, BlockIoStats stats, String lastError, HaInfo ha) {
+        public ExportInfo {
+            ha = ha == null ? HaInfo.NONE : ha;
+        }
+
+        /** An export of one server. */
+        public ExportInfo(String name, String backend, long size, ExportState state, boolean readOnly,
+                          List<Opener> openers, BlockIoStats stats, String lastError) {
+            this(name, backend, size, state, readOnly, openers, stats, lastError, HaInfo.NONE);
+        }
     }
 
     /** Snapshot of every configured export, sorted by name. */

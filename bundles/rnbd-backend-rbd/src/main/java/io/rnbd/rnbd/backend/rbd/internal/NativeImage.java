@@ -3,7 +3,7 @@ package io.rnbd.rnbd.backend.rbd.internal;
 import java.nio.ByteBuffer;
 
 /** An image opened through librbd, with the cluster connection and pool context it owns. */
-final class NativeImage implements RbdImage {
+final class NativeImage implements RbdImage, RbdLock {
     private final long cluster;
     private final long ioctx;
     private final long image;
@@ -51,6 +51,43 @@ final class NativeImage implements RbdImage {
     @Override
     public void close() throws RbdException {
         RbdNative.close(image);
+    }
+
+    @Override
+    public String identity() throws RbdException {
+        return RbdNative.clientAddress(cluster);
+    }
+
+    @Override
+    public boolean owned() throws RbdException {
+        return RbdNative.lockOwned(image);
+    }
+
+    @Override
+    public String owner() throws RbdException {
+        String owners = RbdNative.lockOwners(image);
+        int comma = owners.indexOf(',');
+        return comma < 0 ? owners : owners.substring(0, comma);
+    }
+
+    @Override
+    public void breakLock(String owner) throws RbdException {
+        RbdNative.lockBreak(image, owner);
+    }
+
+    @Override
+    public void acquire() throws RbdException {
+        RbdNative.lockAcquire(image);
+    }
+
+    @Override
+    public String metadata(String key) throws RbdException {
+        return RbdNative.metadataGet(image, key);
+    }
+
+    @Override
+    public void metadata(String key, String value) throws RbdException {
+        RbdNative.metadataSet(image, key, value);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.rnbd.rnbd.backend.rbd.internal;
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.SharedDevice;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,7 +77,7 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
             throw new IOException("rbd backend: create.size needs a read-write export");
         }
         String where = "rbd backend: " + p.spec();
-        long cluster = connect(p, where);
+        long cluster = connect(p, where, false);
         long ioctx = 0;
         long image = 0;
         long size;
@@ -123,6 +124,75 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
         return dev;
     }
 
+    /**
+     * An export of several servers ({@code ha = true}): the image opened read-write as a standby
+     * that takes no lock ({@link RbdSharedDevice}). Its cluster connection is write-through
+     * ({@code rbd_cache = false}): a takeover's successor reads from the OSDs, so whatever this
+     * server acknowledged must be there when it dies, not in its cache; and it blocklists the
+     * holder whose lock it breaks ({@code rbd_blocklist_on_break_lock = true}, whatever ceph.conf
+     * says), which is what fences it. The image must have the exclusive-lock feature.
+     */
+    @Override
+    public SharedDevice openShared(Map<String, String> params) throws IOException {
+        if (unavailable != null) {
+            throw new IOException("rbd backend is dormant: " + unavailable);
+        }
+        if (closed) {
+            throw new IOException("rbd backend is stopped");
+        }
+        RbdParams p = RbdParams.parse(params, settings);
+        String where = "rbd backend: " + p.spec();
+        long cluster = connect(p, where, true);
+        long ioctx = 0;
+        long image = 0;
+        long size;
+        String identity;
+        RbdBlockDevice.Fua fua;
+        try {
+            ioctx = ioctx(cluster, p, where);
+            image = openImage(ioctx, p, false, where);
+            if ((RbdNative.features(image) & RbdNative.FEATURE_EXCLUSIVE_LOCK) == 0) {
+                throw new IOException(where + ": several servers need the image's exclusive lock, and it has no "
+                        + "exclusive-lock feature (rbd feature enable " + p.spec() + " exclusive-lock)");
+            }
+            try {
+                RbdNative.watch(image);
+            } catch (RbdException e) {
+                LOG.warn("{}: cannot watch the image header ({}): size changes made elsewhere go unseen",
+                        p.spec(), e.getMessage());
+            }
+            size = RbdNative.size(image);
+            if (size < 512) {
+                throw new IOException(where + ": image of " + size + " bytes is smaller than one 512-byte block");
+            }
+            fua = fuaMode(image);
+            identity = RbdNative.clientAddress(cluster);
+        } catch (IOException | RuntimeException e) {
+            if (image != 0) {
+                closeQuietly(image);
+            }
+            if (ioctx != 0) {
+                RbdNative.ioctxDestroy(ioctx);
+            }
+            RbdNative.shutdown(cluster);
+            if (e instanceof RbdException r) {
+                throw new IOException(where + ": " + r.getMessage());
+            }
+            throw e;
+        }
+        NativeImage handle = new NativeImage(cluster, ioctx, image);
+        RbdBlockDevice dev = new RbdBlockDevice(handle, p.spec(), size, false, fua, open::remove);
+        RbdSharedDevice shared = new RbdSharedDevice(dev, handle, identity, System::currentTimeMillis);
+        open.add(dev);
+        if (closed) {
+            dev.close();
+            throw new IOException("rbd backend is stopped");
+        }
+        LOG.info("opened {} as client.{} {} for several servers, as a standby ({} bytes, write-through, librbd {})",
+                p.spec(), p.id(), identity, size, RbdNative.version());
+        return shared;
+    }
+
     /** The parameters alone: a dormant backend (no librbd) or an unreachable cluster is no reason to refuse them. */
     @Override
     public void validate(Map<String, String> params, boolean readOnly) throws IOException {
@@ -132,7 +202,7 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
         }
     }
 
-    private static long connect(RbdParams p, String where) throws IOException {
+    private static long connect(RbdParams p, String where, boolean shared) throws IOException {
         List<String> options = new ArrayList<>(List.of(
                 // one-line errors come from here; Ceph's own messages must not reach the console
                 "log_to_stderr", "false", "err_to_stderr", "false",
@@ -142,6 +212,9 @@ public final class RbdBackend implements BlockBackend, AutoCloseable {
                 "rbd_skip_partial_discard", "false"));
         if (!p.keyring().isEmpty()) {
             options.addAll(List.of("keyring", p.keyring()));
+        }
+        if (shared) {
+            options.addAll(List.of("rbd_cache", "false", "rbd_blocklist_on_break_lock", "true"));
         }
         if (p.opTimeoutSec() > 0) {
             // A request unanswered that long fails with ETIMEDOUT; whether it reached the disks is

@@ -77,6 +77,13 @@ final class RbdBlockDevice implements BlockDevice {
     private final Thread poller;
     private volatile long size;
     private volatile boolean closed;
+    /**
+     * Whether changes reach librbd. Always for a plain open; for a shared one only while it holds
+     * the lock ({@link RbdSharedDevice}): a standby's librbd would otherwise ask the holder for
+     * the lock at its first write, and break it if the holder had died.
+     */
+    private volatile boolean mayChange = true;
+    private volatile boolean shared;
 
     /**
      * @param size     the image's size now (rounded down to 512 bytes)
@@ -98,6 +105,35 @@ final class RbdBlockDevice implements BlockDevice {
 
     String name() {
         return name;
+    }
+
+    /** A shared open: changes are refused (ENOLINK) until {@link #mayChange(boolean)}, and a fence stops them again. */
+    void shared() {
+        shared = true;
+        mayChange = false;
+    }
+
+    void mayChange(boolean may) {
+        mayChange = may;
+    }
+
+    boolean mayChange() {
+        return mayChange;
+    }
+
+    /** A synchronous librbd call that must not meet the image closed under it (the poller closes it under the same lock). */
+    <T> T whileOpen(RbdCall<T> call) throws RbdException {
+        synchronized (lifecycle) {
+            if (closed) {
+                throw new RbdException(Errno.ENODEV, "rbd_open (the device is closed)");
+            }
+            return call.run();
+        }
+    }
+
+    @FunctionalInterface
+    interface RbdCall<T> {
+        T run() throws RbdException;
     }
 
     Fua fuaMode() {
@@ -153,6 +189,9 @@ final class RbdBlockDevice implements BlockDevice {
         if (readOnly) {
             throw new BlockIoException(Errno.EROFS, name + " is open read-only");
         }
+        if (!mayChange) {
+            throw notHolder();
+        }
         if (bytes <= 0 || bytes % SECTOR != 0) {
             throw new BlockIoException(Errno.EINVAL, "size " + bytes + " is not a positive multiple of " + SECTOR);
         }
@@ -177,6 +216,9 @@ final class RbdBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+        if (!mayChange) {
+            return CompletableFuture.failedFuture(notHolder());
+        }
         ByteBuffer s = src.duplicate();
         int len = s.remaining();
         ByteBuffer b = s.isDirect() ? s : ByteBuffer.allocateDirect(len).put(s).flip();
@@ -191,16 +233,23 @@ final class RbdBlockDevice implements BlockDevice {
         if (closed) {
             return CompletableFuture.failedFuture(closedError());
         }
-        return readOnly ? DONE : start(RbdNative.OP_FLUSH, 0, 0, null, 0, null);
+        // a standby wrote nothing to flush; and librbd would take a user's flush as a reason to ask for the lock
+        return readOnly || !mayChange ? DONE : start(RbdNative.OP_FLUSH, 0, 0, null, 0, null);
     }
 
     @Override
     public CompletableFuture<Void> trim(long offset, long length) {
+        if (!mayChange) {
+            return CompletableFuture.failedFuture(notHolder());
+        }
         return start(RbdNative.OP_DISCARD, offset, length, null, 0, null);
     }
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+        if (!mayChange) {
+            return CompletableFuture.failedFuture(notHolder());
+        }
         if (fua && this.fua == Fua.FLUSH) {
             return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, 0, null).thenCompose(v -> flush());
         }
@@ -288,6 +337,9 @@ final class RbdBlockDevice implements BlockDevice {
             return;
         }
         if (result < 0) {
+            if (shared && (result == -Errno.ESHUTDOWN || (result == -Errno.EROFS && p.op() != RbdNative.OP_READ))) {
+                mayChange = false; // fenced, or the lock is gone: nothing more may go to librbd
+            }
             p.future().completeExceptionally(ioError((int) -result, p.what()));
             return;
         }
@@ -309,7 +361,11 @@ final class RbdBlockDevice implements BlockDevice {
         try {
             sizeChanged(image.size());
         } catch (RbdException e) {
-            LOG.warn("{}: cannot re-read the size after a header change: {}", name, e.getMessage());
+            if (shared && e.errno() == Errno.ESHUTDOWN) {
+                LOG.debug("{}: fenced, the header change goes unseen here: {}", name, e.getMessage());
+            } else {
+                LOG.warn("{}: cannot re-read the size after a header change: {}", name, e.getMessage());
+            }
         }
     }
 
@@ -345,6 +401,11 @@ final class RbdBlockDevice implements BlockDevice {
                     name);
         }
         return new BlockIoException(errno, name + ": " + what + " failed" + why);
+    }
+
+    private BlockIoException notHolder() {
+        return new BlockIoException(Errno.ENOLINK, name + ": this server does not hold the image's lock (a standby, "
+                + "or fenced by another that took the image over)");
     }
 
     private static BlockIoException closedError() {

@@ -110,6 +110,21 @@ final class RbdNative {
     /** The clients holding the image's lock, comma separated, "" if none. */
     static native String lockOwners(long image) throws RbdException;
 
+    /**
+     * rbd_lock_break(EXCLUSIVE, owner): blocklists {@code owner} first when the cluster handle
+     * has {@code rbd_blocklist_on_break_lock} (shared opens set it), and returns once this client
+     * knows the OSD map with the entry. EBUSY: another client holds the lock now.
+     */
+    static native void lockBreak(long image, String owner) throws RbdException;
+
+    /** The image metadata value of {@code key}, null if none. */
+    static native String metadataGet(long image, String key) throws RbdException;
+
+    static native void metadataSet(long image, String key, String value) throws RbdException;
+
+    /** The cluster handle's address, as lock owners are named ("127.0.0.1:0/2484850395"). */
+    static native String clientAddress(long cluster) throws RbdException;
+
     /** The image's effective value of an {@code rbd_*} option; null if unknown. */
     static native String imageConf(long image, String key);
 
