@@ -10,9 +10,18 @@ import java.nio.charset.StandardCharsets;
 /**
  * rnbd_msg_open, 264 B: header, access mode u8 @4, resv1 @5, device name @6 (NAME_MAX = 255
  * bytes, NUL-terminated, so at most 254 bytes of UTF-8), reserved[3].
+ *
+ * <p>Extension: bit 0 of resv1, {@link #F_TAKEOVER}, asks a server of a several-servers export
+ * to take the storage over (docs/protocol.md); sent only to a server whose SESS_INFO_RSP had
+ * {@link SessInfo#EXT_HA}. Linux's client leaves resv1 0 and Linux's server ignores it.
+ *
+ * @param takeover take the export's storage over before answering
  */
-public record Open(AccessMode accessMode, String deviceName) implements RnbdMsg {
+public record Open(AccessMode accessMode, String deviceName, boolean takeover) implements RnbdMsg {
     public static final int SIZE = 264;
+    /** In resv1 (@5): take the storage over. */
+    public static final int F_TAKEOVER = 1;
+    static final int FLAGS_OFFSET = 5;
     public static final int NAME_OFFSET = 6;
     /** Bytes of the name field, the terminating NUL included. */
     public static final int NAME_FIELD = 255;
@@ -29,6 +38,11 @@ public record Open(AccessMode accessMode, String deviceName) implements RnbdMsg 
         }
     }
 
+    /** A Linux client's OPEN. */
+    public Open(AccessMode accessMode, String deviceName) {
+        this(accessMode, deviceName, false);
+    }
+
     @Override
     public MsgType type() {
         return MsgType.OPEN;
@@ -38,6 +52,9 @@ public record Open(AccessMode accessMode, String deviceName) implements RnbdMsg 
     public void encode(ByteBuffer buf) {
         ByteBuffer v = Wire.out(buf, MsgType.OPEN);
         v.put(4, (byte) accessMode.wire());
+        if (takeover) {
+            v.put(FLAGS_OFFSET, (byte) F_TAKEOVER);
+        }
         v.put(NAME_OFFSET, deviceName.getBytes(StandardCharsets.UTF_8));
     }
 
@@ -66,6 +83,6 @@ public record Open(AccessMode accessMode, String deviceName) implements RnbdMsg 
         } catch (CharacterCodingException e) {
             throw new ProtoException(Errno.EINVAL, "device name is not UTF-8");
         }
-        return new Open(AccessMode.fromWire(mode), name);
+        return new Open(AccessMode.fromWire(mode), name, (v.get(FLAGS_OFFSET) & F_TAKEOVER) != 0);
     }
 }

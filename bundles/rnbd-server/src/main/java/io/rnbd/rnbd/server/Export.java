@@ -7,7 +7,9 @@ import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockStats;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
+import io.rnbd.rnbd.api.RnbdServerAdmin.HaInfo;
 import io.rnbd.rnbd.api.RnbdServerAdmin.Opener;
+import io.rnbd.rnbd.api.SharedDevice;
 import io.rnbd.rnbd.api.SizeWatch;
 import io.rnbd.rnbd.api.Sizes;
 import java.io.IOException;
@@ -24,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
@@ -32,8 +35,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One export: its backend device while the backend service is there, its openers, and
  * the IO that waits while the backend is gone. State moves through {@link #moveTo} only.
+ * An export of several servers ({@code ha}) has a {@link ExportRole} too, which says what IO
+ * this server may run (only the active one changes the storage).
  */
-final class Export {
+final class Export implements ExportRole.Owner {
     enum State { OFFLINE, ONLINE, CLOSED }
 
     private static final Logger LOG = LoggerFactory.getLogger(Export.class);
@@ -63,15 +68,41 @@ final class Export {
     private boolean shrinking;
     private Geometry geometry;
     private String lastError;
+    /** This server's part among several ({@code ha}); null for an export of its own. */
+    private final ExportRole role;
+    /** What brings this export back after a fence: its table closes and reopens it. */
+    private final Consumer<Export> reopen;
 
     Export(ExportConfig config, ScheduledExecutorService scheduler) {
+        this(config, scheduler, null, e -> { });
+    }
+
+    Export(ExportConfig config, ScheduledExecutorService scheduler, HaSettings ha, Consumer<Export> reopen) {
         this.config = config;
         this.scheduler = scheduler;
         this.lastError = "backend '" + config.backend() + "' not available";
+        this.reopen = reopen;
+        this.role = config.ha() ? new ExportRole(this, ha, scheduler, System::nanoTime)
+                : null;
     }
 
-    String name() {
+    @Override
+    public String name() {
         return config.name();
+    }
+
+    /** The several-servers role, null for an export of one server. */
+    ExportRole role() {
+        return role;
+    }
+
+    HaInfo haInfo() {
+        return role == null ? HaInfo.NONE : role.info();
+    }
+
+    @Override
+    public void reopenAfterFence() {
+        reopen.accept(this);
     }
 
     ExportConfig config() {
@@ -102,7 +133,8 @@ final class Export {
     boolean online(BlockBackend backend) {
         BlockDevice dev;
         try {
-            dev = backend.open(config.backendParams(), config.readOnly());
+            dev = role != null ? backend.openShared(config.backendParams())
+                    : backend.open(config.backendParams(), config.readOnly());
         } catch (IOException | RuntimeException e) {
             String why = "open failed: " + e.getMessage();
             boolean again;
@@ -138,11 +170,14 @@ final class Export {
                 watch.close();
             }
         }
+        if (role != null) {
+            role.opened((SharedDevice) dev);
+        }
         // Whoever takes a waiter out of the queue (under the lock) completes it; the timer
         // only completes waiters it still finds there.
         for (Waiter w : ready) {
             w.timer()[0].cancel(false);
-            run(dev, w.op(), w.mutating(), w.timeoutMs(), w.done());
+            runOn(dev, w.op(), w.mutating(), w.timeoutMs(), w.done());
         }
         return true;
     }
@@ -258,6 +293,9 @@ final class Export {
             lastError = why;
             moveTo(State.OFFLINE);
         }
+        if (role != null) {
+            role.closed(false);
+        }
         stopWatching();
         closeDevice(dev);
     }
@@ -283,6 +321,9 @@ final class Export {
             w.timer()[0].cancel(false);
             w.done().accept(Errno.ENODEV);
         }
+        if (role != null) {
+            role.closed(true);
+        }
         stopWatching();
         if (dev != null) {
             closeDevice(dev);
@@ -300,8 +341,12 @@ final class Export {
     }
 
     private void closeDevice(BlockDevice dev) {
+        // the storage refuses a fenced server's flush too, and nothing of it may land anyway
+        boolean fenced = role != null && role.role() == io.rnbd.rnbd.api.RnbdServerAdmin.Role.FENCED;
         try {
-            dev.flush().get(FLUSH_ON_OFFLINE_SECONDS, TimeUnit.SECONDS);
+            if (!fenced) {
+                dev.flush().get(FLUSH_ON_OFFLINE_SECONDS, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
@@ -382,6 +427,49 @@ final class Export {
      */
     void submit(Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating, long timeoutMs,
                 IntConsumer done) {
+        submit(op, mutating ? ExportRole.Kind.CHANGE : ExportRole.Kind.READ, false, "", timeoutMs, done);
+    }
+
+    /**
+     * {@link #submit(Function, boolean, long, IntConsumer)} with what an export of several
+     * servers needs to know: what the request does, and whether its session is an appliance
+     * client (which finds the active server itself) or a Linux host's (whose writes move the
+     * storage here). The role may run it, refuse it (ENOLINK: not the active server; the
+     * request did nothing here) or hold it for the takeover it starts. A request of the active
+     * device that fails as a fenced one's do is answered ENOLINK too, and the role learns it lost
+     * the storage.
+     */
+    void submit(Function<BlockDevice, CompletableFuture<Void>> op, ExportRole.Kind kind, boolean applianceClient,
+                String session, long timeoutMs, IntConsumer done) {
+        boolean mutating = kind != ExportRole.Kind.READ;
+        if (role == null) {
+            run(op, mutating, timeoutMs, done);
+            return;
+        }
+        IntConsumer fenceAware = errno -> {
+            if (errno == Errno.ESHUTDOWN || errno == Errno.ENOLINK
+                    || (errno == Errno.EROFS && kind == ExportRole.Kind.CHANGE)) {
+                role.lost(Errno.name(errno) + " from the storage");
+                done.accept(Errno.ENOLINK);
+            } else {
+                done.accept(errno);
+            }
+        };
+        switch (role.admit(kind, applianceClient, session, () -> run(op, mutating, timeoutMs, fenceAware),
+                done)) {
+            case RUN:
+                run(op, mutating, timeoutMs, fenceAware);
+                break;
+            case REFUSE:
+                done.accept(Errno.ENOLINK);
+                break;
+            default:
+                break; // QUEUED: the role runs or refuses it
+        }
+    }
+
+    private void run(Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating, long timeoutMs,
+                     IntConsumer done) {
         BlockDevice dev;
         synchronized (this) {
             if (mutating && abandonedWrites > 0) {
@@ -389,6 +477,11 @@ final class Export {
                 return;
             }
             dev = device;
+            if (dev == null && role != null) {
+                // another server can serve it: no point waiting for this one's backend
+                done.accept(Errno.ENOLINK);
+                return;
+            }
             if (dev == null) {
                 if (state == State.CLOSED || config.offlineWaitMs() == 0) {
                     done.accept(Errno.ENODEV);
@@ -400,7 +493,7 @@ final class Export {
                 return;
             }
         }
-        run(dev, op, mutating, timeoutMs, done);
+        runOn(dev, op, mutating, timeoutMs, done);
     }
 
     private void expire(Waiter w) {
@@ -413,8 +506,8 @@ final class Export {
         }
     }
 
-    private void run(BlockDevice dev, Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating,
-                     long timeoutMs, IntConsumer done) {
+    private void runOn(BlockDevice dev, Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating,
+                       long timeoutMs, IntConsumer done) {
         CompletableFuture<Void> f;
         try {
             f = op.apply(dev);

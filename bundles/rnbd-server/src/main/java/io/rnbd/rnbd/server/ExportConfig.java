@@ -27,10 +27,12 @@ import java.util.stream.Collectors;
  *                             empty = any client, authenticated or not
  * @param trustClaimedIdentity match {@code allowedHosts} against a host id that was only claimed
  *                             (authenticator {@code none}) too; default false
+ * @param ha                   several servers export the same storage, one of them active at a time
+ *                             ({@link io.rnbd.rnbd.api.BlockBackend#openShared}; docs/scale-out.md)
  */
 public record ExportConfig(String name, String backend, boolean readOnly, Set<String> allowedSessions,
                            long offlineWaitMs, Map<String, String> backendParams, String path,
-                           Set<String> allowedHosts, boolean trustClaimedIdentity) {
+                           Set<String> allowedHosts, boolean trustClaimedIdentity, boolean ha) {
     public static final String BACKEND_PREFIX = "backend.";
     /** In {@code allowed.hosts}: any host whose id was proven (or claimed, if claims are trusted). */
     public static final String ANY_HOST = "*";
@@ -42,13 +44,19 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
 
     public ExportConfig(String name, String backend, boolean readOnly, Set<String> allowedSessions,
                         long offlineWaitMs, Map<String, String> backendParams, String path) {
-        this(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, path, Set.of(), false);
+        this(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, path, Set.of(), false, false);
     }
 
     /** The same export with access by host id. */
     public ExportConfig withAllowedHosts(Set<String> hosts, boolean trustClaims) {
         return new ExportConfig(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, path, hosts,
-                trustClaims);
+                trustClaims, ha);
+    }
+
+    /** The same export, served by several servers or not. */
+    public ExportConfig withHa(boolean several) {
+        return new ExportConfig(name, backend, readOnly, allowedSessions, offlineWaitMs, backendParams, path,
+                allowedHosts, trustClaimedIdentity, several);
     }
 
     /** The path an OPEN must resolve to: the configured one, or {@code /<name>}. */
@@ -68,6 +76,10 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
         }
         if (offlineWaitMs < 0) {
             throw new IllegalArgumentException("export " + name + ": offline.wait.ms must be >= 0");
+        }
+        if (ha && readOnly) {
+            throw new IllegalArgumentException("export " + name + ": ha serves writes through one server at a time; "
+                    + "a read-only export needs no ha (every server may serve it)");
         }
         allowedSessions = Set.copyOf(allowedSessions);
         allowedHosts = Set.copyOf(allowedHosts);
@@ -100,7 +112,8 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
         return new ExportConfig(name.trim(), str(props.get("backend"), "").trim(),
                 Boolean.parseBoolean(str(props.get("read.only"), "false").trim()), list(props.get("allowed.sessions")),
                 wait, params, str(props.get("path"), ""), list(props.get("allowed.hosts")),
-                Boolean.parseBoolean(str(props.get("trust.claimed.identity"), "false").trim()));
+                Boolean.parseBoolean(str(props.get("trust.claimed.identity"), "false").trim()),
+                Boolean.parseBoolean(str(props.get("ha"), "false").trim()));
     }
 
     private static Set<String> list(Object v) {

@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class ExportTable {
     private final ScheduledExecutorService scheduler;
+    private final HaSettings ha;
     private final Object lifecycle = new Object();
     private final Map<String, Export> exports = new ConcurrentHashMap<>();
     private final Map<String, List<BlockBackend>> backends = new HashMap<>();
@@ -47,14 +48,19 @@ final class ExportTable {
     private ScheduledFuture<?> retry;
 
     ExportTable(ScheduledExecutorService scheduler) {
+        this(scheduler, new HaSettings());
+    }
+
+    ExportTable(ScheduledExecutorService scheduler, HaSettings ha) {
         this.scheduler = scheduler;
+        this.ha = ha;
     }
 
     /** @throws IllegalStateException if an export of that name, or at that path, exists */
     void add(ExportConfig config) {
         List<Runnable> parked;
         synchronized (lifecycle) {
-            Export e = new Export(config, scheduler);
+            Export e = new Export(config, scheduler, ha, this::reopen);
             Export samePath = at(config.publishedPath());
             if (samePath != null) {
                 throw new IllegalStateException("export " + config.name() + ": export " + samePath.name()
@@ -109,6 +115,23 @@ final class ExportTable {
                 if (b != null && e.openFailed()) {
                     bringOnline(e, b);
                 }
+            }
+        }
+    }
+
+    /**
+     * Another server took {@code e}'s storage over: close its fenced device and open the storage
+     * again, a standby with a new identity (retried every {@code open.retry.ms} if that fails).
+     */
+    void reopen(Export e) {
+        synchronized (lifecycle) {
+            if (exports.get(e.name()) != e) {
+                return; // removed meanwhile
+            }
+            e.offline("fenced: another server took the storage over; opening it again as a standby");
+            BlockBackend b = currentBackend(e.config().backend());
+            if (b != null) {
+                bringOnline(e, b);
             }
         }
     }

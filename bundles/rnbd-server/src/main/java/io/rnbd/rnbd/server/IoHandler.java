@@ -43,7 +43,9 @@ final class IoHandler {
         }
         stats.started();
         long startNanos = System.nanoTime();
-        e.submit(op, io.op() != Io.OP_READ, backendTimeoutMs, errno -> {
+        ExportRole.Kind kind = io.op() == Io.OP_READ ? ExportRole.Kind.READ
+                : io.op() == Io.OP_FLUSH ? ExportRole.Kind.FLUSH : ExportRole.Kind.CHANGE;
+        e.submit(op, kind, s.ha(), s.name(), backendTimeoutMs, errno -> {
             stats.finished();
             stats.latency(System.nanoTime() - startNanos);
             if (errno != 0) {

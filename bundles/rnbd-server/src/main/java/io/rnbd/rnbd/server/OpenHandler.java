@@ -3,7 +3,9 @@ package io.rnbd.rnbd.server;
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.proto.Close;
+import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.proto.Open;
+import io.rnbd.rnbd.proto.OpenRsp;
 import io.rnbd.rtrs.api.RtrsServerRequest;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ThreadLocalRandom;
@@ -60,8 +62,42 @@ final class OpenHandler {
             }
             throw e;
         }
-        o.export().refreshSize();
-        o.export().geometry().openRsp(o).encode(dst);
+        Export e = o.export();
+        e.refreshSize();
+        ExportRole role = e.role();
+        if (role != null && open.takeover() && s.ha()) {
+            if (!o.writable()) {
+                throw new BlockIoException(Errno.EROFS, "a read-only mapping of " + e.name()
+                        + " cannot take its storage over");
+            }
+            role.takeOver("asked by session " + s.name()).whenComplete((h, t) -> {
+                if (t != null) {
+                    LOG.info("session {}: takeover of {} not done: {}", s.name(), e.name(), t.getMessage());
+                    req.complete(BlockIoException.errnoOf(t));
+                } else {
+                    answer(req, s, o, dst);
+                }
+            });
+            return;
+        }
+        answer(req, s, o, dst);
+    }
+
+    /**
+     * OPEN_RSP as Linux's server fills it; to an appliance client (SESS_INFO's EXT_HA) the
+     * several-servers fields too: an export of several servers, whether this one is active, and
+     * the holder's generation as this server knows it.
+     */
+    private static void answer(RtrsServerRequest req, ServerSession s, Opening o, ByteBuffer dst) {
+        Export e = o.export();
+        OpenRsp rsp = e.geometry().openRsp(o);
+        ExportRole role = e.role();
+        if (role != null && s.ha()) {
+            RnbdServerAdmin.HaInfo i = role.info();
+            rsp = rsp.withHa(OpenRsp.HA_EXPORT | (i.role() == RnbdServerAdmin.Role.ACTIVE ? OpenRsp.HA_ACTIVE : 0),
+                    i.generation());
+        }
+        rsp.encode(dst);
         req.complete(0);
     }
 

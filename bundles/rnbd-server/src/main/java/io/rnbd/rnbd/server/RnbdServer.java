@@ -53,6 +53,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     static final long RESIZE_TIMEOUT_MS = 60_000;
 
     private final Map<RtrsServerSession, ServerSession> sessions = new ConcurrentHashMap<>();
+    private final HaSettings ha = new HaSettings();
     private final ExportTable exports;
     private final OpenHandler opens;
     private final IoHandler io = new IoHandler();
@@ -80,7 +81,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
      *                  long; owned by the caller, best made by {@link #newScheduler}
      */
     public RnbdServer(ScheduledExecutorService scheduler) {
-        this.exports = new ExportTable(scheduler);
+        this.exports = new ExportTable(scheduler, ha);
         this.opens = new OpenHandler(exports);
     }
 
@@ -121,6 +122,32 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
      */
     public void openGraceMs(long ms) {
         exports.openGraceMs(ms);
+    }
+
+    /**
+     * This server's name in the holder record of an export several servers serve (what the
+     * others and the console show as active); default the host name.
+     */
+    public void serverName(String name) {
+        ha.server(name);
+    }
+
+    /**
+     * A takeover of a storage that an appliance server took less than this long ago is refused
+     * (EBUSY): clients that each lost a different server cannot move it more often.
+     */
+    public void haHoldoffMs(long ms) {
+        ha.holdoffMs(ms);
+    }
+
+    /** How often the server looks at the storage of its exports of several servers (0 = never). */
+    public void haProbeMs(long ms) {
+        ha.probeMs(ms);
+    }
+
+    /** For tests on fake time: the clock a holder's age is measured with. */
+    void haWallClock(java.util.function.LongSupplier clock) {
+        ha.wallClock(clock);
     }
 
     /** OPENs waiting for their export (for tests). */
@@ -253,7 +280,8 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
             ByteBuffer dst = replyBuffer(req, SessInfoRsp.SIZE);
             int version = Math.min(info.version(), RnbdMsg.VERSION_MAJOR);
             s.version(version);
-            new SessInfoRsp(version).encode(dst);
+            s.ha(info.ha());
+            new SessInfoRsp(version, info.ha()).encode(dst);
             req.complete(0);
         } else if (msg instanceof Open open) {
             opens.open(req, s, open, replyBuffer(req, OpenRsp.SIZE));
@@ -282,7 +310,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         return exports.all().stream().sorted(Comparator.comparing(Export::name)).map(e -> {
             Geometry g = e.geometry();
             return new ExportInfo(e.name(), e.config().backend(), g == null ? 0 : g.size(), e.adminState(),
-                    e.config().readOnly(), e.openerInfo(), e.stats().snapshot(), e.lastError());
+                    e.config().readOnly(), e.openerInfo(), e.stats().snapshot(), e.lastError(), e.haInfo());
         }).toList();
     }
 
@@ -336,5 +364,6 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     public void close() {
         exports.close();
         sessions.clear();
+        ha.close();
     }
 }

@@ -12,6 +12,8 @@ final class ServerSession {
     /** Written under this object's lock; read without it on every IO ({@link #device}). */
     private final Map<Integer, Opening> devices = new ConcurrentHashMap<>();
     private int version;
+    /** The client speaks the several-servers extension (SESS_INFO's EXT_HA): an appliance client. */
+    private volatile boolean ha;
     private boolean closed;
 
     ServerSession(RtrsServerSession rtrs) {
@@ -28,6 +30,14 @@ final class ServerSession {
 
     synchronized int version() {
         return version;
+    }
+
+    void ha(boolean speaks) {
+        ha = speaks;
+    }
+
+    boolean ha() {
+        return ha;
     }
 
     /**

@@ -55,6 +55,12 @@ public final class ExportComponent {
                         + "checks it. Use allowed.hosts to keep clients out.")
         String allowed_sessions() default "";
 
+        @AttributeDefinition(name = "Several servers (ha)",
+                description = "Other servers export the same storage (an RBD image) under this name: this one is "
+                        + "a standby that takes the storage over when a client asks (its lock broken, the holder "
+                        + "fenced), or the active one; docs/scale-out.md. Needs a backend that can be shared (rbd).")
+        boolean ha() default false;
+
         @AttributeDefinition(name = "Offline wait (ms)",
                 description = "How long IO waits for a missing backend before failing with ENODEV; 0 = fail at once")
         long offline_wait_ms() default 0;

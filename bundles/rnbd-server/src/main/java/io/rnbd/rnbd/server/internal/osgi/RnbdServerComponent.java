@@ -69,6 +69,21 @@ public final class RnbdServerComponent {
                 + "failed to open it (a file that does not exist yet, an unreachable cluster) is opened again, so it "
                 + "comes online without a configuration change; 0 = only when its configuration or backend changes.")
         long open_retry_ms() default 5000;
+
+        @AttributeDefinition(name = "Server name", description = "This server's name where several servers export "
+                + "the same storage (ha = true): recorded with the storage when this server takes it over, shown as "
+                + "the active server by every server and client; empty = the host name. No spaces.")
+        String server_name() default "";
+
+        @AttributeDefinition(name = "Takeover hold-off (ms)", description = "A takeover of a storage that a server "
+                + "took over less than this long ago is refused (EBUSY) and its client waits: two clients that each "
+                + "lost a different server cannot move the storage back and forth more often than this.")
+        long ha_holdoff_ms() default 10000;
+
+        @AttributeDefinition(name = "Storage probe (ms)", description = "How often an export of several servers "
+                + "asks the storage who holds it: an active server that was fenced while idle learns it within this "
+                + "(one request to the storage each); 0 = only when its IO fails.")
+        long ha_probe_ms() default 1000;
     }
 
     private final ScheduledExecutorService scheduler;
@@ -104,6 +119,7 @@ public final class RnbdServerComponent {
             server.backendTimeoutMs(cfg.backend_timeout_ms());
             server.openGraceMs(cfg.open_grace_ms());
             server.openRetryMs(cfg.open_retry_ms());
+            ha(cfg);
         } catch (IllegalArgumentException e) {
             scheduler.shutdownNow();
             throw e;
@@ -124,11 +140,20 @@ public final class RnbdServerComponent {
         return out;
     }
 
+    private void ha(Config cfg) {
+        if (!cfg.server_name().isBlank()) {
+            server.serverName(cfg.server_name());
+        }
+        server.haHoldoffMs(cfg.ha_holdoff_ms());
+        server.haProbeMs(cfg.ha_probe_ms());
+    }
+
     @Modified
     void modified(Config cfg, Map<String, Object> properties) {
         server.devSearchPath(cfg.dev_search_path());
         server.backendTimeoutMs(cfg.backend_timeout_ms());
         server.openRetryMs(cfg.open_retry_ms());
+        ha(cfg);
         if (registration != null) {
             registration.setProperties(serviceProperties(properties));
         }

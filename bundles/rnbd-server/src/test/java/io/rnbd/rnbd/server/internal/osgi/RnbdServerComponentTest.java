@@ -84,6 +84,21 @@ class RnbdServerComponentTest {
             public long open_retry_ms() {
                 return 0;
             }
+
+            @Override
+            public String server_name() {
+                return "";
+            }
+
+            @Override
+            public long ha_holdoff_ms() {
+                return 10_000;
+            }
+
+            @Override
+            public long ha_probe_ms() {
+                return 1_000;
+            }
         };
     }
 }
