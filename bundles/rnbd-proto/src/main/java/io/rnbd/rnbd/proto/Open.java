@@ -11,16 +11,21 @@ import java.nio.charset.StandardCharsets;
  * rnbd_msg_open, 264 B: header, access mode u8 @4, resv1 @5, device name @6 (NAME_MAX = 255
  * bytes, NUL-terminated, so at most 254 bytes of UTF-8), reserved[3].
  *
- * <p>Extension: bit 0 of resv1, {@link #F_TAKEOVER}, asks a server of a several-servers export
- * to take the storage over (docs/protocol.md); sent only to a server whose SESS_INFO_RSP had
- * {@link SessInfo#EXT_HA}. Linux's client leaves resv1 0 and Linux's server ignores it.
+ * <p>Extension: flags in resv1 for an export of several servers (docs/protocol.md), sent only
+ * to a server whose SESS_INFO_RSP had {@link SessInfo#EXT_HA}: {@link #F_TAKEOVER} asks it to take
+ * the storage over before answering, {@link #F_LEG} says this mapping is one of several to
+ * different servers and finds the active one itself (a standby then answers its IO ENOLINK
+ * instead of taking over at a write, as it does for a Linux host). Linux's client leaves resv1 0
+ * and Linux's server ignores it; unknown bits are ignored here too.
  *
- * @param takeover take the export's storage over before answering
+ * @param flags {@link #F_TAKEOVER} | {@link #F_LEG}
  */
-public record Open(AccessMode accessMode, String deviceName, boolean takeover) implements RnbdMsg {
+public record Open(AccessMode accessMode, String deviceName, int flags) implements RnbdMsg {
     public static final int SIZE = 264;
     /** In resv1 (@5): take the storage over. */
     public static final int F_TAKEOVER = 1;
+    /** In resv1 (@5): one of several mappings of the export, each to another server. */
+    public static final int F_LEG = 2;
     static final int FLAGS_OFFSET = 5;
     public static final int NAME_OFFSET = 6;
     /** Bytes of the name field, the terminating NUL included. */
@@ -40,7 +45,15 @@ public record Open(AccessMode accessMode, String deviceName, boolean takeover) i
 
     /** A Linux client's OPEN. */
     public Open(AccessMode accessMode, String deviceName) {
-        this(accessMode, deviceName, false);
+        this(accessMode, deviceName, 0);
+    }
+
+    public boolean takeover() {
+        return (flags & F_TAKEOVER) != 0;
+    }
+
+    public boolean leg() {
+        return (flags & F_LEG) != 0;
     }
 
     @Override
@@ -52,9 +65,7 @@ public record Open(AccessMode accessMode, String deviceName, boolean takeover) i
     public void encode(ByteBuffer buf) {
         ByteBuffer v = Wire.out(buf, MsgType.OPEN);
         v.put(4, (byte) accessMode.wire());
-        if (takeover) {
-            v.put(FLAGS_OFFSET, (byte) F_TAKEOVER);
-        }
+        v.put(FLAGS_OFFSET, (byte) (flags & (F_TAKEOVER | F_LEG)));
         v.put(NAME_OFFSET, deviceName.getBytes(StandardCharsets.UTF_8));
     }
 
@@ -83,6 +94,6 @@ public record Open(AccessMode accessMode, String deviceName, boolean takeover) i
         } catch (CharacterCodingException e) {
             throw new ProtoException(Errno.EINVAL, "device name is not UTF-8");
         }
-        return new Open(AccessMode.fromWire(mode), name, (v.get(FLAGS_OFFSET) & F_TAKEOVER) != 0);
+        return new Open(AccessMode.fromWire(mode), name, v.get(FLAGS_OFFSET) & (F_TAKEOVER | F_LEG));
     }
 }

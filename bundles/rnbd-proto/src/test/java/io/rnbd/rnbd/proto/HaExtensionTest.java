@@ -54,12 +54,19 @@ class HaExtensionTest {
     @Test
     void openTakesOverThroughResv1() throws Exception {
         byte[] linux = hex("0200000001002f6465762f72616d3000" + "00".repeat(264 - 16));
-        byte[] ext = bytes(new Open(AccessMode.RW, "/dev/ram0", true));
+        byte[] ext = bytes(new Open(AccessMode.RW, "/dev/ram0", Open.F_TAKEOVER | Open.F_LEG));
         byte[] expected = linux.clone();
-        expected[5] = 1;
+        expected[5] = 3;
         assertArrayEquals(expected, ext);
-        assertTrue(((Open) RnbdMsg.decode(ByteBuffer.wrap(ext))).takeover());
-        assertFalse(((Open) RnbdMsg.decode(ByteBuffer.wrap(linux))).takeover());
+        Open back = (Open) RnbdMsg.decode(ByteBuffer.wrap(ext));
+        assertTrue(back.takeover());
+        assertTrue(back.leg());
+        Open fromLinux = (Open) RnbdMsg.decode(ByteBuffer.wrap(linux));
+        assertFalse(fromLinux.takeover());
+        assertFalse(fromLinux.leg());
+        byte[] unknownBits = linux.clone();
+        unknownBits[5] = (byte) 0xf4;
+        assertEquals(0, ((Open) RnbdMsg.decode(ByteBuffer.wrap(unknownBits))).flags(), "bits nobody defined are ignored");
     }
 
     @Test

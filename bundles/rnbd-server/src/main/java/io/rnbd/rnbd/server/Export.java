@@ -364,6 +364,11 @@ final class Export implements ExportRole.Owner {
      * MIGRATION; no writer at all on a read-only export.
      */
     synchronized Opening open(ServerSession session, int deviceId, AccessMode mode) throws BlockIoException {
+        return open(session, deviceId, mode, false);
+    }
+
+    synchronized Opening open(ServerSession session, int deviceId, AccessMode mode, boolean leg)
+            throws BlockIoException {
         if (state == State.CLOSED) {
             throw new BlockIoException(Errno.ENODEV, "export " + name() + " is being removed");
         }
@@ -384,7 +389,7 @@ final class Export implements ExportRole.Owner {
                         + writers + " session(s); mode " + mode + " refused");
             }
         }
-        Opening o = new Opening(deviceId, session, this, mode);
+        Opening o = new Opening(deviceId, session, this, mode, leg);
         openers.add(o);
         return o;
     }
@@ -432,14 +437,14 @@ final class Export implements ExportRole.Owner {
 
     /**
      * {@link #submit(Function, boolean, long, IntConsumer)} with what an export of several
-     * servers needs to know: what the request does, and whether its session is an appliance
-     * client (which finds the active server itself) or a Linux host's (whose writes move the
-     * storage here). The role may run it, refuse it (ENOLINK: not the active server; the
+     * servers needs to know: what the request does, and whether its opener maps the export
+     * over several servers (an appliance client's leg: it finds the active server itself) or
+     * over this one (a Linux host under dm-multipath: its writes move the storage here). The role may run it, refuse it (ENOLINK: not the active server; the
      * request did nothing here) or hold it for the takeover it starts. A request of the active
      * device that fails as a fenced one's do is answered ENOLINK too, and the role learns it lost
      * the storage.
      */
-    void submit(Function<BlockDevice, CompletableFuture<Void>> op, ExportRole.Kind kind, boolean applianceClient,
+    void submit(Function<BlockDevice, CompletableFuture<Void>> op, ExportRole.Kind kind, boolean leg,
                 String session, long timeoutMs, IntConsumer done) {
         boolean mutating = kind != ExportRole.Kind.READ;
         if (role == null) {
@@ -455,7 +460,7 @@ final class Export implements ExportRole.Owner {
                 done.accept(errno);
             }
         };
-        switch (role.admit(kind, applianceClient, session, () -> run(op, mutating, timeoutMs, fenceAware),
+        switch (role.admit(kind, leg, session, () -> run(op, mutating, timeoutMs, fenceAware),
                 done)) {
             case RUN:
                 run(op, mutating, timeoutMs, fenceAware);

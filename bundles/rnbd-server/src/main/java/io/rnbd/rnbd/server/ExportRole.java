@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * the device's gate and Ceph's lock and blocklist). A STANDBY serves a Linux host's reads and
  * flushes (its partition scan, dm-multipath's path checker: they never move the storage) and
  * takes over at a Linux host's first change (dm-multipath sends there only after it failed the
- * active path); to an appliance client (which asks for a takeover itself, with OPEN's flag) it
- * answers every request ENOLINK. A takeover of a holder that an appliance server recorded less
+ * active path); to an appliance client's mapping over several servers (OPEN's F_LEG: it asks for a
+ * takeover itself, with F_TAKEOVER) it answers every request ENOLINK. A takeover of a holder that an appliance server recorded less
  * than {@code ha.holdoff.ms} ago is refused (EBUSY): two clients that each lost a different
  * server cannot make the storage change hands more often than that.
  *
@@ -152,10 +152,10 @@ final class ExportRole {
      * What a request may do now. QUEUED: {@code run} runs once the takeover it waits for has the
      * lock, or {@code refuse} gets ENOLINK.
      *
-     * @param applianceClient the session speaks the several-servers extension: it goes to the active
-     *                        server itself, so a standby answers it ENOLINK
+     * @param leg the opener maps the export over several servers (OPEN's F_LEG) and goes to the
+     *            active one itself, so a standby answers it ENOLINK
      */
-    Admission admit(Kind kind, boolean applianceClient, String session, Runnable run, IntConsumer refuse) {
+    Admission admit(Kind kind, boolean leg, String session, Runnable run, IntConsumer refuse) {
         boolean start = false;
         synchronized (this) {
             switch (role) {
@@ -165,7 +165,7 @@ final class ExportRole {
                     queued.add(new Queued(run, refuse));
                     return Admission.QUEUED;
                 case STANDBY:
-                    if (applianceClient) {
+                    if (leg) {
                         return Admission.REFUSE;
                     }
                     if (kind != Kind.CHANGE) {

@@ -45,7 +45,7 @@ final class IoHandler {
         long startNanos = System.nanoTime();
         ExportRole.Kind kind = io.op() == Io.OP_READ ? ExportRole.Kind.READ
                 : io.op() == Io.OP_FLUSH ? ExportRole.Kind.FLUSH : ExportRole.Kind.CHANGE;
-        e.submit(op, kind, s.ha(), s.name(), backendTimeoutMs, errno -> {
+        e.submit(op, kind, o.leg(), s.name(), backendTimeoutMs, errno -> {
             stats.finished();
             stats.latency(System.nanoTime() - startNanos);
             if (errno != 0) {

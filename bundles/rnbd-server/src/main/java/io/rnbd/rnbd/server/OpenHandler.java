@@ -149,7 +149,8 @@ final class OpenHandler {
             LOG.warn("session {} may not open export {}: {}", s.name(), e.name(), refusal);
             throw new BlockIoException(Errno.EACCES, "not allowed: " + refusal);
         }
-        Opening o = e.open(s, nextDeviceId.getAndUpdate(i -> (i + 1) & Integer.MAX_VALUE), open.accessMode());
+        Opening o = e.open(s, nextDeviceId.getAndUpdate(i -> (i + 1) & Integer.MAX_VALUE), open.accessMode(),
+                open.leg() && s.ha());
         if (!s.add(o)) {
             e.release(o);
             throw new BlockIoException(Errno.ECONNRESET, "session closed");

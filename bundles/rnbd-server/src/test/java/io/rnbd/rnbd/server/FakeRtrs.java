@@ -274,6 +274,17 @@ public final class FakeRtrs implements AutoCloseable {
             });
         }
 
+        /** What waits for a path fails now (ClientSession's failOutstanding). */
+        @Override
+        public void failOutstanding(int errno) {
+            List<Req> failed;
+            synchronized (this) {
+                failed = List.copyOf(waiting);
+                waiting.clear();
+            }
+            failed.forEach(r -> onClientThread(() -> r.done().done(errno)));
+        }
+
         /** Lose every path: the server forgets the session; requests in flight still complete. */
         public void disconnect() {
             ServerSide old;

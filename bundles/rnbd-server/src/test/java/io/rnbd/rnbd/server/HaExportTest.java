@@ -80,11 +80,12 @@ class HaExportTest {
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
-            return new Session(c);
+            return new Session(c, appliance);
         }
     }
 
-    private record Session(FakeRtrs.Client c) {
+    /** @param leg the client maps over several servers (OPEN's F_LEG; an appliance client's HA mapping) */
+    private record Session(FakeRtrs.Client c, boolean leg) {
         OpenRsp open(boolean takeover) {
             OpenRsp r = tryOpen(takeover);
             if (r == null) {
@@ -96,7 +97,8 @@ class HaExportTest {
         /** The OPEN's answer, or null when refused (see {@link #lastErrno}). */
         OpenRsp tryOpen(boolean takeover) {
             ByteBuffer dst = ByteBuffer.allocate(OpenRsp.SIZE);
-            int errno = readNow(c, new Open(AccessMode.RW, "vol", takeover), dst);
+            int errno = readNow(c, new Open(AccessMode.RW, "vol", (takeover ? Open.F_TAKEOVER : 0)
+                    | (leg ? Open.F_LEG : 0)), dst);
             LAST.set(errno);
             if (errno != 0) {
                 return null;

@@ -56,6 +56,19 @@ public interface RtrsClientSession extends AutoCloseable {
      */
     void read(ByteBuffer usrHdr, ByteBuffer dst, IoDone done);
 
+    /**
+     * Fail now, with {@code errno}, every request that is not on a connected path: those
+     * waiting for a permit or a path, and those a failed path had in flight that wait for its
+     * fence ({@code io.timeout.ms} would fail them later). The session stays and reconnects; a
+     * permit the server may still act on stays reserved until the fence, as after the timeout.
+     * For an upper layer that sends the same requests to another server (rnbd-client's devices
+     * over several servers); the default holds nothing back and has nothing to fail.
+     *
+     * @since 1.6
+     */
+    default void failOutstanding(int errno) {
+    }
+
     void addListener(RtrsSessionListener listener);
 
     void removeListener(RtrsSessionListener listener);

@@ -162,6 +162,11 @@ public final class ClientSession implements RtrsClientSession {
     }
 
     @Override
+    public void failOutstanding(int errno) {
+        lock.lockedAndRelease(() -> permits.failOutstanding(errno));
+    }
+
+    @Override
     public void addListener(RtrsSessionListener l) {
         listeners.add(l);
     }

@@ -149,6 +149,15 @@ final class Failover {
         return false;
     }
 
+    /** Every request waiting for a fence, the groups kept. */
+    List<ClientRequest> waiting() {
+        List<ClientRequest> all = new ArrayList<>();
+        for (FenceGroup g : unfenced) {
+            all.addAll(g.requests);
+        }
+        return all;
+    }
+
     /** Close: every request waiting for a fence, the groups forgotten. */
     List<ClientRequest> takeAll() {
         List<ClientRequest> all = new ArrayList<>();

@@ -199,6 +199,17 @@ final class Permits {
         }
     }
 
+    /** {@link io.rnbd.rtrs.api.RtrsClientSession#failOutstanding}: what {@link #expire} does to each, for all at once. */
+    void failOutstanding(int errno) {
+        for (ClientRequest r : takeQueued()) {
+            complete(r, errno, true);
+        }
+        for (ClientRequest r : session.failover.waiting()) {
+            // the permit stays reserved until the fence says its chunk is free
+            complete(r, errno, false);
+        }
+    }
+
     /** A response arrived for {@code r}. */
     void finish(ClientRequest r, int errno) {
         if (!r.write && !r.inPlace && errno == 0 && !r.finished) {

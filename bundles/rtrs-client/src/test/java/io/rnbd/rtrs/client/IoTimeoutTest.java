@@ -68,4 +68,41 @@ class IoTimeoutTest {
             assertTrue(s.pathInfo().get(0).stats().reconnectsOk() >= 1);
         }
     }
+
+    /**
+     * rnbd-client's devices over several servers send a lost server's requests to another:
+     * failOutstanding hands back at once what io.timeout.ms would fail later, and leaves the
+     * session to reconnect.
+     */
+    @Test
+    void failOutstandingFailsWhatWaitsForAPathNowAndTheSessionLivesOn() throws Exception {
+        int port = SoftFixture.freePort();
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(false, port))) {
+            FakeScheduler fake = new FakeScheduler();
+            ClientConfig cfg = f.config("t2", f.path(f.dev1)).withTimings(1000, 0, 60_000, 5000, 5);
+            ClientSession s = f.open(cfg, fake, fake.nanoSource());
+            Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+            f.server.remove(f.dev1);
+            Await.until("disconnected", () -> s.state() == SessionState.DISCONNECTED);
+            List<CompletableFuture<Integer>> ws = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                CompletableFuture<Integer> w = new CompletableFuture<>();
+                s.write(MemoryOps.hdr(i * 512L), ByteBuffer.allocate(512), w::complete);
+                ws.add(w);
+            }
+            assertFalse(ws.get(0).isDone(), "waiting for a path (io.timeout.ms 60 s)");
+            s.failOutstanding(Errno.ENOTCONN);
+            for (CompletableFuture<Integer> w : ws) {
+                assertEquals(Errno.ENOTCONN, w.get(5, TimeUnit.SECONDS));
+            }
+            CompletableFuture<Integer> next = new CompletableFuture<>();
+            s.write(MemoryOps.hdr(0), ByteBuffer.allocate(512), next::complete);
+            f.server.add(f.dev1);
+            for (int i = 0; i < 10 && s.pathInfo().get(0).state() != PathState.CONNECTED; i++) {
+                fake.advance(Duration.ofMillis(500));
+                Await.until("attempt settled", () -> s.pathInfo().get(0).state() != PathState.CONNECTING);
+            }
+            assertEquals(0, next.get(10, TimeUnit.SECONDS), "the session carries IO again");
+        }
+    }
 }
