@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * The RNBD client: mappings by device name over RTRS sessions by session name. Sessions
@@ -25,7 +26,11 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     private final DevicePublisher publisher;
     private final Map<String, RnbdClientSession> sessions = new HashMap<>();
     private final Map<String, RnbdClientDevice> devices = new HashMap<>();
+    /** Devices over several servers, by name; their legs are in no map, each session finds them. */
+    private final Map<String, RnbdHaDevice> haDevices = new HashMap<>();
     private final ScheduledExecutorService scheduler;
+    private volatile long haIoTimeoutMs = RnbdHaDevice.DEFAULT_IO_TIMEOUT_MS;
+    private final LongSupplier nanos;
     /** The periodic size refresh, while one is set; guarded by this. */
     private ScheduledFuture<?> refresher;
 
@@ -40,9 +45,24 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
      *                        size ({@link #refreshSizes}); 0 = never
      */
     public RnbdClient(DevicePublisher publisher, ScheduledExecutorService scheduler, long sizeRefreshMs) {
+        this(publisher, scheduler, sizeRefreshMs, System::nanoTime);
+    }
+
+    /** @param nanos the clock of IO timeouts and stalls of devices over several servers (tests: fake time) */
+    public RnbdClient(DevicePublisher publisher, ScheduledExecutorService scheduler, long sizeRefreshMs,
+                      LongSupplier nanos) {
         this.publisher = publisher;
         this.scheduler = scheduler;
+        this.nanos = nanos;
         sizeRefreshMs(sizeRefreshMs);
+    }
+
+    /** How long IO of a device over several servers waits for an active one before it fails (EIO). */
+    public void haIoTimeoutMs(long ms) {
+        if (ms <= 0) {
+            throw new IllegalArgumentException("ha.io.timeout.ms must be > 0: " + ms);
+        }
+        this.haIoTimeoutMs = ms;
     }
 
     /**
@@ -75,11 +95,15 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
      */
     public CompletableFuture<Void> refreshSizes() {
         List<RnbdClientDevice> all;
+        List<RnbdHaDevice> ha;
         synchronized (this) {
             all = new ArrayList<>(devices.values());
+            ha = new ArrayList<>(haDevices.values());
         }
-        return CompletableFuture.allOf(all.stream().map(RnbdClientDevice::refreshSize)
-                .toArray(CompletableFuture[]::new));
+        List<CompletableFuture<Long>> f = new ArrayList<>();
+        all.forEach(d -> f.add(d.refreshSize()));
+        ha.forEach(d -> f.add(d.refreshSize()));
+        return CompletableFuture.allOf(f.toArray(CompletableFuture[]::new));
     }
 
     /** An RTRS client session is available (it may still be connecting). */
@@ -110,8 +134,14 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
         cs.stop();
     }
 
+    /** What goes over {@code session}: devices of one server, and the legs of devices over several. */
     private List<RnbdClientDevice> devicesOf(String session) {
-        return devices.values().stream().filter(d -> d.sessionName().equals(session)).toList();
+        List<RnbdClientDevice> l = new ArrayList<>(devices.values().stream()
+                .filter(d -> d.sessionName().equals(session)).toList());
+        for (RnbdHaDevice h : haDevices.values()) {
+            h.legs().stream().filter(d -> d.sessionName().equals(session)).forEach(l::add);
+        }
+        return l;
     }
 
     @Override
@@ -120,6 +150,12 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
         if (device == null || device.isBlank() || session == null || session.isBlank()) {
             throw new BlockIoException(Errno.EINVAL, "device and session names are required");
         }
+        List<String> several = java.util.Arrays.stream(session.split(",")).map(String::trim)
+                .filter(x -> !x.isEmpty()).toList();
+        if (several.size() > 1) {
+            return mapHa(device, several, export, mode);
+        }
+        session = several.isEmpty() ? session : several.get(0);
         RnbdClientDevice d;
         RnbdClientSession cs;
         try {
@@ -128,7 +164,7 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
             throw new BlockIoException(Errno.EINVAL, e.getMessage());
         }
         synchronized (this) {
-            if (devices.containsKey(device)) {
+            if (devices.containsKey(device) || haDevices.containsKey(device)) {
                 throw new BlockIoException(Errno.EEXIST, "device " + device + " is already mapped");
             }
             for (RnbdClientDevice other : devicesOf(session)) {
@@ -147,8 +183,88 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
         return mapped;
     }
 
+    /**
+     * A device over several servers: one leg per session, each attached to its session as a
+     * device of its own would be; published once a server is active.
+     */
+    private CompletableFuture<RemoteBlockDevice> mapHa(String device, List<String> servers, String export,
+                                                       AccessMode mode) throws IOException {
+        if (scheduler == null) {
+            throw new BlockIoException(Errno.EINVAL, "this RNBD client has no timer: it cannot map over several servers");
+        }
+        RnbdHaDevice d;
+        try {
+            d = new RnbdHaDevice(device, servers, export, mode, publisher, scheduler, haIoTimeoutMs, nanos,
+                    System::currentTimeMillis);
+        } catch (IllegalArgumentException e) {
+            throw new BlockIoException(Errno.EINVAL, e.getMessage());
+        }
+        List<RnbdClientSession> attach = new ArrayList<>();
+        synchronized (this) {
+            if (devices.containsKey(device) || haDevices.containsKey(device)) {
+                throw new BlockIoException(Errno.EEXIST, "device " + device + " is already mapped");
+            }
+            for (RnbdClientDevice leg : d.legs()) {
+                for (RnbdClientDevice other : devicesOf(leg.sessionName())) {
+                    if (other.exportName().equals(export)) {
+                        throw new BlockIoException(Errno.EEXIST, "export " + export + " is already mapped over session "
+                                + leg.sessionName() + " as " + other.name());
+                    }
+                }
+            }
+            haDevices.put(device, d);
+            for (RnbdClientDevice leg : d.legs()) {
+                attach.add(sessions.get(leg.sessionName()));
+            }
+        }
+        CompletableFuture<RemoteBlockDevice> mapped = d.open();
+        for (int i = 0; i < attach.size(); i++) {
+            RnbdClientDevice leg = d.legs().get(i);
+            leg.open();
+            if (attach.get(i) != null) {
+                attach.get(i).attach(leg);
+            }
+        }
+        return mapped;
+    }
+
+    @Override
+    public CompletableFuture<String> failback(String device, String session) throws IOException {
+        RnbdHaDevice d;
+        synchronized (this) {
+            d = haDevices.get(device);
+            if (d == null) {
+                if (devices.containsKey(device)) {
+                    throw new BlockIoException(Errno.EINVAL, "device " + device + " is mapped over one server");
+                }
+                throw new BlockIoException(Errno.ENOENT, "no device " + device);
+            }
+        }
+        return d.failback(session);
+    }
+
     @Override
     public void unmap(String device, boolean force) throws IOException {
+        RnbdHaDevice ha;
+        List<RnbdClientSession> css = new ArrayList<>();
+        synchronized (this) {
+            ha = haDevices.get(device);
+            if (ha != null) {
+                ha.unmap(force);
+                haDevices.remove(device);
+                for (RnbdClientDevice leg : ha.legs()) {
+                    css.add(sessions.get(leg.sessionName()));
+                }
+            }
+        }
+        if (ha != null) {
+            for (int i = 0; i < css.size(); i++) {
+                if (css.get(i) != null) {
+                    css.get(i).detach(ha.legs().get(i));
+                }
+            }
+            return;
+        }
         RnbdClientDevice d;
         RnbdClientSession cs;
         synchronized (this) {
@@ -164,11 +280,26 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
 
     @Override
     public CompletableFuture<RemoteBlockDevice> remap(String device) throws IOException {
+        RnbdHaDevice ha;
+        synchronized (this) {
+            ha = haDevices.get(device);
+        }
+        if (ha != null) {
+            ha.legs().forEach(RnbdClientDevice::open);
+            return ha.open();
+        }
         return device(device).open();
     }
 
     @Override
     public CompletableFuture<Long> resize(String device) throws IOException {
+        RnbdHaDevice ha;
+        synchronized (this) {
+            ha = haDevices.get(device);
+        }
+        if (ha != null) {
+            return ha.refreshSize();
+        }
         return device(device).open().thenApply(RemoteBlockDevice::size);
     }
 
@@ -183,16 +314,23 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     @Override
     public List<DeviceInfo> devices() {
         List<RnbdClientDevice> all;
+        List<RnbdHaDevice> ha;
         synchronized (this) {
             all = new ArrayList<>(devices.values());
+            ha = new ArrayList<>(haDevices.values());
         }
-        return all.stream().map(RnbdClientDevice::info).sorted(Comparator.comparing(DeviceInfo::name)).toList();
+        List<DeviceInfo> infos = new ArrayList<>();
+        all.forEach(d -> infos.add(d.info()));
+        ha.forEach(d -> infos.add(d.info()));
+        infos.sort(Comparator.comparing(DeviceInfo::name));
+        return infos;
     }
 
     /** Unmap everything (forced) and let go of every session. */
     @Override
     public void close() {
         List<RnbdClientDevice> all;
+        List<RnbdHaDevice> ha;
         List<RnbdClientSession> css;
         synchronized (this) {
             if (refresher != null) {
@@ -200,9 +338,18 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
                 refresher = null;
             }
             all = new ArrayList<>(devices.values());
+            ha = new ArrayList<>(haDevices.values());
             css = new ArrayList<>(sessions.values());
             devices.clear();
+            haDevices.clear();
             sessions.clear();
+        }
+        for (RnbdHaDevice d : ha) {
+            try {
+                d.unmap(true);
+            } catch (BlockIoException e) {
+                throw new IllegalStateException(e);
+            }
         }
         for (RnbdClientDevice d : all) {
             try {

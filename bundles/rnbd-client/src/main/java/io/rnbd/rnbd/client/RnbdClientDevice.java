@@ -69,6 +69,20 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     private DeviceGeometry geometry;
     private int lastError;
     private boolean published;
+    /** Set when this device is one leg of a device over several servers ({@link RnbdHaDevice}). */
+    private volatile Leg owner;
+    /** The last OPEN_RSP's several-servers fields: role flags and the holder's generation. */
+    private volatile int haFlags;
+    private volatile long generation;
+
+    /** What a device over several servers hears from each of its legs. */
+    interface Leg {
+        /** An OPEN of the leg was answered (a map, remap, refresh or takeover): its role may have changed. */
+        void answered(RnbdClientDevice leg);
+
+        /** The leg's session lost its paths or went away: requests on it wait or fail. */
+        void down(RnbdClientDevice leg);
+    }
 
     public RnbdClientDevice(String name, String sessionName, String exportName, AccessMode mode,
                             DevicePublisher publisher) {
@@ -79,6 +93,101 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         this.mode = mode;
         this.publisher = publisher;
         this.io = new DeviceIo(this, stats);
+    }
+
+    /** Make this device a leg of {@code owner}: its OPENs carry F_LEG and their answers go to the owner. */
+    void legOf(Leg leg) {
+        this.owner = leg;
+    }
+
+    /** The OPEN this device sends: Linux's, or with the several-servers flags to an appliance server. */
+    Open openMsg(boolean takeover) {
+        RnbdClientSession s;
+        synchronized (this) {
+            s = session;
+        }
+        int flags = owner == null || s == null || !s.ha() ? 0 : Open.F_LEG | (takeover ? Open.F_TAKEOVER : 0);
+        return new Open(mode, exportName, flags);
+    }
+
+    /** The last answer's role flags ({@link OpenRsp#HA_EXPORT}, {@link OpenRsp#HA_ACTIVE}); 0 from a server of its own. */
+    int haFlags() {
+        return haFlags;
+    }
+
+    long generation() {
+        return generation;
+    }
+
+    /** Whether an OPEN can go now: a session that finished its SESS_INFO. */
+    synchronized boolean ready() {
+        return session != null && session.ready() && state != DeviceState.UNMAPPED;
+    }
+
+    /** Whether the leg's session has a path: what it answers is the server's. */
+    synchronized boolean connected() {
+        return session != null && session.rtrs().state() == SessionState.CONNECTED;
+    }
+
+    /**
+     * Ask the server now (an OPEN of the open export, as a size refresh does), with the takeover
+     * flag or not: completes with the answer once the device adopted it, or fails with the errno.
+     */
+    CompletableFuture<OpenRsp> ask(boolean takeover) {
+        RtrsClientSession rtrs;
+        Open msg = openMsg(takeover);
+        boolean wasMapped;
+        synchronized (this) {
+            if (session == null || !session.ready() || state == DeviceState.UNMAPPED) {
+                return CompletableFuture.failedFuture(new BlockIoException(Errno.ENOTCONN, "device " + name
+                        + ": session " + sessionName + " is not connected"));
+            }
+            rtrs = session.rtrs();
+            wasMapped = state == DeviceState.MAPPED;
+            if (state != DeviceState.MAPPED && state != DeviceState.OPENING) {
+                moveTo(DeviceState.OPENING);
+            }
+        }
+        CompletableFuture<OpenRsp> f = new CompletableFuture<>();
+        ByteBuffer rsp = ByteBuffer.allocate(OpenRsp.SIZE);
+        rtrs.read(msg.toBuffer(), rsp, errno -> {
+            try {
+                // a refused takeover (EBUSY, EAGAIN) says nothing about a mapping that stands, as a refresh's failure does not
+                if (errno == 0 || !wasMapped) {
+                    opened(rtrs, errno, rsp);
+                }
+            } catch (RuntimeException e) {
+                LOG.error("device {}: adopting an OPEN answer failed", name, e);
+            }
+            if (errno != 0) {
+                f.completeExceptionally(new BlockIoException(errno, "OPEN of " + exportName + " over " + sessionName));
+                return;
+            }
+            try {
+                f.complete(OpenRsp.decode(rsp.duplicate().clear()));
+            } catch (ProtoException e) {
+                f.completeExceptionally(new BlockIoException(Errno.EPROTO, e.getMessage()));
+            }
+        });
+        return f;
+    }
+
+    /**
+     * The device over several servers moves off this leg: requests held here and those its
+     * transport keeps for a path come back now (ENOTCONN), so that they can be sent to another
+     * server once that one has fenced this one.
+     */
+    void failOutstanding() {
+        List<Piece> failed;
+        RtrsClientSession rtrs;
+        synchronized (this) {
+            failed = take(held);
+            rtrs = session == null ? null : session.rtrs();
+        }
+        failed.forEach(p -> p.finish(Errno.ENOTCONN));
+        if (rtrs != null) {
+            rtrs.failOutstanding(Errno.ENOTCONN);
+        }
     }
 
     private void moveTo(DeviceState to) {
@@ -101,6 +210,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             session = null;
         }
         lost();
+        Leg o = owner;
+        if (o != null) {
+            o.down(this);
+        }
     }
 
     /** The session closed or failed for good: requests fail until it (or another) connects. */
@@ -114,6 +227,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             failed = take(held);
         }
         failed.forEach(p -> p.finish(Errno.ENOTCONN));
+        Leg o = owner;
+        if (o != null) {
+            o.down(this);
+        }
     }
 
     /** All paths are down: requests go to the transport, which waits or fails them. */
@@ -127,6 +244,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             release = take(held);
         }
         release.forEach(this::submit);
+        Leg o = owner;
+        if (o != null) {
+            o.down(this);
+        }
     }
 
     /**
@@ -151,7 +272,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             }
         }
         ByteBuffer rsp = ByteBuffer.allocate(OpenRsp.SIZE);
-        rtrs.read(new Open(mode, exportName).toBuffer(), rsp, errno -> opened(rtrs, errno, rsp));
+        rtrs.read(openMsg(false).toBuffer(), rsp, errno -> opened(rtrs, errno, rsp));
         return f;
     }
 
@@ -179,7 +300,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         DeviceGeometry g = null;
         if (errno == 0) {
             try {
-                g = DeviceGeometry.of(OpenRsp.decode(rsp), rtrs.maxIoSize(), mode);
+                OpenRsp r = OpenRsp.decode(rsp.duplicate());
+                haFlags = r.haFlags();
+                generation = r.generation();
+                g = DeviceGeometry.of(r, rtrs.maxIoSize(), mode);
                 if (g.maxIoSize() < g.logicalBlockSize()) {
                     errno = Errno.EPROTO;
                 }
@@ -195,9 +319,15 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         boolean closeOrphan = false;
         long oldSize = -1;
         boolean unchanged = false;
+        boolean late = false;
         synchronized (this) {
             if (state == DeviceState.UNMAPPED) {
                 closeOrphan = errno == 0;
+                waiters = List.of();
+            } else if (errno == 0 && state == DeviceState.DISCONNECTED) {
+                // the answer of a connection that is gone (a refresh or a takeover question in
+                // flight when the paths went): the remap on reconnect answers anew
+                late = true;
                 waiters = List.of();
             } else if (errno == 0) {
                 oldSize = geometry == null ? -1 : geometry.size();
@@ -232,6 +362,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             rtrs.write(new Close(g.deviceId()).toBuffer(), DeviceIo.NO_DATA, e -> { });
             return;
         }
+        if (late) {
+            LOG.debug("device {}: an OPEN answered after its session lost its paths: ignored", name);
+            return;
+        }
         if (errno == 0 && oldSize >= 0 && oldSize != g.size()) {
             // as Linux's rnbd_clt_change_capacity: the same device, another size; no remap
             LOG.info("device {}: size changed from {} to {} bytes", name, oldSize, g.size());
@@ -246,6 +380,10 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         }
         if (publish) {
             publisher.publish(this);
+        }
+        Leg o = owner;
+        if (o != null) {
+            o.answered(this);
         }
         release.forEach(this::submit);
         for (Piece p : failed) {

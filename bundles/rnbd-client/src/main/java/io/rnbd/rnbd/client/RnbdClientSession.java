@@ -26,6 +26,8 @@ public final class RnbdClientSession implements RtrsSessionListener {
     private final Set<RnbdClientDevice> devices = ConcurrentHashMap.newKeySet();
     private volatile boolean ready;
     private volatile int version;
+    /** The server speaks the several-servers extension (SESS_INFO_RSP's EXT_HA): an appliance server. */
+    private volatile boolean ha;
 
     public RnbdClientSession(RtrsClientSession rtrs) {
         this.rtrs = rtrs;
@@ -47,6 +49,11 @@ public final class RnbdClientSession implements RtrsSessionListener {
     /** The protocol version agreed with the server (0 before SESS_INFO). */
     public int version() {
         return version;
+    }
+
+    /** Whether the server answered the several-servers extension (an appliance server does, Linux's does not). */
+    boolean ha() {
+        return ha;
     }
 
     void start() {
@@ -99,13 +106,16 @@ public final class RnbdClientSession implements RtrsSessionListener {
 
     private void handshake() {
         ByteBuffer rsp = ByteBuffer.allocate(SessInfoRsp.SIZE);
-        rtrs.read(new SessInfo(RnbdMsg.VERSION_MAJOR).toBuffer(), rsp, errno -> {
+        // EXT_HA always: a Linux server ignores the reserved byte and answers it 0
+        rtrs.read(new SessInfo(RnbdMsg.VERSION_MAJOR, true).toBuffer(), rsp, errno -> {
             if (errno != 0) {
                 LOG.warn("session {}: SESS_INFO failed: {}", name(), Errno.name(errno));
                 return;
             }
             try {
-                version = SessInfoRsp.decode(rsp).version();
+                SessInfoRsp r = SessInfoRsp.decode(rsp);
+                version = r.version();
+                ha = r.ha();
             } catch (ProtoException e) {
                 LOG.warn("session {}: bad SESS_INFO_RSP: {}", name(), e.getMessage());
                 return;

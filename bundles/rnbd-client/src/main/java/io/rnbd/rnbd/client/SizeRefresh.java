@@ -49,7 +49,7 @@ final class SizeRefresh {
             refreshing = f = new CompletableFuture<>();
         }
         ByteBuffer rsp = ByteBuffer.allocate(OpenRsp.SIZE);
-        rtrs.read(new Open(device.accessMode(), device.exportName()).toBuffer(), rsp, errno -> {
+        rtrs.read(device.openMsg(false).toBuffer(), rsp, errno -> {
             synchronized (this) {
                 refreshing = null;
             }

@@ -73,8 +73,8 @@ public abstract class RnbdEndToEndScenario {
     protected BlockBackend backend;
     protected Transport transport;
     protected RnbdClient client;
-    protected final List<RnbdClientDevice> published = new java.util.concurrent.CopyOnWriteArrayList<>();
-    protected final List<RnbdClientDevice> withdrawn = new java.util.concurrent.CopyOnWriteArrayList<>();
+    protected final List<io.rnbd.rnbd.api.RemoteBlockDevice> published = new java.util.concurrent.CopyOnWriteArrayList<>();
+    protected final List<io.rnbd.rnbd.api.RemoteBlockDevice> withdrawn = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void startScenario() throws Exception {
@@ -87,12 +87,12 @@ public abstract class RnbdEndToEndScenario {
         transport = transport(server);
         client = new RnbdClient(new DevicePublisher() {
             @Override
-            public void publish(RnbdClientDevice device) {
+            public void publish(io.rnbd.rnbd.api.RemoteBlockDevice device) {
                 published.add(device);
             }
 
             @Override
-            public void withdraw(RnbdClientDevice device) {
+            public void withdraw(io.rnbd.rnbd.api.RemoteBlockDevice device) {
                 withdrawn.add(device);
             }
         });
@@ -397,11 +397,11 @@ public abstract class RnbdEndToEndScenario {
         io.rnbd.testkit.FakeScheduler time = new io.rnbd.testkit.FakeScheduler();
         RnbdClient polling = new RnbdClient(new DevicePublisher() {
             @Override
-            public void publish(RnbdClientDevice device) {
+            public void publish(io.rnbd.rnbd.api.RemoteBlockDevice device) {
             }
 
             @Override
-            public void withdraw(RnbdClientDevice device) {
+            public void withdraw(io.rnbd.rnbd.api.RemoteBlockDevice device) {
             }
         }, time, RnbdClient.DEFAULT_SIZE_REFRESH_MS);
         try {

@@ -195,7 +195,7 @@ final class ExportRole {
         synchronized (this) {
             switch (role) {
                 case ACTIVE:
-                    return CompletableFuture.completedFuture(holder);
+                    return stillHolds(device, holder);
                 case TAKING_OVER:
                     return takingOver;
                 case STANDBY:
@@ -215,6 +215,34 @@ final class ExportRole {
         LOG.info("export {}: taking over: {}", export.name(), why);
         if (!worker(() -> doTakeOver(d, f))) {
             fail(d, f, new BlockIoException(Errno.ESHUTDOWN, "the server is stopping"));
+        }
+        return f;
+    }
+
+    /**
+     * Asked to take over what it believes it holds: the storage says whether it still does (a
+     * server fenced while idle may not have looked yet), so that a client never takes an old
+     * holder's word for it.
+     */
+    private CompletableFuture<Holder> stillHolds(SharedDevice d, Holder h) {
+        CompletableFuture<Holder> f = new CompletableFuture<>();
+        boolean queued = worker(() -> {
+            try {
+                if (d.holds()) {
+                    f.complete(h);
+                    return;
+                }
+                lost("the storage no longer counts this server as the lock holder");
+            } catch (IOException e) {
+                if (BlockIoException.errnoOf(e) == Errno.ESHUTDOWN) {
+                    lost(e.getMessage());
+                }
+            }
+            f.completeExceptionally(new BlockIoException(Errno.EAGAIN, "export " + export.name()
+                    + " was taken over by another server"));
+        });
+        if (!queued) {
+            f.completeExceptionally(new BlockIoException(Errno.ESHUTDOWN, "the server is stopping"));
         }
         return f;
     }

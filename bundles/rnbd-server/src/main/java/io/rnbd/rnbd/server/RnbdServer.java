@@ -146,7 +146,7 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     }
 
     /** For tests on fake time: the clock a holder's age is measured with. */
-    void haWallClock(java.util.function.LongSupplier clock) {
+    public void haWallClock(java.util.function.LongSupplier clock) {
         ha.wallClock(clock);
     }
 

@@ -148,6 +148,8 @@ public final class FakeRtrs implements AutoCloseable {
         private boolean proven;
         private final List<RtrsSessionListener> listeners = new CopyOnWriteArrayList<>();
         private final ArrayDeque<Req> waiting = new ArrayDeque<>();
+        /** Requests the server has and not answered; guarded by this. */
+        private final java.util.Set<Req> sent = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         private final AtomicInteger delivered = new AtomicInteger();
         private SessionState state = SessionState.CONNECTING;
         private ServerSide serverSide;
@@ -236,6 +238,7 @@ public final class FakeRtrs implements AutoCloseable {
                     return;
                 }
                 inflight++;
+                sent.add(r);
                 target = serverSide;
             }
             dispatch(target, r);
@@ -254,33 +257,47 @@ public final class FakeRtrs implements AutoCloseable {
 
         private void finished(Req r, int errno) {
             onClientThread(() -> {
-                if (errno == 0 && !r.write()) {
-                    r.dst().put(r.data().duplicate().clear());
-                }
                 Req next;
                 ServerSide target;
+                boolean mine;
                 synchronized (this) {
+                    mine = sent.remove(r);
                     inflight--;
                     next = state == SessionState.CONNECTED ? waiting.poll() : null;
                     if (next != null) {
                         inflight++;
+                        sent.add(next);
                     }
                     target = serverSide;
                 }
-                r.done().done(errno);
+                if (mine) {
+                    // not failed already by failOutstanding: the answer counts
+                    if (errno == 0 && !r.write()) {
+                        r.dst().put(r.data().duplicate().clear());
+                    }
+                    r.done().done(errno);
+                }
                 if (next != null) {
                     dispatch(target, next);
                 }
             });
         }
 
-        /** What waits for a path fails now (ClientSession's failOutstanding). */
+        /**
+         * What waits for a path fails now (ClientSession's failOutstanding); while disconnected,
+         * what the server has too (a real session's path failure took those back already): its
+         * late answer is dropped.
+         */
         @Override
         public void failOutstanding(int errno) {
             List<Req> failed;
             synchronized (this) {
-                failed = List.copyOf(waiting);
+                failed = new java.util.ArrayList<>(waiting);
                 waiting.clear();
+                if (state != SessionState.CONNECTED) {
+                    failed.addAll(sent);
+                    sent.clear();
+                }
             }
             failed.forEach(r -> onClientThread(() -> r.done().done(errno)));
         }
@@ -325,6 +342,7 @@ public final class FakeRtrs implements AutoCloseable {
                     go.add(waiting.poll());
                 }
                 inflight += go.size();
+                sent.addAll(go);
             }
             listeners.forEach(l -> l.onStateChange(this, SessionState.CONNECTED, 0));
             go.forEach(r -> dispatch(target, r));

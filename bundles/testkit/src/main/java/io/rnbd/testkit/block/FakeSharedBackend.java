@@ -180,6 +180,11 @@ public final class FakeSharedBackend implements BlockBackend {
             holding = true;
         }
 
+        /** Requests held so far ({@link #hold()}). */
+        public synchronized int heldCount() {
+            return held.size();
+        }
+
         /** Let the held requests land now, in order, each checked as it lands. */
         public void release() {
             List<Runnable> run;

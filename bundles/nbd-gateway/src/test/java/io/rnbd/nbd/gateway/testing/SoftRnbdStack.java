@@ -76,12 +76,12 @@ public final class SoftRnbdStack implements AutoCloseable {
         nbd = new NbdServer(nbdConfig, exports);
         rnbdClient = new RnbdClient(new DevicePublisher() {
             @Override
-            public void publish(RnbdClientDevice device) {
+            public void publish(io.rnbd.rnbd.api.RemoteBlockDevice device) {
                 exports.add(device.name(), device);
             }
 
             @Override
-            public void withdraw(RnbdClientDevice device) {
+            public void withdraw(io.rnbd.rnbd.api.RemoteBlockDevice device) {
                 if (exports.remove(device.name(), device)) {
                     nbd.exportRemoved(device);
                 }

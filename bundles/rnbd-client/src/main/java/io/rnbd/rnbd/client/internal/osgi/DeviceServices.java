@@ -2,7 +2,6 @@ package io.rnbd.rnbd.client.internal.osgi;
 
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.client.DevicePublisher;
-import io.rnbd.rnbd.client.RnbdClientDevice;
 import io.rnbd.rtrs.api.RtrsClientSession;
 import java.util.Hashtable;
 import java.util.Map;
@@ -17,7 +16,7 @@ import org.osgi.framework.ServiceRegistration;
  */
 final class DeviceServices implements DevicePublisher {
     private final BundleContext context;
-    private final Map<RnbdClientDevice, ServiceRegistration<RemoteBlockDevice>> registrations =
+    private final Map<RemoteBlockDevice, ServiceRegistration<RemoteBlockDevice>> registrations =
             new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -26,7 +25,7 @@ final class DeviceServices implements DevicePublisher {
     }
 
     @Override
-    public void publish(RnbdClientDevice device) {
+    public void publish(RemoteBlockDevice device) {
         if (closed) {
             return;
         }
@@ -38,7 +37,7 @@ final class DeviceServices implements DevicePublisher {
     }
 
     @Override
-    public void withdraw(RnbdClientDevice device) {
+    public void withdraw(RemoteBlockDevice device) {
         unregister(registrations.remove(device));
     }
 
