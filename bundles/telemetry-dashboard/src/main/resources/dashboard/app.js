@@ -151,25 +151,45 @@
       lat ? fmtUs(lat.mean) + ' / ' + fmtUs(lat.p99) : '–', fmtInt(r.errors), fmtInt(r.inflight)];
   }
 
+  // "b since 08:01:02, 2 takeovers, last stall 131 ms": who holds the storage of an export of several servers
+  function fmtSince(ms) {
+    return ms > 0 ? new Date(ms).toISOString().substring(11, 19) + ' UTC' : '–';
+  }
+
+  function activeCell(d) {
+    if (!d.sessions || d.sessions.length === 0) return '–';
+    if (!d.active_session) return 'none';
+    return d.active_session + ' since ' + fmtSince(d.active_since_ms) + ', ' + fmtInt(d.takeovers) + ' takeover'
+      + (d.takeovers === 1 ? '' : 's') + (d.takeovers > 0 ? ', last stall ' + d.last_stall_ms + ' ms, longest '
+      + d.max_stall_ms + ' ms' : '');
+  }
+
+  function roleCell(e) {
+    if (!e.role || e.role === 'NONE') return '–';
+    return e.role.toLowerCase() + (e.active_server ? ' (active: ' + e.active_server + ' since '
+      + fmtSince(e.active_since_ms) + ', ' + fmtInt(e.takeovers) + ' takeovers here)' : '');
+  }
+
   function drawDevices(state, dt) {
-    const headers = [H('Device'), H('State'), H('Session'), H('Export'), H('Mode'), H('Size', 1), H('Users', 1),
-      H('IOPS r / w', 1), H('MiB/s r / w', 1), H('Latency mean / p99 µs', 1), H('Errors', 1), H('Inflight', 1),
-      H('Last error', 1)];
+    const headers = [H('Device'), H('State'), H('Session'), H('Active server'), H('Export'), H('Mode'), H('Size', 1),
+      H('Users', 1), H('IOPS r / w', 1), H('MiB/s r / w', 1), H('Latency mean / p99 µs', 1), H('Errors', 1),
+      H('Inflight', 1), H('Last error', 1)];
     const old = index(rowsOf(previous, 'rnbd_device'), r => r.device);
     const rows = rowsOf(state, 'rnbd_device').map(d => cells(el('tr', { 'data-device': d.device }), headers,
-      [d.device, badge(d.state), d.session, d.export, d.access_mode, fmtBytes(d.size), d.users,
+      [d.device, badge(d.state), d.sessions && d.sessions.length ? d.sessions.join(', ') : d.session, activeCell(d),
+        d.export, d.access_mode, fmtBytes(d.size), d.users,
         ...blockCells(d, old.get(d.device), dt, state.latency_bounds_ns), d.last_error || '']));
     fill(document.getElementById('devices'), headers, rows, 'no mapped device');
   }
 
   function drawExports(state, dt) {
-    const headers = [H('Export'), H('State'), H('Backend'), H('Size', 1), H('RO'), H('Opened by'),
+    const headers = [H('Export'), H('State'), H('Backend'), H('Size', 1), H('RO'), H('Role'), H('Opened by'),
       H('IOPS r / w', 1), H('MiB/s r / w', 1), H('Latency mean / p99 µs', 1), H('Errors', 1), H('Inflight', 1),
       H('Last error')];
     const old = index(rowsOf(previous, 'rnbd_export'), r => r.export);
     const openers = rowsOf(state, 'rnbd_export_opener');
     const rows = rowsOf(state, 'rnbd_export').map(e => cells(el('tr', { 'data-export': e.export }), headers,
-      [e.export, badge(e.state), e.backend, fmtBytes(e.size), e.read_only ? 'yes' : 'no',
+      [e.export, badge(e.state), e.backend, fmtBytes(e.size), e.read_only ? 'yes' : 'no', roleCell(e),
         openers.filter(o => o.export === e.export).map(o => o.session + ':' + o.access_mode).join(', ') || '–',
         ...blockCells(e, old.get(e.export), dt, state.latency_bounds_ns), e.last_error]));
     fill(document.getElementById('exports'), headers, rows, 'no export');

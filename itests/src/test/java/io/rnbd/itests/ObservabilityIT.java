@@ -214,8 +214,9 @@ public class ObservabilityIT extends KarafTestSupport {
         walk(problems, consoleKeys, "rtrs:server-sessions --json", "rtrs_server_session",
                 Map.of("paths", "rtrs_server_path", "stats", "rtrs_server_session"), Map.of());
         walk(problems, consoleKeys, "rnbd:exports --json", "rnbd_export",
-                Map.of("openers", "rnbd_export_opener", "stats", "rnbd_export"), Map.of());
-        walk(problems, consoleKeys, "rnbd:devices --json", "rnbd_device", Map.of("stats", "rnbd_device"), Map.of());
+                Map.of("openers", "rnbd_export_opener", "stats", "rnbd_export", "ha", "rnbd_export"), Map.of());
+        walk(problems, consoleKeys, "rnbd:devices --json", "rnbd_device",
+                Map.of("stats", "rnbd_device", "ha", "rnbd_device"), Map.of());
         assertFalse("the console showed no counters of the soft devices", counters.isEmpty());
 
         Map<String, TableSchema> schemas = new LinkedHashMap<>();

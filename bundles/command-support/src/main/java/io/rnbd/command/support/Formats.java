@@ -33,6 +33,12 @@ public final class Formats {
         return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 
+    /** Milliseconds since the epoch as UTC to the second, "2026-11-29T08:01:02Z"; "-" for 0 (unknown). */
+    public static String time(long epochMillis) {
+        return epochMillis <= 0 ? "-" : java.time.Instant.ofEpochMilli(epochMillis)
+                .truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+    }
+
     /** An enum as the console spells it: "connected"; "" for none. */
     public static String lower(Enum<?> e) {
         return e == null ? "" : e.name().toLowerCase(Locale.ROOT);

@@ -46,9 +46,27 @@ final class ClientDevices {
         return sb.toString();
     }
 
+    /** "b since 12:00:03 (generation 4, 2 takeovers, last stall 131 ms, longest 402 ms)", "-" over one server. */
+    static String active(DeviceInfo d) {
+        if (d.ha().sessions().isEmpty()) {
+            return "-";
+        }
+        if (d.ha().active().isEmpty()) {
+            return "none";
+        }
+        long n = d.ha().takeovers();
+        return d.ha().active() + " since " + Formats.time(d.ha().activeSince()) + " (generation " + d.ha().generation()
+                + ", " + n + " takeover" + (n == 1 ? "" : "s")
+                + (n > 0 ? ", last stall " + d.ha().lastStallMs() + " ms, longest " + d.ha().maxStallMs() + " ms" : "")
+                + ")";
+    }
+
     static Map<String, Object> json(DeviceInfo d) {
         return Json.obj("name", d.name(), "session", d.session(), "export", d.export(), "access_mode", d.mode(),
                 "size", d.size(), "state", d.state(), "users", d.users(), "stats", Stats.json(d.stats()),
-                "last_error", d.lastError());
+                "last_error", d.lastError(), "ha", Json.obj("sessions", d.ha().sessions(), "active", d.ha().active(),
+                        "active_since", d.ha().activeSince(), "generation", d.ha().generation(),
+                        "takeovers", d.ha().takeovers(), "last_stall_ms", d.ha().lastStallMs(),
+                        "max_stall_ms", d.ha().maxStallMs()));
     }
 }

@@ -31,12 +31,13 @@ public class DevicesCommand extends ConsoleCommand {
             out.println(Json.write(devices.stream().map(ClientDevices::json).toList()));
             return;
         }
-        TextTable t = new TextTable("DEVICE", "SESSION", "EXPORT", "MODE", "SIZE", "STATE", "USERS", "READS",
-                "WRITES", "ERRORS", "INFLIGHT", "LAST ERROR");
+        TextTable t = new TextTable("DEVICE", "SESSION", "EXPORT", "MODE", "SIZE", "STATE", "USERS", "ACTIVE",
+                "READS", "WRITES", "ERRORS", "INFLIGHT", "LAST ERROR");
         for (DeviceInfo d : devices) {
             BlockIoStats st = Stats.orZero(d.stats());
-            t.row(d.name(), d.session(), d.export(), d.mode(), Formats.bytes(d.size()), Formats.lower(d.state()),
-                    d.users(), st.reads(), st.writes(), st.errors(), st.inflight(), Formats.errno(d.lastError()));
+            t.row(d.name(), d.ha().sessions().isEmpty() ? d.session() : String.join(",", d.ha().sessions()), d.export(),
+                    d.mode(), Formats.bytes(d.size()), Formats.lower(d.state()), d.users(), ClientDevices.active(d),
+                    st.reads(), st.writes(), st.errors(), st.inflight(), Formats.errno(d.lastError()));
         }
         t.print(out);
     }

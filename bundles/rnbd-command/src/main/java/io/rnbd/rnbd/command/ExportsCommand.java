@@ -33,21 +33,38 @@ public class ExportsCommand extends ConsoleCommand {
             out.println(Json.write(exports.stream().map(ExportsCommand::json).toList()));
             return;
         }
-        TextTable t = new TextTable("EXPORT", "BACKEND", "SIZE", "STATE", "RO", "OPENED BY", "READS", "WRITES",
-                "ERRORS", "INFLIGHT", "LAST ERROR");
+        TextTable t = new TextTable("EXPORT", "BACKEND", "SIZE", "STATE", "RO", "ROLE", "ACTIVE", "OPENED BY", "READS",
+                "WRITES", "ERRORS", "INFLIGHT", "LAST ERROR");
         for (ExportInfo e : exports) {
             BlockIoStats st = Stats.orZero(e.stats());
             String openers = e.openers().stream().map(o -> o.session() + ":" + o.mode())
                     .collect(Collectors.joining(","));
             t.row(e.name(), e.backend(), Formats.bytes(e.size()), Formats.lower(e.state()), e.readOnly() ? "yes" : "no",
+                    e.ha().role() == RnbdServerAdmin.Role.NONE ? "-" : Formats.lower(e.ha().role()), active(e.ha()),
                     openers, st.reads(), st.writes(), st.errors(), st.inflight(), e.lastError());
         }
         t.print(out);
     }
 
+    /** "B since 12:00:03 (generation 4, 2 takeovers here, last 131 ms)": who holds the storage of an ha export. */
+    static String active(RnbdServerAdmin.HaInfo ha) {
+        if (ha.role() == RnbdServerAdmin.Role.NONE) {
+            return "-";
+        }
+        if (ha.activeServer().isEmpty()) {
+            return "none";
+        }
+        return ha.activeServer() + " since " + Formats.time(ha.activeSince()) + " (generation " + ha.generation()
+                + ", " + ha.takeovers() + " takeover" + (ha.takeovers() == 1 ? "" : "s") + " here"
+                + (ha.lastTakeoverMs() > 0 || ha.takeovers() > 0 ? ", last " + ha.lastTakeoverMs() + " ms" : "") + ")";
+    }
+
     private static Map<String, Object> json(ExportInfo e) {
         return Json.obj("name", e.name(), "backend", e.backend(), "size", e.size(), "state", e.state(),
                 "read_only", e.readOnly(),
+                "ha", Json.obj("role", e.ha().role(), "active_server", e.ha().activeServer(), "active_since",
+                        e.ha().activeSince(), "generation", e.ha().generation(), "takeovers", e.ha().takeovers(),
+                        "last_takeover_ms", e.ha().lastTakeoverMs()),
                 "openers", e.openers().stream().map(o -> Json.obj("session", o.session(), "access_mode", o.mode(),
                         "device_id", o.deviceId())).toList(),
                 "stats", Stats.json(e.stats()), "last_error", e.lastError());

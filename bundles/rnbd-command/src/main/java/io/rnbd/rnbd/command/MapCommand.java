@@ -26,7 +26,8 @@ import org.osgi.service.cm.ConfigurationAdmin;
 /**
  * {@code rnbd:map DEVICE --session S --export E [--mode RW]} (sysfs map_device): a factory
  * configuration of {@code io.rnbd.client.map}, so the mapping comes back after a restart;
- * then the state the client reaches within a few seconds.
+ * then the state the client reaches within a few seconds. {@code --session a,b} maps over
+ * several servers that export the same storage, one session each (docs/scale-out.md).
  */
 @Service
 @Command(scope = "rnbd", name = "map", description = "Map a server's export as a local device (kept in ConfigAdmin)")
@@ -42,7 +43,8 @@ public class MapCommand extends ConsoleCommand {
     @Argument(index = 0, name = "device", description = "Local device name, e.g. rnbd0", required = true)
     String device;
 
-    @Option(name = "--session", aliases = "-s", description = "RTRS client session to map over (required)")
+    @Option(name = "--session", aliases = "-s", description = "RTRS client session to map over (required); several, "
+            + "comma separated, one per server of an export those servers serve together (ha = true on each)")
     @Completion(RtrsSessionCompleter.class)
     String session;
 
@@ -62,7 +64,17 @@ public class MapCommand extends ConsoleCommand {
         if (session == null || export == null) {
             throw new IllegalArgumentException("--session and --export are required");
         }
-        Configs.requireName("session", session);
+        List<String> sessions = java.util.Arrays.stream(session.split(",", -1)).map(String::trim).toList();
+        for (String s : sessions) {
+            Configs.requireName("session", s);
+        }
+        if (sessions.stream().distinct().count() != sessions.size()) {
+            throw new IllegalArgumentException("--session lists a session twice: " + session);
+        }
+        if (sessions.size() > 1 && accessMode(mode) == AccessMode.RO) {
+            throw new IllegalArgumentException("a read-only mapping needs no active server: map it over one session");
+        }
+        session = String.join(",", sessions);
         Configs.requireExportName("export", export);
         AccessMode m = accessMode(mode);
         Configs.require(configAdmin);
@@ -73,11 +85,14 @@ public class MapCommand extends ConsoleCommand {
         }
         // the client refuses this with EEXIST inside its component's activation, where the
         // console would never see it: say it here, before anything is configured
-        Optional<DeviceInfo> twin = admin == null ? Optional.empty() : admin.devices().stream()
-                .filter(d -> d.session().equals(session) && d.export().equals(export)).findFirst();
-        if (twin.isPresent()) {
-            throw new IllegalArgumentException("export " + export + " is already mapped over session " + session
-                    + " as " + twin.get().name());
+        for (String s : sessions) {
+            Optional<DeviceInfo> twin = admin == null ? Optional.empty() : admin.devices().stream()
+                    .filter(d -> (d.session().equals(s) || d.ha().sessions().contains(s)) && d.export().equals(export))
+                    .findFirst();
+            if (twin.isPresent()) {
+                throw new IllegalArgumentException("export " + export + " is already mapped over session " + s
+                        + " as " + twin.get().name());
+            }
         }
         Hashtable<String, Object> p = new Hashtable<>();
         p.put("device.name", device);
@@ -105,7 +120,8 @@ public class MapCommand extends ConsoleCommand {
                     + " retries, rnbd:unmap " + device + " drops it");
         } else if (d.get().state() == DeviceState.MAPPED) {
             out.println(device + " mapped: " + export + " over " + session + ", " + m + ", "
-                    + Formats.bytes(d.get().size()));
+                    + Formats.bytes(d.get().size()) + (sessions.size() > 1 ? "; active: " + ClientDevices.active(d.get())
+                    : ""));
         } else {
             out.println(device + " " + Formats.lower(d.get().state()) + ": waiting for session " + session
                     + "; it maps when the session connects");

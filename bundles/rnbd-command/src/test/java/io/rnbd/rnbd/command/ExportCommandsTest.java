@@ -161,9 +161,9 @@ class ExportCommandsTest {
         t.admin = server;
         List<String> lines = Out.run(t).lines().toList();
         assertEquals(3, lines.size(), lines.toString());
-        assertTrue(lines.get(1).matches("vol\"1\\s+memory\\s+1.0 GiB\\s+online\\s+no\\s+s1:RW,s2:RO\\s+10\\s+20\\s+1\\s+2"),
-                lines.get(1));
-        assertTrue(lines.get(2).matches("zz\\s+file\\s+0 B\\s+offline\\s+yes\\s+0\\s+0\\s+0\\s+0\\s+backend gone"),
+        assertTrue(lines.get(1).matches("vol\"1\\s+memory\\s+1.0 GiB\\s+online\\s+no\\s+-\\s+-\\s+s1:RW,s2:RO\\s+10\\s+20"
+                + "\\s+1\\s+2"), lines.get(1));
+        assertTrue(lines.get(2).matches("zz\\s+file\\s+0 B\\s+offline\\s+yes\\s+-\\s+-\\s+0\\s+0\\s+0\\s+0\\s+backend gone"),
                 lines.get(2));
 
         ExportsCommand j = new ExportsCommand();

@@ -66,6 +66,26 @@ class FakeClientAdmin implements RnbdClientAdmin {
     }
 
     @Override
+    public CompletableFuture<String> failback(String device, String session) throws IOException {
+        calls.add("failback " + device + " " + session);
+        DeviceInfo d = devices.get(device);
+        if (d == null) {
+            throw new BlockIoException(Errno.ENOENT, "no device " + device);
+        }
+        if (d.ha().sessions().isEmpty()) {
+            throw new BlockIoException(Errno.EINVAL, "device " + device + " is mapped over one server");
+        }
+        if (failNext != null) {
+            return CompletableFuture.failedFuture(failNext);
+        }
+        String to = session.isEmpty() ? d.ha().sessions().get(0) : session;
+        devices.put(device, new DeviceInfo(d.name(), to, d.export(), d.mode(), d.size(), d.state(), d.users(), d.stats(),
+                0, new HaDeviceInfo(d.ha().sessions(), to, d.ha().activeSince(), d.ha().generation() + 1,
+                d.ha().takeovers() + 1, 90, Math.max(90, d.ha().maxStallMs()))));
+        return CompletableFuture.completedFuture(to);
+    }
+
+    @Override
     public CompletableFuture<Long> resize(String device) {
         calls.add("resize " + device);
         if (failNext != null) {

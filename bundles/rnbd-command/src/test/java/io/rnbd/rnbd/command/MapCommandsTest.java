@@ -155,7 +155,7 @@ class MapCommandsTest {
         t.admin = client;
         List<String> lines = Out.run(t).lines().toList();
         assertEquals(3, lines.size(), lines.toString());
-        assertTrue(lines.get(1).matches("rnbd0\\s+sess1\\s+vol1\\s+RW\\s+1.0 GiB\\s+mapped\\s+2\\s+1\\s+2\\s+0\\s+3"),
+        assertTrue(lines.get(1).matches("rnbd0\\s+sess1\\s+vol1\\s+RW\\s+1.0 GiB\\s+mapped\\s+2\\s+-\\s+1\\s+2\\s+0\\s+3"),
                 lines.get(1));
         assertTrue(lines.get(2).matches("rnbd1\\s+sess1\\s+vol1\\s+RW\\s+0 B\\s+failed\\s+0.*EACCES \\(13\\)"),
                 lines.get(2));

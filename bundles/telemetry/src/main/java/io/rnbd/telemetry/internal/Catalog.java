@@ -146,7 +146,18 @@ final class Catalog {
             gauge("size", "size", "size_bytes", "Size in bytes (0 while offline and never opened)"),
             state("state", "state", "Export state", RnbdServerAdmin.ExportState.class),
             flag("read_only", "read_only", "read_only", "1 if read-only"),
-            text("last_error", "last_error", "Why the export is offline, empty if it is not")),
+            text("last_error", "last_error", "Why the export is offline, empty if it is not"),
+            state("role", "role", "This server's part in an export several servers serve (ha = true): NONE for an "
+                    + "export of its own", RnbdServerAdmin.Role.class),
+            text("active_server", "active_server", "The server the storage records as holding it (ha)"),
+            gauge("active_since_ms", "active_since", "active_since_ms",
+                    "When the active server took the storage, ms since the epoch by its clock (ha; 0 unknown)"),
+            gauge("generation", "generation", "generation", "How often a server took the storage, the active one's "
+                    + "take included (ha)"),
+            counter("takeovers", "takeovers", "takeovers", "Takeovers this server made for the export: each broke "
+                    + "and fenced another holder (ha)"),
+            gauge("last_takeover_ms", "last_takeover_ms", "last_takeover_ms",
+                    "How long this server's last take of the storage took, request to lock held (ha)")),
             blockColumns("IO latency of the backend, per export")));
 
     static final TableSchema RNBD_EXPORT_OPENER = new TableSchema("rnbd_export_opener",
@@ -165,7 +176,18 @@ final class Catalog {
             gauge("size", "size", "size_bytes", "Size in bytes as last reported by the server"),
             state("state", "state", "Mapping state", RnbdClientAdmin.DeviceState.class),
             gauge("users", "users", "users", "Holders of the device (NBD connections, rnbd:bench)"),
-            gauge("last_error", "last_error", "last_error", "Errno of the last failed OPEN, 0 if none")),
+            gauge("last_error", "last_error", "last_error", "Errno of the last failed OPEN, 0 if none"),
+            list("sessions", "sessions", "Sessions of a device over several servers, in order of preference; "
+                    + "empty for a device over one"),
+            text("active_session", "active", "The session IO goes to now, of a device over several servers"),
+            gauge("active_since_ms", "active_since", "active_since_ms",
+                    "When IO went there, ms since the epoch by this client's clock (several servers)"),
+            gauge("generation", "generation", "generation", "The generation of the active server's take of the "
+                    + "storage (several servers)"),
+            counter("takeovers", "takeovers", "takeovers", "Times IO moved to another server (several servers)"),
+            gauge("last_stall_ms", "last_stall_ms", "last_stall_ms", "How long IO waited in the last move, from "
+                    + "the old server's loss to the new one's answer (several servers)"),
+            gauge("max_stall_ms", "max_stall_ms", "max_stall_ms", "The longest such wait since the mapping was made")),
             blockColumns("IO latency from submission to completion, per mapped device")));
 
     static final TableSchema NBD_GATEWAY = new TableSchema("nbd_gateway",
@@ -289,7 +311,10 @@ final class Catalog {
     static List<List<Object>> exports(Sources s) {
         return exportInfos(s).stream().map(e -> block(new RowBuilder(RNBD_EXPORT)
                 .set("export", e.name()).set("backend", e.backend()).set("size", e.size())
-                .set("state", e.state().name()).set("read_only", e.readOnly()).set("last_error", e.lastError()),
+                .set("state", e.state().name()).set("read_only", e.readOnly()).set("last_error", e.lastError())
+                .set("role", e.ha().role().name()).set("active_server", e.ha().activeServer())
+                .set("active_since_ms", e.ha().activeSince()).set("generation", e.ha().generation())
+                .set("takeovers", e.ha().takeovers()).set("last_takeover_ms", e.ha().lastTakeoverMs()),
                 e.stats()).build()).toList();
     }
 
@@ -312,7 +337,11 @@ final class Catalog {
         return admin.devices().stream().map(d -> block(new RowBuilder(RNBD_DEVICE)
                 .set("device", d.name()).set("session", d.session()).set("export", d.export())
                 .set("access_mode", d.mode().name()).set("size", d.size()).set("state", d.state().name())
-                .set("users", d.users()).set("last_error", d.lastError()), d.stats()).build()).toList();
+                .set("users", d.users()).set("last_error", d.lastError()).set("sessions", d.ha().sessions())
+                .set("active_session", d.ha().active()).set("active_since_ms", d.ha().activeSince())
+                .set("generation", d.ha().generation()).set("takeovers", d.ha().takeovers())
+                .set("last_stall_ms", d.ha().lastStallMs()).set("max_stall_ms", d.ha().maxStallMs()),
+                d.stats()).build()).toList();
     }
 
     static List<List<Object>> gateway(Sources s) {

@@ -29,7 +29,9 @@ public final class MapComponent {
         @AttributeDefinition(name = "Device name", description = "Local name of the mapped device (rnbd.device property)")
         String device_name() default "rnbd0";
 
-        @AttributeDefinition(name = "Session name", description = "RTRS client session (rtrs.session) to map over")
+        @AttributeDefinition(name = "Session name", description = "RTRS client session (rtrs.session) to map over; "
+                + "several, comma separated, one per server, for an export those servers serve together (ha = true "
+                + "on each): IO goes to the one that holds the storage and moves when it is lost")
         String session_name() default "";
 
         @AttributeDefinition(name = "Export name", description = "Name of the export on the server")

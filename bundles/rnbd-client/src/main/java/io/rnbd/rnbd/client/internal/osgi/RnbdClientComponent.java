@@ -46,6 +46,12 @@ public final class RnbdClientComponent {
                 + "adopts it, so an export grown on the server reaches the device and the NBD gateway without a "
                 + "remap; 0 = only on rnbd:resize or IO beyond the known end.")
         long size_refresh_ms() default 5000;
+
+        @AttributeDefinition(name = "IO timeout over several servers (ms)", description = "How long IO of a device "
+                + "mapped over several servers (session.name a comma list) waits for one of them to be active "
+                + "before it fails with EIO: the time to detect the loss of the active one, its takeover, and a "
+                + "takeover the servers hold off (ha.holdoff.ms, 10 s) must fit in it.")
+        long ha_io_timeout_ms() default 30000;
     }
 
     private final ScheduledExecutorService scheduler;
@@ -63,6 +69,7 @@ public final class RnbdClientComponent {
         try {
             this.devices = new DeviceServices(context);
             this.client = new RnbdClient(devices, scheduler, cfg.size_refresh_ms());
+            client.haIoTimeoutMs(cfg.ha_io_timeout_ms());
             this.registration = context.registerService(RnbdClientAdmin.class, client, null);
         } catch (RuntimeException e) {
             scheduler.shutdownNow();
@@ -74,6 +81,7 @@ public final class RnbdClientComponent {
     @Modified
     void modified(Config cfg) {
         client.sizeRefreshMs(cfg.size_refresh_ms());
+        client.haIoTimeoutMs(cfg.ha_io_timeout_ms());
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

@@ -54,6 +54,11 @@ class RnbdClientComponentTest {
             public long size_refresh_ms() {
                 return ms;
             }
+
+            @Override
+            public long ha_io_timeout_ms() {
+                return 30_000;
+            }
         };
     }
 
