@@ -207,7 +207,7 @@ if [ ! -f "$CONSOLE_JAR" ]; then
       -DoutputDirectory="$WORK/cache" >>"$WORK/mvn.log" 2>&1 \
     || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
 fi
-TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest"}
+TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest io.rnbd.rxe.interop.LinuxDmMultipathHaTest"}
 CLASSES=""
 for t in $TESTS; do
   found=""

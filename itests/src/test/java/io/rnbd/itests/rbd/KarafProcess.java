@@ -113,6 +113,16 @@ final class KarafProcess implements AutoCloseable {
         }
     }
 
+    /** SIGSTOP the JVM: frozen with everything in flight, its sockets open (a silent death). */
+    void sigstop() throws Exception {
+        Tools.run(10_000, "kill", "-STOP", Long.toString(pid()));
+    }
+
+    /** SIGCONT: the frozen JVM runs on, unaware of the time that passed. */
+    void sigcont() throws Exception {
+        Tools.run(10_000, "kill", "-CONT", Long.toString(pid()));
+    }
+
     /** Runs a console command through bin/client (ssh as karaf/karaf); its output. */
     String console(String command) throws Exception {
         Tools.Result r = Tools.exec(90_000, home.resolve("bin/client").toString(), "-a", Integer.toString(sshPort),

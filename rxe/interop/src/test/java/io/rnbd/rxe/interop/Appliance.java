@@ -21,6 +21,7 @@ import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
 import io.rnbd.testkit.Await;
 import io.rnbd.testkit.block.FakeBackend;
+import io.rnbd.testkit.block.FakeSharedBackend;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -155,6 +156,18 @@ public final class Appliance implements AutoCloseable {
     public void exportMemory(String name, int size) throws Exception {
         rnbdServer.addExport(new ExportConfig(name, "memory", false, Set.of(), 0,
                 Map.of("id", name, "size", Integer.toString(size))));
+    }
+
+    /**
+     * An export {@code name} that several servers serve ({@code ha = true}) on {@code cluster}, the
+     * in-memory stand-in of a Ceph cluster's image, lock and blocklist: appliances given the same
+     * cluster serve the same bytes, one of them active. Call once per appliance.
+     */
+    public void exportShared(String name, int size, FakeSharedBackend.Cluster cluster, String serverName) {
+        rnbdServer.serverName(serverName);
+        rnbdServer.backendAdded("shared", new FakeSharedBackend(cluster, "shared"));
+        rnbdServer.addExport(new ExportConfig(name, "shared", false, Set.of(), 0,
+                Map.of("image", name, "size", Integer.toString(size))).withHa(true));
     }
 
     /** Where the RTRS server listens on the device carrying {@code address}. */

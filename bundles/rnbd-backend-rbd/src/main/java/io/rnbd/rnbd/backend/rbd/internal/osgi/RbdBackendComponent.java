@@ -2,6 +2,7 @@ package io.rnbd.rnbd.backend.rbd.internal.osgi;
 
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.rnbd.api.SharedDevice;
 import io.rnbd.rnbd.backend.rbd.internal.RbdBackend;
 import io.rnbd.rnbd.backend.rbd.internal.RbdSettings;
 import java.io.IOException;
@@ -88,6 +89,11 @@ public final class RbdBackendComponent implements BlockBackend {
     @Override
     public BlockDevice open(Map<String, String> params, boolean readOnly) throws IOException {
         return backend.open(params, readOnly);
+    }
+
+    @Override
+    public SharedDevice openShared(Map<String, String> params) throws IOException {
+        return backend.openShared(params);
     }
 
     @Override
