@@ -33,7 +33,8 @@ final class HaVerifier implements AutoCloseable {
     static final int BLOCK = 4096;
     private static final int MAX_BLOCKS = 32; // 128 KiB
     private static final long MAGIC = 0x52_4e_42_44_48_41_56_31L; // "RNBDHAV1"
-    private static final int HEADER = 28;
+    /** magic, block number, generation (8 bytes each), CRC32C of the filler (4), 4 zero bytes. */
+    private static final int HEADER = 32;
 
     private final BlockDevice dev;
     private final long base;
@@ -79,6 +80,15 @@ final class HaVerifier implements AutoCloseable {
 
     /** One request in flight at a time per lane, so {@code depth} lanes keep {@code depth} in flight. */
     private void lane(SplittableRandom rnd) {
+        try {
+            laneLoop(rnd);
+        } catch (RuntimeException | Error e) {
+            failed.incrementAndGet();
+            problem("lane " + Thread.currentThread().getName() + " died: " + e);
+        }
+    }
+
+    private void laneLoop(SplittableRandom rnd) {
         ByteBuffer buf = ByteBuffer.allocateDirect(MAX_BLOCKS * BLOCK);
         while (running) {
             int n = 1 + rnd.nextInt(MAX_BLOCKS);
@@ -139,19 +149,27 @@ final class HaVerifier implements AutoCloseable {
         }
     }
 
-    /** Take {@code n} free blocks in a row, waiting while another lane has any of them. */
+    /** Take {@code n} free blocks in a row; while none are, wait for a lane to release some. */
     private synchronized int claim(SplittableRandom rnd, int n) {
         while (true) {
-            int first = rnd.nextInt(blocks - n + 1);
-            boolean free = true;
-            for (int i = 0; i < n && free; i++) {
-                free = !busy[first + i];
-            }
-            if (free) {
-                for (int i = 0; i < n; i++) {
-                    busy[first + i] = true;
+            for (int attempt = 0; attempt < 64; attempt++) {
+                int first = rnd.nextInt(blocks - n + 1);
+                boolean free = true;
+                for (int i = 0; i < n && free; i++) {
+                    free = !busy[first + i];
                 }
-                return first;
+                if (free) {
+                    for (int i = 0; i < n; i++) {
+                        busy[first + i] = true;
+                    }
+                    return first;
+                }
+            }
+            try {
+                wait(5); // release() wakes it
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
             }
         }
     }
@@ -164,6 +182,7 @@ final class HaVerifier implements AutoCloseable {
                 generation[first + i] = mark;
             }
         }
+        notifyAll();
     }
 
     private void problem(String s) {
