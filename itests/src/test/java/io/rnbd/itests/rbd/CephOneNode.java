@@ -25,6 +25,11 @@ final class CephOneNode implements AutoCloseable {
     }
 
     static CephOneNode start(Path script, Path dir) throws Exception {
+        return start(script, dir, Map.of());
+    }
+
+    /** As {@link #start(Path, Path)}, with one-node.sh's environment ({@code ONE_NODE_WATCH_TIMEOUT}, ...). */
+    static CephOneNode start(Path script, Path dir, Map<String, String> env) throws Exception {
         // under target/: ours to clear (the script wipes only directories it made itself)
         Tools.exec(60_000, "bash", script.toString(), "stop", dir.toString());
         Tools.exec(60_000, "rm", "-rf", dir.toString());
@@ -32,7 +37,8 @@ final class CephOneNode implements AutoCloseable {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        Tools.Result r = Tools.exec(120_000, "bash", script.toString(), "start", dir.toString(), Integer.toString(port));
+        Tools.Result r = Tools.exec(120_000, env, "bash", script.toString(), "start", dir.toString(),
+                Integer.toString(port));
         if (r.exit() == 77) {
             skipReason = r.output().strip();
             return null;

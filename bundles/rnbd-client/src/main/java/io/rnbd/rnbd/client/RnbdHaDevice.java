@@ -52,8 +52,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class RnbdHaDevice implements RemoteBlockDevice, RnbdClientDevice.Leg {
     private static final Logger LOG = LoggerFactory.getLogger(RnbdHaDevice.class);
-    /** How long IO waits for an active server before it fails (EIO), unless the mapping says. */
-    public static final long DEFAULT_IO_TIMEOUT_MS = 30_000;
+    /**
+     * How long IO waits for an active server before it fails (EIO), unless configured: a frozen
+     * server is found after up to hb.interval.ms x (hb.missed.max + 1) (30 s with RTRS's
+     * defaults), and a takeover may wait out the rest of a hold-off (10 s) before it is made.
+     */
+    public static final long DEFAULT_IO_TIMEOUT_MS = 60_000;
     /** At map time, how long to wait for every leg before taking the storage over at the first that answers. */
     static final long SETTLE_MS = 2_000;
     private static final long RETRY_MIN_MS = 100;
@@ -328,6 +332,14 @@ public final class RnbdHaDevice implements RemoteBlockDevice, RnbdClientDevice.L
         List<CompletableFuture<OpenRsp>> answers = reachable.stream()
                 .map(l -> l.ask(false).exceptionally(t -> null)).toList();
         CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).whenComplete((v, t) -> {
+            StringBuilder heard = new StringBuilder();
+            for (int i = 0; i < reachable.size(); i++) {
+                OpenRsp r = answers.get(i).getNow(null);
+                heard.append(i == 0 ? "" : ", ").append(reachable.get(i).sessionName()).append(' ')
+                        .append(r == null ? "no answer" : ((r.haFlags() & OpenRsp.HA_ACTIVE) != 0 ? "active" : "standby")
+                                + " (generation " + r.generation() + ")");
+            }
+            LOG.info("device {}: who is active: {}", name, heard);
             RnbdClientDevice best = null;
             long bestGen = -1;
             for (int i = 0; i < reachable.size(); i++) {

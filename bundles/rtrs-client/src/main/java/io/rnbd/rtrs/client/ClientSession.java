@@ -163,7 +163,9 @@ public final class ClientSession implements RtrsClientSession {
 
     @Override
     public void failOutstanding(int errno) {
-        lock.lockedAndRelease(() -> permits.failOutstanding(errno));
+        // locked, not lockedAndRelease: not a removal; teardown it queues goes to the timer,
+        // the caller (a device's resolution, perhaps on a provider thread) does not wait for it
+        lock.locked(() -> permits.failOutstanding(errno));
     }
 
     @Override

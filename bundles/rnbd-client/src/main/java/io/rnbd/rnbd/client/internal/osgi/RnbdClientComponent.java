@@ -50,8 +50,9 @@ public final class RnbdClientComponent {
         @AttributeDefinition(name = "IO timeout over several servers (ms)", description = "How long IO of a device "
                 + "mapped over several servers (session.name a comma list) waits for one of them to be active "
                 + "before it fails with EIO: the time to detect the loss of the active one, its takeover, and a "
-                + "takeover the servers hold off (ha.holdoff.ms, 10 s) must fit in it.")
-        long ha_io_timeout_ms() default 30000;
+                + "takeover the servers hold off (ha.holdoff.ms, 10 s) must fit in it: a frozen server is found "
+                + "after up to hb.interval.ms x (hb.missed.max + 1) of its session, 30 s with the defaults.")
+        long ha_io_timeout_ms() default 60000;
     }
 
     private final ScheduledExecutorService scheduler;
