@@ -336,7 +336,9 @@ final class ServerIo {
         if (r.needInval) {
             chain.add(con.invalidate(r.readDst.key()));
         }
-        int imm = Imm.ioRsp(r.bufId, errno, r.needInval);
+        // 9 bits of errno (rtrs_to_io_rsp_imm): Linux's kernel cuts a larger one to garbage
+        // (ENOTSUPP, 524, would arrive as ENOMEM); here it becomes EIO, Linux's catch-all
+        int imm = Imm.ioRsp(r.bufId, errno > Imm.RSP_ERRNO_MASK ? Errno.EIO : errno, r.needInval);
         if (cfg.alwaysInvalidate()) {
             int rkey = chunkMrs[r.bufId].reregister();
             ByteBuffer slot = rspMr.buffer().duplicate().position(r.bufId * RkeyRsp.SIZE);
