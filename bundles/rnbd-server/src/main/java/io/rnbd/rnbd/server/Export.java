@@ -102,7 +102,7 @@ final class Export {
     boolean online(BlockBackend backend) {
         BlockDevice dev;
         try {
-            dev = backend.open(config.backendParams(), config.readOnly());
+            dev = backend.open(config.name(), config.backendParams(), config.readOnly());
         } catch (IOException | RuntimeException e) {
             String why = "open failed: " + e.getMessage();
             boolean again;

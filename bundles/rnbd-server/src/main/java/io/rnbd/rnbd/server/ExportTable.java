@@ -11,6 +11,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The server's configuration as it comes and goes: the exports, and the backend services
@@ -23,6 +25,7 @@ import java.util.concurrent.TimeUnit;
  * the request path take none.
  */
 final class ExportTable {
+    private static final Logger LOG = LoggerFactory.getLogger(ExportTable.class);
     private final ScheduledExecutorService scheduler;
     private final Object lifecycle = new Object();
     private final Map<String, Export> exports = new ConcurrentHashMap<>();
@@ -34,6 +37,11 @@ final class ExportTable {
     private final List<Runnable> parkedOpens = new ArrayList<>();
     /** Guarded by lifecycle. */
     private boolean openGrace;
+    /**
+     * Exports removed while no backend of their type ran, by type: their backend is told to
+     * release them ({@link BlockBackend#release}) when one comes. Guarded by lifecycle.
+     */
+    private final Map<String, List<String>> unreleased = new HashMap<>();
     /**
      * Exports added so far; written under lifecycle. An OPEN reads it before its lookup and
      * hands it to {@link #park}: an add between the two (which found nothing parked to wake)
@@ -187,14 +195,42 @@ final class ExportTable {
         return taken;
     }
 
+    /**
+     * The export is removed from the configuration: closed, and its backend told to release
+     * what it kept for it (a memory export's pages), at once or when a backend of its type
+     * next comes.
+     */
     void remove(String name) {
         synchronized (lifecycle) {
-            Export e = exports.remove(name);
+            Export e = close(name);
             if (e != null) {
-                for (Opening o : e.close()) {
-                    o.session().remove(o);
+                String type = e.config().backend();
+                BlockBackend b = currentBackend(type);
+                if (b != null) {
+                    release(b, name);
+                } else {
+                    unreleased.computeIfAbsent(type, t -> new ArrayList<>()).add(name);
                 }
             }
+        }
+    }
+
+    /** Under lifecycle: take the export out and close it; what its backend kept stays. */
+    private Export close(String name) {
+        Export e = exports.remove(name);
+        if (e != null) {
+            for (Opening o : e.close()) {
+                o.session().remove(o);
+            }
+        }
+        return e;
+    }
+
+    private static void release(BlockBackend b, String name) {
+        try {
+            b.release(name);
+        } catch (RuntimeException ex) {
+            LOG.warn("export {}: backend failed to release it: {}", name, ex.toString());
         }
     }
 
@@ -204,6 +240,11 @@ final class ExportTable {
             List<BlockBackend> list = backends.computeIfAbsent(type, t -> new ArrayList<>());
             list.add(backend);
             if (list.get(0) == backend) {
+                // first what was removed meanwhile, so that an export added again under the same name starts anew
+                List<String> removed = unreleased.remove(type);
+                if (removed != null) {
+                    removed.forEach(name -> release(backend, name));
+                }
                 exportsOf(type).forEach(e -> bringOnline(e, backend));
             }
         }
@@ -262,7 +303,11 @@ final class ExportTable {
         return exports.values();
     }
 
-    /** Close every export (waiting IO fails); OPENs still parked are answered (ENOENT) now. */
+    /**
+     * Close every export (waiting IO fails); OPENs still parked are answered (ENOENT) now. The
+     * exports are not removed: what their backends keep for them (a memory export's pages) is
+     * there again for the next server.
+     */
     void close() {
         List<Runnable> parked;
         synchronized (lifecycle) {
@@ -271,7 +316,7 @@ final class ExportTable {
                 retry = null;
             }
             for (String name : List.copyOf(exports.keySet())) {
-                remove(name);
+                close(name);
             }
             // no export comes any more
             openGrace = false;
