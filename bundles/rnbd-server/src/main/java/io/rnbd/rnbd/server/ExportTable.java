@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.server;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -30,6 +31,8 @@ final class ExportTable {
     private final Object lifecycle = new Object();
     private final Map<String, Export> exports = new ConcurrentHashMap<>();
     private final Map<String, List<BlockBackend>> backends = new HashMap<>();
+    /** How each backend service was registered, for the console; guarded by lifecycle. */
+    private final Map<BlockBackend, Provider> providers = new java.util.IdentityHashMap<>();
     /**
      * OPENs of an export that is not there, parked while the server is new (see
      * {@link #openGraceMs}); retried whenever an export is added. Guarded by lifecycle.
@@ -236,7 +239,15 @@ final class ExportTable {
 
     /** A backend service of {@code type} appeared; the first one of a type serves its exports. */
     void backendAdded(String type, BlockBackend backend) {
+        backendAdded(type, backend, null);
+    }
+
+    /** The same, with the provider the console lists it as (null = none known). */
+    void backendAdded(String type, BlockBackend backend, Provider provider) {
         synchronized (lifecycle) {
+            if (provider != null) {
+                providers.put(backend, provider);
+            }
             List<BlockBackend> list = backends.computeIfAbsent(type, t -> new ArrayList<>());
             list.add(backend);
             if (list.get(0) == backend) {
@@ -253,6 +264,7 @@ final class ExportTable {
     /** A backend service went away: its exports go offline, or over to the next one of the type. */
     void backendRemoved(String type, BlockBackend backend) {
         synchronized (lifecycle) {
+            providers.remove(backend);
             List<BlockBackend> list = backends.getOrDefault(type, new ArrayList<>());
             boolean wasCurrent = !list.isEmpty() && list.get(0) == backend;
             list.remove(backend);
@@ -266,6 +278,25 @@ final class ExportTable {
                     bringOnline(e, next);
                 }
             }
+        }
+    }
+
+    /**
+     * Every backend service with a known provider, by type, the serving one of a type first and
+     * used by the type's exports (see {@link io.rnbd.rnbd.api.RnbdServerAdmin#backends}).
+     */
+    List<Provider> providers() {
+        synchronized (lifecycle) {
+            List<Provider> out = new ArrayList<>();
+            backends.keySet().stream().sorted().forEach(type -> backends.get(type).forEach(b -> {
+                Provider p = providers.get(b);
+                if (p != null) {
+                    // the serving one is used by the type's exports
+                    out.add(b == backends.get(type).get(0)
+                            ? p.usedBy(exportsOf(type).stream().map(Export::name).sorted().toList()) : p);
+                }
+            }));
+            return out;
         }
     }
 

@@ -17,7 +17,11 @@ public interface RtrsClientMBean {
 
     void disconnectPath(String session, String path);
 
+    /** By the name a registered policy announces (the MBeans {@code io.rnbd:type=rtrs-mp-policy} list them). */
     void setMpPolicy(String session, String policy);
+
+    /** The multipath policies registered, as {@code rtrs:mp-policies} lists them: {@code name bundle version [id]}. */
+    String[] getMpPolicies();
 
     void setMaxReconnectAttempts(String session, int attempts);
 
