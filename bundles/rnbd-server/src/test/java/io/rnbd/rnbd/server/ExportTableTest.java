@@ -3,6 +3,7 @@ package io.rnbd.rnbd.server;
 import io.rnbd.testkit.FakeScheduler;
 import org.junit.jupiter.api.Test;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.testkit.block.FakeBlockDevice;
@@ -108,5 +109,24 @@ class ExportTableTest {
         table.backendRemoved("memory", backend);
         table.backendAdded("memory", backend);
         assertEquals(List.of("release mem0", "open mem0", "open mem0"), backend.calls, "released once");
+    }
+
+    /** rnbd:backends: every backend by its announced name and bundle, the serving one used by its exports. */
+    @Test
+    void backendsAreListedByNameWithTheirBundlesAndExports() {
+        ExportTable table = new ExportTable(new FakeScheduler());
+        Recording mine = new Recording();
+        Recording second = new Recording();
+        table.backendAdded("simple-file", mine, new Provider("simple-file", "org.example.rnbd.backend.simplefile",
+                "1.0.0", 91, 0));
+        table.backendAdded("memory", new Recording(), new Provider("memory", "rnbd-backend-memory", "0.1.0", 62, 0));
+        table.backendAdded("simple-file", second, new Provider("simple-file", "a-second-one", "2.0.0", 92, 0));
+        table.add(new ExportConfig("x", "simple-file", false, Set.of(), 0, Map.of()));
+        assertEquals(List.of(new Provider("memory", "rnbd-backend-memory", "0.1.0", 62, 0),
+                new Provider("simple-file", "org.example.rnbd.backend.simplefile", "1.0.0", 91, 0, List.of("x")),
+                new Provider("simple-file", "a-second-one", "2.0.0", 92, 0)), table.providers());
+        table.backendRemoved("simple-file", mine); // its jar deleted: the next one of the name serves
+        assertEquals(List.of(new Provider("memory", "rnbd-backend-memory", "0.1.0", 62, 0),
+                new Provider("simple-file", "a-second-one", "2.0.0", 92, 0, List.of("x"))), table.providers());
     }
 }
