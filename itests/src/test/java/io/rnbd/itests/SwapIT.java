@@ -7,12 +7,14 @@ import static org.ops4j.pax.exam.CoreOptions.composite;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 
 import java.io.File;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.junit.Assume;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.ops4j.pax.exam.Configuration;
@@ -24,6 +26,7 @@ import org.osgi.framework.Bundle;
 import org.osgi.framework.FrameworkUtil;
 import org.osgi.util.tracker.ServiceTracker;
 
+import io.rnbd.itests.rbd.CephOneNode;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin;
@@ -66,6 +69,8 @@ public class SwapIT extends KarafTestSupport {
     private static final String SESSION = "appliance";
     private static final String FILE_EXPORT = "swapf";
     private static final String FILE_DEVICE = "rnbd-swapf";
+    private static final String RBD_EXPORT = "swapr";
+    private static final String RBD_DEVICE = "rnbd-swapr";
     /** The default profile's own export and device. */
     private static final String MEM_EXPORT = "mem0";
     private static final String MEM_DEVICE = "rnbd0";
@@ -125,6 +130,8 @@ public class SwapIT extends KarafTestSupport {
                 org.ops4j.pax.exam.karaf.options.KarafDistributionOption.keepRuntimeFolder(),
                 // the NBD client the gateway swap's IO goes through (bundles/nbd-client, in no feature)
                 org.ops4j.pax.exam.CoreOptions.bundle(new File(System.getProperty("rnbd.nbd.client.jar")).toURI().toString()),
+                // the project's one-node Ceph cluster, for the rbd backend's swap where Ceph runs
+                systemProperty("rnbd.ceph.script").value(System.getProperty("rnbd.ceph.script")),
                 systemProperty("swap.rounds").value(System.getProperty("swap.rounds", Integer.toString(DEFAULT_ROUNDS))))};
     }
 
@@ -178,6 +185,44 @@ public class SwapIT extends KarafTestSupport {
     @Test
     public void memoryBackend() throws Exception {
         swapUnderIo("rnbd-backend-memory", Kind.BACKEND, MEM_DEVICE, MEM_EXPORT);
+    }
+
+    /**
+     * The rbd backend where Ceph runs (skipped with the reason where it does not): the
+     * project's one-node cluster (itests/ceph/one-node.sh), the rnbd-backend-rbd feature
+     * installed as docs say, an export on an image, mapped; the image's data is Ceph's, so
+     * every acknowledged block must read back after each swap.
+     */
+    @Test
+    public void rbdBackend() throws Exception {
+        Path dir = Path.of(System.getProperty("karaf.data"), "ceph");
+        CephOneNode ceph = CephOneNode.start(Path.of(System.getProperty("rnbd.ceph.script")), dir);
+        Assume.assumeTrue("no Ceph cluster: " + CephOneNode.skipReason, ceph != null);
+        org.osgi.service.cm.Configuration export = null;
+        org.osgi.service.cm.Configuration map = null;
+        try {
+            ceph.rbd("create", "--size", "64M", "rbd/" + RBD_EXPORT);
+            org.osgi.service.cm.ConfigurationAdmin ca = waitForService(org.osgi.service.cm.ConfigurationAdmin.class,
+                    null, TIMEOUT_MS);
+            java.util.Hashtable<String, Object> cluster = new java.util.Hashtable<>();
+            cluster.put("conf", ceph.conf.toString());
+            cluster.put("id", "rnbd");
+            cluster.put("keyring", ceph.rnbdKeyring.toString());
+            ca.getConfiguration("io.rnbd.rnbd.backend.rbd", "?").update(cluster);
+            featuresService.installFeature("rnbd-backend-rbd");
+            export = factoryConfig("io.rnbd.server.export", RBD_EXPORT, "name", RBD_EXPORT, "backend", "rbd",
+                    "backend.image", RBD_EXPORT);
+            map = factoryConfig("io.rnbd.client.map", RBD_DEVICE, "device.name", RBD_DEVICE, "session.name", SESSION,
+                    "export.name", RBD_EXPORT, "access.mode", "RW");
+            swapUnderIo("rnbd-backend-rbd", Kind.BACKEND, RBD_DEVICE, RBD_EXPORT);
+        } finally {
+            for (org.osgi.service.cm.Configuration c : new org.osgi.service.cm.Configuration[] {map, export}) {
+                if (c != null) {
+                    c.delete();
+                }
+            }
+            ceph.close();
+        }
     }
 
     // ---- the gateway

@@ -29,7 +29,7 @@ import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
 
 /**
- * {@code rnbd:export-add NAME --backend BACKEND ...}: a new factory configuration of
+ * {@code rnbd:export-add --backend BACKEND ... NAME}: a new factory configuration of
  * {@code io.rnbd.server.export}, so the export survives restarts. The backend is any registered
  * one by the name it announces ({@code rnbd:backends}: memory, file, rbd, a bundle dropped into
  * deploy/); its parameters are {@code --size}, {@code --path}, {@code --create} for the

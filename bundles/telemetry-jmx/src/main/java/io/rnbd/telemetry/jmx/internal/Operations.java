@@ -105,6 +105,17 @@ public final class Operations {
             }
 
             @Override
+            public String[] getAuthenticators() {
+                RtrsClientAdmin a = rtrsClient.get();
+                return a == null ? new String[0] : lines(a.authenticators());
+            }
+
+            @Override
+            public String setAuthMethod(String end, String method) {
+                return ConsoleLine.of("rtrs:auth-method").arg("end", end).arg("method", method).run(console);
+            }
+
+            @Override
             public void setMaxReconnectAttempts(String session, int attempts) {
                 admin().setMaxReconnectAttempts(session, attempts);
             }

@@ -23,6 +23,15 @@ public interface RtrsClientMBean {
     /** The multipath policies registered, as {@code rtrs:mp-policies} lists them: {@code name bundle version [id]}. */
     String[] getMpPolicies();
 
+    /** The authenticators registered, as {@code rtrs:authenticators} lists them: {@code name bundle version [id]}. */
+    String[] getAuthenticators();
+
+    /**
+     * {@code rtrs:auth-method END METHOD}: new paths of the client or the server use the registered
+     * authenticator {@code method} ({@code default}: the best-ranked one), kept in configuration.
+     */
+    String setAuthMethod(String end, String method);
+
     void setMaxReconnectAttempts(String session, int attempts);
 
     void resetStats(String session);

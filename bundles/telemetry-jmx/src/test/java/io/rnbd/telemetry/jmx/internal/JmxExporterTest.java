@@ -196,6 +196,9 @@ class JmxExporterTest {
                 List.of((String[]) server.getAttribute(srv, "Backends")).subList(1, 2));
         assertEquals("min-inflight rtrs-mp-min-inflight 0.1.0.SNAPSHOT [60]",
                 ((String[]) server.getAttribute(new ObjectName("io.rnbd:type=rtrs-client"), "MpPolicies"))[0]);
+        server.invoke(new ObjectName("io.rnbd:type=rtrs-client"), "setAuthMethod", new Object[] {"client", "none"},
+                new String[] {"java.lang.String", "java.lang.String"});
+        assertEquals("rtrs:auth-method client none", consoleLines.remove(consoleLines.size() - 1));
         consoleLines.remove(consoleLines.size() - 1);
 
         // an argument can never become an option or a second command
