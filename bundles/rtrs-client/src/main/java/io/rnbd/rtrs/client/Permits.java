@@ -21,7 +21,6 @@ import java.util.concurrent.TimeUnit;
  * negotiated sizes, which are volatile.
  */
 final class Permits {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Permits.class);
     private final ClientSession session;
     private final Deque<ClientRequest> waiters = new ArrayDeque<>();
     private final Deque<ClientRequest> pending = new ArrayDeque<>();
