@@ -7,8 +7,8 @@ import io.rnbd.common.LatencyHistogram;
  *
  * @param inflight requests started and not yet answered
  * @param latency  every finished request's latency from start to answer (failed ones too)
- * @param timeouts requests the backend held beyond the server's backend.timeout.ms, answered
- *                 with ETIMEDOUT (exports only)
+ * @param timeouts requests the backend held beyond the server's backend.timeout.ms (exports
+ *                 only; each is still answered when the backend gives it back)
  * @param unknown  messages that carried what this side does not know and went on as Linux goes
  *                 on: on an export, IO requests with unknown flag bits (ignored) or an unknown op
  *                 (answered EOPNOTSUPP); on a mapped device, OPEN answers with unknown

@@ -17,7 +17,7 @@ import java.util.function.Function;
  * the export's device, counted in the export's stats and answered with the device's errno.
  */
 final class IoHandler {
-    /** How long the backend may hold one request before it is answered ETIMEDOUT; 0 = forever. */
+    /** How long the backend may hold one request before it is reported slow (never answered early); 0 = never. */
     private volatile long backendTimeoutMs = RnbdServer.DEFAULT_BACKEND_TIMEOUT_MS;
 
     void backendTimeoutMs(long ms) {

@@ -46,8 +46,9 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
      */
     public static final long DEFAULT_OPEN_RETRY_MS = 5_000;
     /**
-     * Below the client's default request timeout (30 s), so that a hung backend is answered
-     * with an error for that request before the client gives up on the whole path.
+     * Below the client's default request timeout (30 s), so that the export reports a hung
+     * backend before the client gives up on the path (the request itself is answered only when
+     * the backend gives it back: Export.submit says why).
      */
     public static final long DEFAULT_BACKEND_TIMEOUT_MS = 25_000;
     /** A minute: a file extended or an RBD image resized by its cluster can take a while, not forever. */

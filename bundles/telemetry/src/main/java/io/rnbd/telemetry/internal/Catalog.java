@@ -63,7 +63,7 @@ final class Catalog {
         List<Column> c = new ArrayList<>(ioColumns());
         c.add(4, counter("errors", "errors", "errors", "Requests that failed"));
         c.add(5, counter("timeouts", "timeouts", "timeouts",
-                "Requests answered ETIMEDOUT (on an export: held by its backend beyond backend.timeout.ms)"));
+                "Requests the backend held beyond backend.timeout.ms (exports; answered when the backend gives them back)"));
         c.add(6, counter("unknown", "unknown", "unknown",
                 "Messages with what this side does not know, handled as Linux does: on an export, requests with "
                         + "unknown flag bits (ignored) or ops (EOPNOTSUPP); on a device, OPEN answers with unknown "

@@ -56,9 +56,11 @@ public final class RnbdServerComponent {
         String dev_search_path() default "/";
 
         @AttributeDefinition(name = "Backend timeout (ms)", description = "How long a backend may hold one request "
-                + "before it is answered ETIMEDOUT (a write abandoned so refuses the export's writes until it comes "
-                + "back, so that nothing newer can be overtaken by it); 0 = forever. Below the client's 30 s request "
-                + "timeout by default.")
+                + "before it is reported slow (counted in the export's timeouts, logged, the export's last error); "
+                + "0 = never. The request is still answered only when the backend gives it back, as Linux's "
+                + "rnbd-server waits for its bio: its data is the RTRS chunk, which an earlier answer would hand "
+                + "back to the client while the backend still reads or writes it. Below the client's 30 s request "
+                + "timeout by default, so the export shows why before the client fails the path.")
         long backend_timeout_ms() default 25000;
 
         @AttributeDefinition(name = "Open grace (ms)", description = "For this long after the server starts, an "
