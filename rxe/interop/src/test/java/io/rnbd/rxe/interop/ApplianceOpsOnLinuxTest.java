@@ -1,0 +1,161 @@
+package io.rnbd.rxe.interop;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.Capabilities;
+import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.rtrs.client.ClientSession;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Every op the appliance's RNBD client sends to Linux's rnbd-server, checked on the data Linux's
+ * server wrote: the export is a loop device over a file on ext4 (on a brd RAM disk), which
+ * takes discards (a punched hole) and write-zeroes (fallocate), so Linux's OPEN_RSP offers what
+ * its kernel can. What the appliance sends follows that OPEN_RSP: WRITE_ZEROES only where the
+ * server offers it (6.12 and 7.x; 6.1's op 5 is WRITE_SAME, so the appliance writes zero
+ * buffers), DISCARD where max_discard_sectors is set, FUA and FLUSH where the cache policy says
+ * write-back and FUA.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ApplianceOpsOnLinuxTest {
+    private static final String SESS = "interop-aops";
+    private static final int MIB = 1 << 20;
+    private static final int REGION = 4 * MIB;
+
+    private Path tmp;
+    private Path mnt;
+    private String loop;
+    private Appliance appliance;
+    private RemoteBlockDevice dev;
+
+    @BeforeAll
+    void exportALoopDevice() throws Exception {
+        Guest.requireGuest();
+        LinuxRnbd.requireModules();
+        Guest.require(Guest.available("brd") && Guest.available("loop"), "no brd or loop module in this kernel");
+        LinuxRnbd.unloadAll();
+        Guest.unload("brd");
+        tmp = Files.createTempDirectory("aops");
+        mnt = Files.createDirectories(tmp.resolve("mnt"));
+        Guest.modprobe("brd", "rd_nr=1", "rd_size=" + 96 * 1024);
+        Guest.modprobe("loop");
+        Guest.check(Guest.timeout(Duration.ofSeconds(60)), "mkfs.ext4", "-q", "-F", "/dev/ram0");
+        Guest.check(Guest.timeout(Duration.ofSeconds(30)), "mount", "/dev/ram0", mnt.toString());
+        Guest.check("truncate", "-s", "48M", mnt.resolve("disk").toString());
+        loop = Path.of(Guest.check("losetup", "--find", "--show", "--direct-io=on", mnt.resolve("disk").toString()).trim())
+                .getFileName().toString();
+        LinuxRnbd.loadServer(LinuxRnbd.DEFAULT_PORT, "/dev", true);
+        appliance = Appliance.onDisni(List.of(Guest.addr()), 0);
+        ClientSession s = appliance.connect(SESS, List.of(new InetSocketAddress(Guest.addr(), LinuxRnbd.DEFAULT_PORT)));
+        dev = appliance.map("rnbd-" + SESS, s, loop, AccessMode.RW);
+        Guest.step("appliance mapped Linux " + LinuxRnbdProto.release() + "'s /dev/" + loop + ": " + dev.capabilities());
+    }
+
+    @AfterAll
+    void tearDown() throws Exception {
+        try {
+            if (appliance != null) {
+                appliance.close();
+            }
+        } finally {
+            LinuxRnbd.unloadAll();
+            if (loop != null) {
+                Guest.run(Guest.timeout(Guest.COMMAND), "losetup", "-d", "/dev/" + loop);
+            }
+            Guest.run(Guest.timeout(Guest.COMMAND), "umount", mnt.toString());
+            Guest.unload("brd");
+        }
+    }
+
+    private static <T> T await(CompletableFuture<T> f) throws Exception {
+        return f.get(Guest.timeout(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void write(long off, byte[] data, boolean fua) throws Exception {
+        for (int p = 0; p < data.length; p += 128 * 1024) {
+            int n = Math.min(128 * 1024, data.length - p);
+            await(dev.write(off + p, ByteBuffer.allocateDirect(n).put(data, p, n).flip(), fua));
+        }
+    }
+
+    private byte[] readThroughAppliance(long off, int len) throws Exception {
+        byte[] out = new byte[len];
+        for (int p = 0; p < len; p += 128 * 1024) {
+            int n = Math.min(128 * 1024, len - p);
+            ByteBuffer b = ByteBuffer.allocateDirect(n);
+            await(dev.read(off + p, b));
+            b.get(0, out, p, n);
+        }
+        return out;
+    }
+
+    /** The bytes on Linux's side, O_DIRECT from the loop device the server exports. */
+    private byte[] onLinux(long off, int len) throws Exception {
+        return Disk.read(Path.of("/dev", loop), (int) (off / MIB), len / MIB, tmp);
+    }
+
+    /** Flush requests Linux's loop device completed (/sys/block/loopN/stat, field 15). */
+    private long loopFlushes() {
+        String[] f = Guest.readSysfs(Path.of("/sys/block", loop, "stat")).trim().split("\\s+");
+        return f.length > 14 ? Long.parseLong(f[14]) : -1;
+    }
+
+    @Test
+    void linuxsOpenRspOffersWhatItsKernelCan() {
+        Capabilities c = dev.capabilities();
+        LinuxRnbdProto proto = LinuxRnbdProto.running();
+        assertTrue(c.write() && c.trim(), "a loop device over ext4 discards: " + c);
+        assertEquals(proto.writeZeroes(), c.zero(),
+                "WRITE_ZEROES offered exactly where Linux " + LinuxRnbdProto.release() + " has op 5 as WRITE_ZEROES: " + c);
+        assertTrue(c.flush(), "loop has a volatile write cache, so Linux says write-back: " + c);
+    }
+
+    @Test
+    void writeAndReadLandOnLinuxsDevice() throws Exception {
+        byte[] data = Disk.random(REGION, 21);
+        write(0, data, false);
+        assertArrayEquals(data, readThroughAppliance(0, REGION), "read back through the appliance");
+        assertArrayEquals(data, onLinux(0, REGION), "on Linux's /dev/" + loop);
+    }
+
+    @Test
+    void fuaWritesAndFlushReachLinuxsDevice() throws Exception {
+        byte[] data = Disk.random(REGION, 22);
+        long before = loopFlushes();
+        write(REGION, data, true);
+        await(dev.flush());
+        assertTrue(loopFlushes() > before, "Linux's loop device completed a flush (FUA or FLUSH): "
+                + before + " -> " + loopFlushes());
+        assertArrayEquals(data, onLinux(REGION, REGION), "on Linux's /dev/" + loop);
+    }
+
+    @Test
+    void discardedRangeReadsBackAsZeroes() throws Exception {
+        write(2L * REGION, Disk.random(REGION, 23), false);
+        await(dev.trim(2L * REGION, REGION));
+        assertArrayEquals(new byte[REGION], readThroughAppliance(2L * REGION, REGION), "through the appliance");
+        assertArrayEquals(new byte[REGION], onLinux(2L * REGION, REGION), "on Linux's /dev/" + loop);
+    }
+
+    @Test
+    void writeZeroesReadsBackAsZeroesWhetherSentOrWritten() throws Exception {
+        write(3L * REGION, Disk.random(REGION, 24), false);
+        await(dev.writeZeroes(3L * REGION, REGION, false));
+        assertArrayEquals(new byte[REGION], readThroughAppliance(3L * REGION, REGION), "through the appliance");
+        assertArrayEquals(new byte[REGION], onLinux(3L * REGION, REGION), "on Linux's /dev/" + loop);
+    }
+}
