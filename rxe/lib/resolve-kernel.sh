@@ -133,7 +133,9 @@ while read -r M; do
     # 7.x splits the image: linux-image-<kver> is empty and names linux-binary-<kver> (vmlinuz),
     # linux-modules-<kver> and linux-base-<kver> (modules.builtin, .order) at its own version: parts
     # of the image, which must be there
-    for part in $(depends "$KPKG" "$IMGVER" | dep_name | grep -E "^linux-(binary|modules|base)-$KVER\$"); do
+    named=$(depends "$KPKG" "$IMGVER" | dep_name)
+    for part in "linux-base-$KVER" "linux-binary-$KVER" "linux-modules-$KVER"; do
+      echo "$named" | grep -qxF "$part" || continue
       if has_version "$part" "$IMGVER"; then
         IMGPARTS="${IMGPARTS:+$IMGPARTS }$part"
       else
