@@ -36,6 +36,7 @@
 #      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
 #      RXE_GUEST_HOOKS directory of guest hooks (*.sh)   default rxe/guest.d (rxe/crash-study: the
 #                   JVM crash study of rxe/README.md)
+#      RXE_GUEST_ENV   NAME=VALUE ... exported to the guest hooks (bench/linux-peer-ratio.sh)
 #      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
 #      RXE_CPU      QEMU -cpu model                        default max,avx=off (rxe/README.md,
 #                   "Known issue": guest JVM crashes in JIT code with TCG's AVX)
@@ -267,6 +268,7 @@ RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
 HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))
+GUEST_ENV=$(printf %q "${RXE_GUEST_ENV:-}")
 ENV
 
 # --- 4. boot (TCG: nested KVM does not run a stock kernel here, see rxe/README.md) ---

@@ -80,6 +80,7 @@ for hook in "${HOOKS:-$PROJECT/rxe/guest.d}"/*.sh; do
   [ -x "$hook" ] || continue
   log "hook $hook"
   export JAVA NATIVE_DIR OUT PROJECT CONSOLE_JAR TIMEOUT_FACTOR
+  for kv in ${GUEST_ENV:-}; do export "${kv?}"; done
   timeout "$JUNIT_TIMEOUT" "$hook" > "$OUT/$(basename "$hook").log" 2>&1
   r=$?
   cat "$OUT/$(basename "$hook").log"

@@ -25,9 +25,11 @@ final class ApplianceProcess implements AutoCloseable {
         this.log = log;
     }
 
-    static ApplianceProcess start(Path log, List<String> addresses, int port, int queueDepth, String exports) throws Exception {
+    /** Starts it; its output goes to LOGNAME in the run's out directory (kept on the host), beside the classpath file. */
+    static ApplianceProcess start(String logName, List<String> addresses, int port, int queueDepth, String exports) throws Exception {
         String cpFile = System.getProperty("rxe.classpath.file");
         Guest.require(cpFile != null, "-Drxe.classpath.file unset: rxe/lib/guest-init.sh passes it");
+        Path log = Path.of(cpFile).resolveSibling(logName);
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
                 "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-Xmx512m",
                 "-Djava.library.path=" + System.getProperty("java.library.path"),

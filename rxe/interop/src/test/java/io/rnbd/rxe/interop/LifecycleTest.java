@@ -93,7 +93,7 @@ class LifecycleTest {
             ch.position(32L * MIB - 1).write(ByteBuffer.wrap(new byte[1]));
         }
         List<String> addrs = List.of(Guest.addr(), Guest.addr2());
-        ApplianceProcess server = ApplianceProcess.start(tmp.resolve("server1.log"), addrs, port, Appliance.QUEUE_DEPTH,
+        ApplianceProcess server = ApplianceProcess.start("lifecycle-server1.log", addrs, port, Appliance.QUEUE_DEPTH,
                 "kill0=" + file);
         try {
             LinuxRnbd.loadClient();
@@ -106,12 +106,13 @@ class LifecycleTest {
             Guest.step("SIGKILL the appliance (pid " + server.pid() + ") under the mapped " + mapped.dev());
             server.kill();
             awaitPaths(sess, "disconnected", Guest.timeout(Duration.ofSeconds(30)));
+            assertEquals("closed", LinuxRnbd.deviceState(mapped), "no path: Linux's device is closed (IO would fail at once)");
             assertArrayEquals(data, fileBytes(file, 0, 8 * MIB), "what was flushed is in the file after the kill");
 
             Guest.step("start it again on the same file and port");
-            server = ApplianceProcess.start(tmp.resolve("server2.log"), addrs, port, Appliance.QUEUE_DEPTH, "kill0=" + file);
+            server = ApplianceProcess.start("lifecycle-server2.log", addrs, port, Appliance.QUEUE_DEPTH, "kill0=" + file);
             awaitPaths(sess, "connected", reconnectWindow());
-            Await.until(mapped.dev() + " mapped again", () -> Files.exists(mapped.dev()), Guest.timeout(Duration.ofSeconds(10)));
+            LinuxRnbd.awaitOpen(mapped, Guest.timeout(Duration.ofSeconds(10)));
             assertArrayEquals(data, Disk.read(mapped.dev(), 0, 8, tmp), "read back through Linux after the restart");
             fio(mapped.dev(), 8, 32);
             assertEquals(errorsBefore, Disk.ioErrorLines(), "no IO error:\n" + Guest.dmesgTail(20));
@@ -137,7 +138,7 @@ class LifecycleTest {
             Guest.step("restart the appliance's RTRS and RNBD servers (bundle:restart in plain Java), same queue depth");
             a.restartServer(Appliance.QUEUE_DEPTH);
             awaitPaths(sess, "connected", reconnectWindow());
-            Await.until(mapped.dev() + " mapped again", () -> Files.exists(mapped.dev()), Guest.timeout(Duration.ofSeconds(10)));
+            LinuxRnbd.awaitOpen(mapped, Guest.timeout(Duration.ofSeconds(10)));
             assertArrayEquals(data, Disk.read(mapped.dev(), 0, 4, tmp), "the memory export kept its bytes");
             fio(mapped.dev(), 4, 42);
             assertEquals(errorsBefore, Disk.ioErrorLines(), "no IO error:\n" + Guest.dmesgTail(20));
@@ -158,7 +159,7 @@ class LifecycleTest {
                 LinuxRnbd.reconnect(p);
             }
             awaitPaths(sess, "connected", Guest.timeout(Duration.ofSeconds(20)));
-            Await.until(mapped.dev() + " usable", () -> Files.exists(mapped.dev()), Guest.timeout(Duration.ofSeconds(10)));
+            LinuxRnbd.awaitOpen(mapped, Guest.timeout(Duration.ofSeconds(10)));
             assertArrayEquals(data, Disk.read(mapped.dev(), 0, 4, tmp));
             LinuxRnbd.unmap(mapped, false);
             mapped = null;

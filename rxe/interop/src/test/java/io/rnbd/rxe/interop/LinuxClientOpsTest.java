@@ -250,6 +250,37 @@ class LinuxClientOpsTest {
         }
     }
 
+    @Test
+    void anErrnoFromTheBackendReachesLinuxAsThatErrorAndThePathStays() throws Exception {
+        // rnbd-clt ends the request with errno_to_blk_status(the answer's errno): EIO stays EIO,
+        // ENOSPC becomes BLK_STS_NOSPC, which the caller sees as ENOSPC; nothing is retried or
+        // failed over, and the path is not touched
+        int off = 7 * REGION;
+        Path in = Files.write(tmp.resolve("err.in"), Disk.random(128 * 1024, 19));
+        device().failWith(5);   // EIO
+        Guest.Result read;
+        Guest.Result write;
+        try {
+            read = Guest.run(Guest.timeout(Guest.COMMAND), "dd", "if=" + dev(), "of=/dev/null", "bs=128k", "count=1",
+                    "skip=" + off / (128 * 1024), "iflag=direct");
+            device().failWith(28);   // ENOSPC
+            write = Guest.run(Guest.timeout(Guest.COMMAND), "dd", "if=" + in, "of=" + dev(), "bs=128k", "count=1",
+                    "seek=" + off / (128 * 1024), "oflag=direct", "conv=notrunc");
+        } finally {
+            device().failWith(0);
+        }
+        assertFalse(read.ok(), read.toString());
+        assertTrue(read.output().contains("Input/output error"), "EIO arrives as EIO: " + read);
+        assertFalse(write.ok(), write.toString());
+        assertTrue(write.output().contains("No space left on device"), "ENOSPC arrives as ENOSPC: " + write);
+        for (Path p : LinuxRnbd.paths(SESS)) {
+            assertEquals("connected", LinuxRnbd.state(p), "an IO error is no path error: " + p);
+        }
+        assertEquals("open", LinuxRnbd.deviceState(mapped));
+        Disk.dd("if=" + in, "of=" + dev(), "bs=128k", "count=1", "seek=" + off / (128 * 1024), "oflag=direct", "conv=notrunc");
+        assertArrayEquals(Files.readAllBytes(in), store(off, 128 * 1024), "and the next write works");
+    }
+
     // --- the kernel log's "map_device: Device mapped as ..." line: OPEN_RSP as Linux read it ----------
 
     private static long dmesgLines() {

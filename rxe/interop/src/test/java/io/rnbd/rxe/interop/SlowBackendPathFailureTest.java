@@ -27,8 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * block (crc32c) run after run, while the second path is cut twice: first disconnected through
  * rtrs-client's sysfs ({@code paths/<path>/disconnect}, then {@code reconnect}), then its link
  * taken down ({@code ip link set dummy1 down}: nothing closes, the path dies of silence, as a
- * pulled cable does) and brought back up. Zero IO errors, zero verify errors, and the first
- * path never leaves "connected".
+ * pulled cable does; Linux's client gives it up when its requests and heartbeats go
+ * unanswered) and, since rxe does not come back from that, removed. Zero IO errors, zero
+ * verify errors, and the first path never leaves "connected".
  *
  * <p>With 20 ms per request, requests sit in the backend when the path goes: Linux's client
  * fails them over to the first path with the same permit (buf_id) while the appliance's
@@ -54,15 +55,19 @@ class SlowBackendPathFailureTest {
 
     @AfterEach
     void cleanUp() {
-        if (linkDown) {
-            Guest.run(Guest.timeout(Guest.COMMAND), "ip", "link", "set", "dummy1", "up");
-        }
         if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
             LinuxRnbd.unmap(mapped, true);
         }
         LinuxRnbd.unloadAll();
         if (slow != null) {
             slow.close();
+        }
+        if (linkDown) {
+            // rxe1 anew over dummy1 (up again), for the classes after this one
+            Guest.check(Guest.timeout(Guest.COMMAND), "rdma", "link", "delete", "rxe1");
+            Guest.check("ip", "link", "set", "dummy1", "up");
+            Guest.check(Guest.timeout(Guest.COMMAND), "rdma", "link", "add", "rxe1", "type", "rxe", "netdev", "dummy1");
+            Await.until("rxe1 back", () -> Files.exists(Path.of("/sys/class/infiniband/rxe1")), Guest.timeout(Duration.ofSeconds(5)));
         }
     }
 
@@ -98,14 +103,13 @@ class SlowBackendPathFailureTest {
                 linkDown = true;
                 Await.until("Linux's client gave the silent path up",
                         () -> !"connected".equals(LinuxRnbd.state(second)), Guest.timeout(Duration.ofSeconds(60)));
-                fio.awaitMore(2);
-                Guest.step("bring dummy1 up again");
-                Guest.check("ip", "link", "set", "dummy1", "up");
-                linkDown = false;
-                // rnbd-clt's RECONNECT_DELAY is 30 s (plus up to 8 s of jitter), not stretched by TCG
-                Await.until("the path reconnected after the link came back",
-                        () -> "connected".equals(LinuxRnbd.state(second)), Guest.timeout(Duration.ofSeconds(15)).plusSeconds(60));
-                fio.awaitMore(2);
+                fio.awaitMore(3);
+                // rxe does not recover a device whose netdev went down and up (seen on 6.1 and 7.3:
+                // every later connect over it times out), so the dead path is removed and rxe1
+                // made anew after the test (cleanUp), as a host would replace a failed port
+                Guest.step("remove the dead path");
+                LinuxRnbd.removePath(second);
+                fio.awaitMore(1);
                 assertEquals(List.of(), watch.leftConnected(), "the first path stayed connected throughout");
             }
             assertEquals(errorsBefore, Disk.ioErrorLines(), "I/O errors in the kernel log:\n" + Guest.dmesgTail(30));
