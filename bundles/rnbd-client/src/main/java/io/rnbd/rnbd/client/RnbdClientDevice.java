@@ -179,7 +179,14 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         DeviceGeometry g = null;
         if (errno == 0) {
             try {
-                g = DeviceGeometry.of(OpenRsp.decode(rsp), rtrs.maxIoSize(), mode);
+                OpenRsp r = OpenRsp.decode(rsp);
+                if (r.unknownCachePolicyBits() != 0) {
+                    // a newer server's: ignored as Linux's client ignores them, and counted
+                    stats.unknown();
+                    LOG.debug("device {}: OPEN_RSP cache_policy bits {} unknown here, ignored", name,
+                            Integer.toHexString(r.unknownCachePolicyBits()));
+                }
+                g = DeviceGeometry.of(r, rtrs.maxIoSize(), mode);
                 if (g.maxIoSize() < g.logicalBlockSize()) {
                     errno = Errno.EPROTO;
                 }

@@ -25,14 +25,21 @@ record Geometry(long size, int logicalBlockSize, int physicalBlockSize, int maxI
         return (Integer.MAX_VALUE / logicalBlockSize) * logicalBlockSize;
     }
 
-    /** The OPEN_RSP for {@code o}: a read-only mapping is told it can neither write nor discard. */
+    /**
+     * The OPEN_RSP for {@code o}: a read-only mapping is told it can neither write nor discard.
+     * WRITE_ZEROES is offered to every writable mapping (a device without a zeroing of its own
+     * is given zero buffers by its caller, here rather than across the network); secure_discard
+     * only with DISCARD, because Linux's client takes max_discard_sectors as the largest
+     * SECURE_ERASE too (rnbd_client_setup_device).
+     */
     OpenRsp openRsp(Opening o) {
-        boolean write = o.writable();
+        boolean write = o.writable() && caps.write();
         int maxRangeSectors = maxRangeBytes() / OpenRsp.SECTOR_SIZE;
         int cache = (caps.fua() ? OpenRsp.CACHE_FUA : 0) | (caps.flush() ? OpenRsp.CACHE_WRITEBACK : 0);
+        boolean discard = write && caps.trim();
         return new OpenRsp(o.deviceId(), size / OpenRsp.SECTOR_SIZE, maxIoSize / OpenRsp.SECTOR_SIZE,
-                write && caps.write() ? maxRangeSectors : 0,
-                write && caps.write() && caps.trim() ? maxRangeSectors : 0,
-                logicalBlockSize, 0, physicalBlockSize, logicalBlockSize, MAX_SEGMENTS, false, cache);
+                write ? maxRangeSectors : 0, discard ? maxRangeSectors : 0,
+                logicalBlockSize, 0, physicalBlockSize, logicalBlockSize, MAX_SEGMENTS,
+                discard && caps.secureErase(), cache);
     }
 }

@@ -288,7 +288,7 @@ class RnbdServerTest {
                 "discard beyond the end");
         assertEquals(Errno.EINVAL, writeNow(c, Io.of(rw, 1L << 54, Io.OP_WRITE, 0, 4096), ByteBuffer.wrap(block)),
                 "a sector whose byte offset is past 2^63: refused above the backend, which trusts the server");
-        assertEquals(Errno.EOPNOTSUPP, writeNow(c, Io.of(rw, 0, Io.OP_SECURE_ERASE, 0, 4096), empty()));
+        assertEquals(Errno.EROFS, writeNow(c2, Io.of(ro3, 0, Io.OP_SECURE_ERASE, 0, 4096), empty()));
         byte[] marked = new byte[512];
         java.util.Arrays.fill(marked, (byte) 0x5a);
         assertEquals(0, write(c, rw, 512, marked));
@@ -357,6 +357,70 @@ class RnbdServerTest {
         assertEquals(MAX_IO + 8192, stats.readBytes());
         assertEquals(2, stats.writes(), "discard, write-zeroes and flush are not writes");
         assertEquals(0, stats.inflight());
+    }
+
+    /**
+     * Protocol 2.2 toward the backend: NOUNMAP reaches it as noUnmap, SECURE_ERASE as a secure
+     * erase where the device can (else EOPNOTSUPP, and OPEN_RSP never offered it).
+     */
+    @Test
+    void writeZeroesCarriesNoUnmapAndSecureEraseReachesADeviceThatCan() {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        OpenRsp rsp = open(c, "disk", AccessMode.RW).rsp();
+        assertTrue(rsp.secureDiscard(), "the fake device can erase securely, and discard");
+        int dev = rsp.deviceId();
+        byte[] data = new byte[8192];
+        Arrays.fill(data, (byte) 0x11);
+        assertEquals(0, write(c, dev, 0, data));
+        assertEquals(0, writeNow(c, Io.of(dev, 0, Io.OP_WRITE_ZEROES, 0, 4096), empty()));
+        assertEquals(0, backend.device("disk").noUnmapZeroes(), "no NOUNMAP: the device may unmap");
+        assertEquals(0, writeNow(c, Io.of(dev, 0, Io.OP_WRITE_ZEROES, Io.F_NOUNMAP, 4096), empty()));
+        assertEquals(1, backend.device("disk").noUnmapZeroes());
+        assertEquals(2, backend.device("disk").writeZeroes());
+        assertEquals(0, writeNow(c, Io.of(dev, 8, Io.OP_SECURE_ERASE, 0, 4096), empty()));
+        assertEquals(1, backend.device("disk").secureErases());
+        assertArrayEquals(new byte[8192], read(c, dev, 0, 8192));
+
+        server.backendAdded("plain", new io.rnbd.rnbd.api.BlockBackend() {
+            @Override
+            public String type() {
+                return "plain";
+            }
+
+            @Override
+            public io.rnbd.rnbd.api.BlockDevice open(Map<String, String> params, boolean readOnly) {
+                return new FakeBlockDevice(SIZE).withCapabilities(new io.rnbd.rnbd.api.Capabilities(true, true, true,
+                        true, true, true));
+            }
+        });
+        server.addExport(new ExportConfig("plain", "plain", false, Set.of(), 0, Map.of()));
+        OpenRsp plain = open(c, "plain", AccessMode.RW).rsp();
+        assertFalse(plain.secureDiscard());
+        assertEquals(Errno.EOPNOTSUPP, writeNow(c, Io.of(plain.deviceId(), 0, Io.OP_SECURE_ERASE, 0, 4096), empty()));
+    }
+
+    /**
+     * As Linux's rnbd_to_bio_flags: flag bits a newer client sets are ignored, an op it adds is
+     * answered with an errno (EOPNOTSUPP; Linux WARNs and runs it as a READ), both counted as
+     * unknown; the session and the path stay and the next request is served.
+     */
+    @Test
+    void unknownFlagsAreIgnoredAndUnknownOpsAnsweredWithAnErrnoBothCounted() {
+        FakeRtrs.Client c = rtrs.connect("s1");
+        int dev = openOk(c, "disk", AccessMode.RW);
+        byte[] data = new byte[4096];
+        Arrays.fill(data, (byte) 0x42);
+        assertEquals(0, writeNow(c, new Io(dev, 0, Io.OP_WRITE | Io.F_FUA | 1 << 12 | 1 << 31, 4096, 0),
+                ByteBuffer.wrap(data)), "a write with two flag bits of a future protocol");
+        assertArrayEquals(data, read(c, dev, 0, 4096));
+        assertEquals(1, backend.device("disk").fuaWrites(), "the known flag is honoured");
+        assertEquals(Errno.EOPNOTSUPP, writeNow(c, new Io(dev, 0, 6, 4096, 0), empty()), "op 6");
+        assertEquals(Errno.EOPNOTSUPP, readNow(c, new Io(dev, 0, 0xff, 4096, 0), ByteBuffer.allocate(4096)), "op 255");
+        assertEquals(0, write(c, dev, 4096, data), "the next request is served");
+        ExportInfo e = server.exports().get(0);
+        assertEquals(3, e.stats().unknown());
+        assertEquals(2, e.stats().errors());
+        assertEquals(2, e.stats().writes());
     }
 
     @Test

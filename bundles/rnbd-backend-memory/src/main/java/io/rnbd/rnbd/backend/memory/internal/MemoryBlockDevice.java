@@ -15,7 +15,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
- * A sparse device in off-heap pages of 64 KiB, allocated on first write and dropped by trim.
+ * A sparse device in off-heap pages of 64 KiB, allocated on first write and dropped by trim
+ * and by WRITE_ZEROES; WRITE_ZEROES with noUnmap (RNBD's NOUNMAP) zeroes them in place and
+ * allocates what is not, so the range stays allocated; a secure erase zeroes pages before it
+ * drops them, so their bytes are gone from memory, not only from the device.
  * The page directory is two-level; pages are installed by CAS, so concurrent IO never takes a
  * lock. A leaf (4096 pages, 256 MiB of the device) is installed under the device's monitor, as
  * is a resize, which replaces the directory by a copy of another length: a leaf installed in
@@ -31,7 +34,7 @@ final class MemoryBlockDevice implements BlockDevice {
     private static final int LEAF = 1 << LEAF_SHIFT;
     private static final byte[] ZEROS = new byte[PAGE];
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
-    private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true);
+    private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true, true, true);
 
     private volatile long size;
     private final boolean readOnly;
@@ -130,6 +133,52 @@ final class MemoryBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+        return discard(offset, length);
+    }
+
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        if (!noUnmap) {
+            return discard(offset, length);
+        }
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        while (length > 0) {
+            int inPage = (int) (offset & (PAGE - 1));
+            int n = (int) Math.min(PAGE - inPage, length);
+            ByteBuffer page;
+            try {
+                page = allocate(offset >>> PAGE_SHIFT);
+            } catch (OutOfMemoryError e) {
+                return CompletableFuture.failedFuture(new BlockIoException(Errno.ENOSPC,
+                        "out of memory for page at " + offset + " (raise -XX:MaxDirectMemorySize)"));
+            } catch (IllegalStateException e) {
+                return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, e.getMessage()));
+            }
+            page.put(inPage, ZEROS, 0, n);
+            offset += n;
+            length -= n;
+        }
+        return DONE;
+    }
+
+    @Override
+    public CompletableFuture<Void> secureErase(long offset, long length) {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        // zero what is there first: a dropped page's memory goes back to the allocator as it is
+        for (long at = offset, left = length; left > 0; ) {
+            int inPage = (int) (at & (PAGE - 1));
+            int n = (int) Math.min(PAGE - inPage, left);
+            ByteBuffer page = page(at >>> PAGE_SHIFT);
+            if (page != null) {
+                page.put(inPage, ZEROS, 0, n);
+            }
+            at += n;
+            left -= n;
+        }
         return discard(offset, length);
     }
 
