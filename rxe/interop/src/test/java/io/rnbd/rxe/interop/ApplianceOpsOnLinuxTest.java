@@ -171,4 +171,51 @@ class ApplianceOpsOnLinuxTest {
         assertArrayEquals(new byte[REGION], readThroughAppliance(3L * REGION, REGION), "through the appliance");
         assertArrayEquals(new byte[REGION], onLinux(3L * REGION, REGION), "on Linux's /dev/" + loop);
     }
+
+    /** 512-byte blocks the export's backing file holds on ext4 (stat %b). */
+    private long allocated() {
+        return Long.parseLong(Guest.check("stat", "-c", "%b", mnt.resolve("disk").toString()).trim());
+    }
+
+    @Test
+    void writeZeroesWithNounmapKeepsTheRangeAllocatedAndWithoutMayFreeIt() throws Exception {
+        LinuxRnbdProto proto = LinuxRnbdProto.running();
+        long off = 4L * REGION;
+        write(off, Disk.random(REGION, 25), false);
+        Guest.check("sync");
+        long before = allocated();
+        await(dev.writeZeroes(off, REGION, false, true));
+        Guest.check("sync");
+        long kept = allocated();
+        assertArrayEquals(new byte[REGION], onLinux(off, REGION), "NOUNMAP: zeroes on Linux's /dev/" + loop);
+        assertTrue(kept >= before, "NOUNMAP keeps the range allocated: " + before + " -> " + kept + " blocks");
+
+        write(off, Disk.random(REGION, 26), false);
+        Guest.check("sync");
+        before = allocated();
+        await(dev.writeZeroes(off, REGION, false, false));
+        Guest.check("sync");
+        long after = allocated();
+        assertArrayEquals(new byte[REGION], onLinux(off, REGION), "zeroes on Linux's /dev/" + loop);
+        if (proto.writeZeroes()) {
+            // 6.12 and 7.x take op 5 without NOUNMAP; loop zeroes it with FALLOC_FL_PUNCH_HOLE
+            assertTrue(after <= before - REGION / 512, "without NOUNMAP Linux's loop punched a hole: " + before + " -> " + after);
+        } else {
+            // 6.1: the appliance writes zero buffers, which stay allocated
+            assertTrue(after >= before, "6.1: zero buffers written: " + before + " -> " + after);
+        }
+    }
+
+    @Test
+    void secureEraseIsRefusedWhereLinuxsServerOffersNone() throws Exception {
+        long off = 5L * REGION;
+        byte[] data = Disk.random(REGION, 27);
+        write(off, data, false);
+        assertTrue(!dev.capabilities().secureErase(), "a loop device has no secure erase, and Linux's OPEN_RSP says so");
+        java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                java.util.concurrent.ExecutionException.class, () -> await(dev.secureErase(off, REGION)));
+        assertTrue(e.getCause() instanceof io.rnbd.rnbd.api.BlockIoException b && b.errno() == 95,
+                "EOPNOTSUPP: " + e.getCause());
+        assertArrayEquals(data, onLinux(off, REGION), "untouched on Linux's /dev/" + loop);
+    }
 }
