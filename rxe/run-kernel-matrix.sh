@@ -69,6 +69,28 @@ rc=0
     tests=$(grep -E '^RXE: .*tests (successful|failed)' "$WORK/matrix-$k.log" 2>/dev/null | sed -E 's/^RXE: *\[? *//; s/ *\]$//' | paste -sd, | sed 's/,/, /g')
     echo "| ${KV[$k]:-?} | $k | rc=${RC[$k]}${tests:+: $tests} | ${SECS[$k]:-?} s |"
   done
+  echo
+  # every test of every kernel, one row per test, one column per kernel: docs/interop.md's matrix
+  python3 - "$WORK" "${KERNELS[@]}" <<'PY'
+import glob, os, re, sys, xml.etree.ElementTree as ET
+work, kernels = sys.argv[1], sys.argv[2:]
+res = {}
+for k in kernels:
+    for x in glob.glob(os.path.join(work, "out-" + k, "reports", "TEST-*.xml")):
+        for tc in ET.parse(x).getroot().iter("testcase"):
+            cls = tc.get("classname", "").rsplit(".", 1)[-1]
+            name = re.sub(r"\(\)$", "", tc.get("name", ""))
+            r = "pass"
+            if tc.find("failure") is not None or tc.find("error") is not None:
+                r = "**FAIL**"
+            elif tc.find("skipped") is not None:
+                r = "skip"
+            res.setdefault((cls, name), {})[k] = r
+print("| test | " + " | ".join(kernels) + " |")
+print("|---|" + "---|" * len(kernels))
+for (cls, name) in sorted(res):
+    print("| `%s.%s` | %s |" % (cls, name, " | ".join(res[(cls, name)].get(k, "-") for k in kernels)))
+PY
 } > "$WORK/matrix.md"
 for k in "${KERNELS[@]}"; do
   echo "=== $k (${KV[$k]:-not prepared}): rc=${RC[$k]} after ${SECS[$k]:-?} s"
