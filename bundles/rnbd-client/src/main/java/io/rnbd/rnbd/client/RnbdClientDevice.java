@@ -412,7 +412,17 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
-        return io.writeZeroes(offset, length, fua);
+        return io.writeZeroes(offset, length, fua, false);
+    }
+
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        return io.writeZeroes(offset, length, fua, noUnmap);
+    }
+
+    @Override
+    public CompletableFuture<Void> secureErase(long offset, long length) {
+        return io.secureErase(offset, length);
     }
 
     /** The RTRS session's plug: what this thread submits then goes out as one post per connection. */

@@ -244,6 +244,29 @@ class RnbdClientDeviceTest {
         assertEquals(List.of("5F@0+8192#42", "5F@8192+4096#42"), wire(s));
     }
 
+    /** Protocol 2.2 toward a server: NOUNMAP on WRITE_ZEROES when asked, SECURE_ERASE only where offered. */
+    @Test
+    void noUnmapAndSecureEraseGoOnTheWireAsLinuxsClientSendsThem() throws Exception {
+        ScriptedSession s = new ScriptedSession(new OpenRsp(42, 2048, 16, 16, 8, 512, 0, 4096, 512, 128, true,
+                OpenRsp.CACHE_WRITEBACK).toBuffer(), 1 << 20);
+        RemoteBlockDevice d = map(clientOver(s));
+        assertTrue(d.capabilities().secureErase());
+        d.writeZeroes(0, 4096, false, true).get();
+        d.writeZeroes(0, 4096, false, false).get();
+        d.secureErase(0, 6144).get();
+        assertEquals(List.of(Io.OP_WRITE_ZEROES | Io.F_NOUNMAP, Io.OP_WRITE_ZEROES, Io.OP_SECURE_ERASE,
+                Io.OP_SECURE_ERASE), s.ios.stream().map(Io::rw).toList());
+        assertEquals(List.of("5@0+4096#42", "5@0+4096#42", "4@0+4096#42", "4@4096+2048#42"), wire(s),
+                "secure erase in pieces of max_discard_sectors");
+        ScriptedSession plain = new ScriptedSession(openRsp(16, 16, 8), 1 << 20);
+        RemoteBlockDevice p = map(clientOver(plain));
+        assertFalse(p.capabilities().secureErase());
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> p.secureErase(0, 512).get());
+        assertEquals(Errno.EOPNOTSUPP, BlockIoException.errnoOf(e));
+        assertTrue(plain.ios.isEmpty());
+    }
+
     @Test
     void firstPieceErrorFailsTheRequestOnce() throws Exception {
         ScriptedSession s = new ScriptedSession(openRsp(8, 0, 0), 4096);

@@ -245,6 +245,7 @@ final class ServerPath {
                 c.disconnect();
             }
         }
+        io.dropWaiting();
         maybeDrained();
     }
 

@@ -26,7 +26,14 @@ public final class ServerSession implements RtrsServerSession {
      */
     private ByteBuffer[] chunks;
     private final int chunkSize;
-    final boolean[] chunkBusy;
+    /**
+     * Per chunk, under the lock: the request the upper layer has on it (null: free), and a
+     * copy of it that a client failed over to another path while the first still runs
+     * (rtrs_clt_failover_req resends with the same permit, so the same chunk). See
+     * {@link ServerIo#onIoReq}.
+     */
+    final ServerRequest[] chunkHolder;
+    final ServerRequest[] chunkNext;
     final Map<UUID, ServerPath> paths = new LinkedHashMap<>();
     final ServerStats stats = new ServerStats();
     private volatile String name = "";
@@ -79,13 +86,14 @@ public final class ServerSession implements RtrsServerSession {
         this.server = server;
         this.uuid = uuid;
         this.chunkSize = chunkSize;
-        this.chunkBusy = new boolean[queueDepth];
+        this.chunkHolder = new ServerRequest[queueDepth];
+        this.chunkNext = new ServerRequest[queueDepth];
     }
 
     /** Under the lock: the chunks, allocated on first use (a path's INFO_REQ). */
     ByteBuffer[] chunks() {
         if (chunks == null) {
-            ByteBuffer[] c = new ByteBuffer[chunkBusy.length];
+            ByteBuffer[] c = new ByteBuffer[chunkHolder.length];
             for (int i = 0; i < c.length; i++) {
                 c[i] = ByteBuffer.allocateDirect(chunkSize);
             }
@@ -207,7 +215,7 @@ public final class ServerSession implements RtrsServerSession {
         for (ServerPath p : paths.values()) {
             ps.add(p.info());
         }
-        return new RtrsServerSessionInfo(name, hostId, uuid, chunkBusy.length, chunkSize, ps, stats.snapshot());
+        return new RtrsServerSessionInfo(name, hostId, uuid, chunkHolder.length, chunkSize, ps, stats.snapshot());
     }
 
     @Override

@@ -62,6 +62,10 @@ final class Catalog {
         c.add(4, counter("errors", "errors", "errors", "Requests that failed"));
         c.add(5, counter("timeouts", "timeouts", "timeouts",
                 "Requests answered ETIMEDOUT (on an export: held by its backend beyond backend.timeout.ms)"));
+        c.add(6, counter("unknown", "unknown", "unknown",
+                "Messages with what this side does not know, handled as Linux does: on an export, requests with "
+                        + "unknown flag bits (ignored) or ops (EOPNOTSUPP); on a device, OPEN answers with unknown "
+                        + "cache_policy bits (ignored)"));
         c.add(histogram("latency", "io_latency", latencyHelp));
         return c;
     }
@@ -253,7 +257,7 @@ final class Catalog {
     private static RowBuilder block(RowBuilder b, BlockIoStats io) {
         BlockIoStats st = io != null ? io : BlockIoStats.ZERO;
         return b.set("reads", st.reads()).set("read_bytes", st.readBytes()).set("writes", st.writes())
-                .set("write_bytes", st.writeBytes()).set("errors", st.errors()).set("timeouts", st.timeouts())
+                .set("write_bytes", st.writeBytes()).set("errors", st.errors()).set("timeouts", st.timeouts()).set("unknown", st.unknown())
                 .set("inflight", st.inflight()).set("latency", st.latency() != null ? st.latency() : LatencyHistogram.EMPTY);
     }
 
