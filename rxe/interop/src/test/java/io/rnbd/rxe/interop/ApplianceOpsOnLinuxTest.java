@@ -188,7 +188,15 @@ class ApplianceOpsOnLinuxTest {
         Guest.check("sync");
         long kept = allocated();
         assertArrayEquals(new byte[REGION], onLinux(off, REGION), "NOUNMAP: zeroes on Linux's /dev/" + loop);
-        assertTrue(kept >= before, "NOUNMAP keeps the range allocated: " + before + " -> " + kept + " blocks");
+        if (proto.writeZeroes() && !proto.nounmap()) {
+            // 6.12: WRITE_ZEROES|NOUNMAP is sent (the client cannot tell 6.12 from 7.x: only the
+            // major version travels) and 6.12's rnbd_to_bio_flags drops the flag, so its loop
+            // punches a hole, as it does for Linux 7.x's own client
+            assertTrue(kept <= before - REGION / 512, "6.12 drops NOUNMAP and unmaps: " + before + " -> " + kept);
+        } else {
+            // 6.1: zero buffers written; 7.x: REQ_NOUNMAP reaches loop (FALLOC_FL_ZERO_RANGE)
+            assertTrue(kept >= before, "NOUNMAP keeps the range allocated: " + before + " -> " + kept + " blocks");
+        }
 
         write(off, Disk.random(REGION, 26), false);
         Guest.check("sync");
