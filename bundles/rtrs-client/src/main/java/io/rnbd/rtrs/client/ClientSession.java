@@ -321,7 +321,11 @@ public final class ClientSession implements RtrsClientSession {
 
         @Override
         public int accepted(ClientPath p, int cid, ConRsp rsp) {
-            int err = permits.negotiated(rsp);
+            boolean othersConnected = false;
+            for (ClientPath o : paths) {
+                othersConnected |= o != p && o.state() == io.rnbd.rtrs.api.PathState.CONNECTED;
+            }
+            int err = permits.negotiated(rsp, othersConnected);
             if (err == 0 && cid == 0) {
                 firstConn.accepted();
             }

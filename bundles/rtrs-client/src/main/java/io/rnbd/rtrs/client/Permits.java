@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
  * negotiated sizes, which are volatile.
  */
 final class Permits {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Permits.class);
     private final ClientSession session;
     private final Deque<ClientRequest> waiters = new ArrayDeque<>();
     private final Deque<ClientRequest> pending = new ArrayDeque<>();
@@ -35,8 +36,26 @@ final class Permits {
         this.session = session;
     }
 
-    /** First CON_RSP fixes the session's queue depth and chunk size; later ones must agree. Returns an errno. */
-    int negotiated(ConRsp rsp) {
+    /**
+     * First CON_RSP fixes the session's queue depth and chunk size; later ones must agree. A
+     * server restarted with another queue depth or chunk size (Linux's sess_queue_depth,
+     * max_chunk_size; the appliance's queue.depth, chunk.size) is adopted when nothing uses
+     * the old: no other path connected ({@code othersConnected}) and every permit free. Linux's
+     * client refuses it for good instead ("queue depth changed", reconnect_attempts = -1, until
+     * a manual reconnect). Returns an errno: EAGAIN while the old sizes are in use (the path
+     * tries again later), 0 when agreed or adopted.
+     */
+    int negotiated(ConRsp rsp, boolean othersConnected) {
+        if (queueDepth != 0 && !(rsp.queueDepth() == queueDepth && rsp.maxIoSize() == maxIoSize
+                && rsp.maxHdrSize() == maxHdrSize)) {
+            if (othersConnected || free.size() != queueDepth || !pending.isEmpty()) {
+                return Errno.EAGAIN;
+            }
+            LOG.info("session {}: the server now says queue depth {}, max IO {} (was {}, {}): nothing uses the old, "
+                    + "adopting it", session.name(), rsp.queueDepth(), rsp.maxIoSize(), queueDepth, maxIoSize);
+            queueDepth = 0;
+            free.clear();
+        }
         if (queueDepth == 0) {
             queueDepth = rsp.queueDepth();
             maxIoSize = rsp.maxIoSize();
@@ -54,8 +73,7 @@ final class Permits {
             }
             return 0;
         }
-        return rsp.queueDepth() == queueDepth && rsp.maxIoSize() == maxIoSize && rsp.maxHdrSize() == maxHdrSize
-                ? 0 : Errno.EINVAL;
+        return 0;
     }
 
     int queueDepth() {

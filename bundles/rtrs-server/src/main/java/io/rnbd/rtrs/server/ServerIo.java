@@ -49,9 +49,9 @@ final class ServerIo {
         this.session = path.session;
         this.cfg = cfg;
         this.dev = dev;
-        this.offBits = Imm.offsetBits(cfg.queueDepth());
-        this.chunkMrs = new MemoryRegion[cfg.queueDepth()];
-        this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(cfg.queueDepth() * RkeyRsp.SIZE),
+        this.offBits = Imm.offsetBits(session.queueDepth());
+        this.chunkMrs = new MemoryRegion[session.queueDepth()];
+        this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(session.queueDepth() * RkeyRsp.SIZE),
                 Access.of(Access.LOCAL_WRITE));
     }
 
@@ -119,7 +119,7 @@ final class ServerIo {
         }
         int bufId = Imm.reqBufId(imm, offBits);
         int off = Imm.reqOffset(imm, offBits);
-        if (bufId >= chunkMrs.length || off >= cfg.chunkSize()) {
+        if (bufId >= chunkMrs.length || off >= session.chunkSize()) {
             throw new ProtoException(Errno.EINVAL, "wrong msg_id " + bufId + ", off " + off);
         }
         ServerRequest holder = session.chunkHolder[bufId];
@@ -218,7 +218,7 @@ final class ServerIo {
             if (usrLen > off || usrLen > Rtrs.MAX_HDR_SIZE) {
                 return r.refused(Errno.EMSGSIZE);
             }
-            if (dataLen > cfg.maxIoSize()) {
+            if (dataLen > session.maxIoSize()) {
                 return r.refused(Errno.EMSGSIZE);
             }
             session.stats.started(true, dataLen);
@@ -239,7 +239,7 @@ final class ServerIo {
                 // Linux's server answers nothing to that; an answer with the error is kinder
                 return r.refused(Errno.EINVAL);
             }
-            if (d != null && (d.len() == 0 || d.len() > dataLen || d.len() > cfg.maxIoSize())) {
+            if (d != null && (d.len() == 0 || d.len() > dataLen || d.len() > session.maxIoSize())) {
                 return r.refused(Errno.EMSGSIZE);
             }
             session.stats.started(false, dataLen);

@@ -103,6 +103,20 @@ public final class ServerSession implements RtrsServerSession {
     }
 
 
+    /** Chunks (permits) of this session: the queue depth it was created with, whatever queue.depth is now. */
+    int queueDepth() {
+        return chunkHolder.length;
+    }
+
+    int chunkSize() {
+        return chunkSize;
+    }
+
+    /** The chunk less the room for headers, as CON_RSP's max_io_size. */
+    int maxIoSize() {
+        return chunkSize - io.rnbd.rtrs.proto.Rtrs.CHUNK_RESERVE;
+    }
+
     @Override
     public String name() {
         return name;

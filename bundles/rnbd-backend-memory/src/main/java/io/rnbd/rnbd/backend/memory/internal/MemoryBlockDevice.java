@@ -96,14 +96,19 @@ final class MemoryBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+        return store(offset, src.remaining(), src);
+    }
+
+    /** Put {@code src} (zeros when null) into the pages of the range, allocating what is missing. */
+    private CompletableFuture<Void> store(long offset, long length, ByteBuffer src) {
         if (closed) {
             return CompletableFuture.failedFuture(closedError());
         }
-        int len = src.remaining();
-        int at = src.position();
+        long len = length;
+        int at = src == null ? 0 : src.position();
         while (len > 0) {
             int inPage = (int) (offset & (PAGE - 1));
-            int n = Math.min(PAGE - inPage, len);
+            int n = (int) Math.min(PAGE - inPage, len);
             ByteBuffer page;
             try {
                 page = allocate(offset >>> PAGE_SHIFT);
@@ -113,9 +118,13 @@ final class MemoryBlockDevice implements BlockDevice {
             } catch (IllegalStateException e) {
                 return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, e.getMessage()));
             }
-            page.put(inPage, src, at, n);
+            if (src == null) {
+                page.put(inPage, ZEROS, 0, n);
+            } else {
+                page.put(inPage, src, at, n);
+                at += n;
+            }
             offset += n;
-            at += n;
             len -= n;
         }
         return DONE;
@@ -138,29 +147,7 @@ final class MemoryBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
-        if (!noUnmap) {
-            return discard(offset, length);
-        }
-        if (closed) {
-            return CompletableFuture.failedFuture(closedError());
-        }
-        while (length > 0) {
-            int inPage = (int) (offset & (PAGE - 1));
-            int n = (int) Math.min(PAGE - inPage, length);
-            ByteBuffer page;
-            try {
-                page = allocate(offset >>> PAGE_SHIFT);
-            } catch (OutOfMemoryError e) {
-                return CompletableFuture.failedFuture(new BlockIoException(Errno.ENOSPC,
-                        "out of memory for page at " + offset + " (raise -XX:MaxDirectMemorySize)"));
-            } catch (IllegalStateException e) {
-                return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, e.getMessage()));
-            }
-            page.put(inPage, ZEROS, 0, n);
-            offset += n;
-            length -= n;
-        }
-        return DONE;
+        return noUnmap ? store(offset, length, null) : discard(offset, length);
     }
 
     @Override
