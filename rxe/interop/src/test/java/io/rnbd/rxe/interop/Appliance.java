@@ -20,6 +20,7 @@ import io.rnbd.rtrs.client.PathAddress;
 import io.rnbd.rtrs.client.RtrsClient;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.rtrs.server.SessionLimits;
 import io.rnbd.testkit.Await;
 import io.rnbd.testkit.block.FakeBackend;
 import java.net.InetAddress;
@@ -63,6 +64,8 @@ public final class Appliance implements AutoCloseable {
     private final FakeBackend backend = new FakeBackend();
     private final FileBackend fileBackend = new FileBackend(4);
     private final OpTap received = new OpTap();
+    /** Kept across restartServer, as the RTRS server component keeps it across a rebuild. */
+    private final SessionLimits sessionLimits = new SessionLimits();
     private final List<ExportConfig> exports = new ArrayList<>();
     private final ScheduledExecutorService rtrsTimer;
     private final ScheduledExecutorService rnbdTimer;
@@ -118,7 +121,7 @@ public final class Appliance implements AutoCloseable {
         exports.forEach(rnbd::addExport);
         received.upper = rnbd;
         RtrsServer rtrs = new RtrsServer(new ServerConfig(port, ServerConfig.DEFAULT_CHUNK_SIZE, queueDepth, alwaysInvalidate,
-                HB_INTERVAL_MS, HB_MISSED_MAX), () -> received, () -> null, rtrsTimer, System::nanoTime);
+                HB_INTERVAL_MS, HB_MISSED_MAX), () -> received, () -> null, rtrsTimer, System::nanoTime, sessionLimits);
         rnbdServer = rnbd;
         rtrsServer = rtrs;
         registry.addClient(rtrs);
@@ -128,7 +131,9 @@ public final class Appliance implements AutoCloseable {
      * What a {@code bundle:restart} of the appliance's RTRS and RNBD server bundles does, in
      * plain Java: the RTRS server is taken from the devices (every path closed, as a stopping
      * bundle closes them), both servers closed, then new ones made with the same exports and
-     * the given queue depth and handed the devices again (listening on the same port).
+     * the given queue depth and handed the devices again (listening on the same port). The
+     * sessions' limits are handed on as the component hands them to its replacement: a session
+     * that comes back keeps the queue depth it was created with.
      */
     public void restartServer(int queueDepth) {
         registry.removeClient(rtrsServer);

@@ -18,7 +18,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 
 /**
@@ -106,6 +108,11 @@ class ApplianceOpsOnLinuxTest {
     /** The bytes on Linux's side, O_DIRECT from the loop device the server exports. */
     private byte[] onLinux(long off, int len) throws Exception {
         return Disk.read(Path.of("/dev", loop), (int) (off / MIB), len / MIB, tmp);
+    }
+
+    @BeforeEach
+    void stepName(TestInfo test) {
+        Guest.step("test " + test.getDisplayName());
     }
 
     @Test

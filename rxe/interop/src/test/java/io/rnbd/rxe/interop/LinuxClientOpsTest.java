@@ -21,6 +21,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 
 /**
@@ -89,6 +90,11 @@ class LinuxClientOpsTest {
 
     private String dev() {
         return mapped.dev().toString();
+    }
+
+    @BeforeEach
+    void stepName(TestInfo test) {
+        Guest.step("test " + test.getDisplayName());
     }
 
     @Test

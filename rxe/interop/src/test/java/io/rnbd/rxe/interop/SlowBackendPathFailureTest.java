@@ -18,7 +18,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -69,6 +71,11 @@ class SlowBackendPathFailureTest {
             Guest.check(Guest.timeout(Guest.COMMAND), "rdma", "link", "add", "rxe1", "type", "rxe", "netdev", "dummy1");
             Await.until("rxe1 back", () -> Files.exists(Path.of("/sys/class/infiniband/rxe1")), Guest.timeout(Duration.ofSeconds(5)));
         }
+    }
+
+    @BeforeEach
+    void stepName(TestInfo test) {
+        Guest.step("test " + test.getDisplayName());
     }
 
     @Test
