@@ -254,8 +254,17 @@ class LinuxClientOpsTest {
         assertArrayEquals(new byte[REGION], Disk.read(mapped.dev(), off / MIB, 4, tmp), "and reads so through Linux");
     }
 
+    /**
+     * The memory backend erases securely, and an appliance client is offered it, but Linux's
+     * client never is: its rnbd_client_xfer_request maps a SECURE_ERASE's absent payload with
+     * blk_rq_map_sg (DISCARD and WRITE_ZEROES are exempted, SECURE_ERASE is not), and with
+     * secure_discard offered, {@code blkdiscard -s} on the device never returned, on 6.1, 6.12
+     * and 7.3 alike, leaving the device wedged. So: secure_discard 0, the ioctl refused before
+     * the wire, the range untouched.
+     */
     @Test
-    void secureEraseIsSentOnlyWhereTheExportOffersIt() throws Exception {
+    void secureEraseIsNotOfferedToLinuxsClientAndRefusedBeforeTheWire() throws Exception {
+        assertEquals(0, secureDiscard(openRsp), "no secure_discard for Linux's client: " + openRsp);
         int off = 6 * REGION;
         byte[] data = Disk.random(REGION, 18);
         Disk.write(mapped.dev(), off / MIB, data, tmp);
@@ -263,17 +272,9 @@ class LinuxClientOpsTest {
         Guest.Result r = Guest.run(Guest.timeout(Guest.COMMAND), "blkdiscard", "-s", "-o", Integer.toString(off),
                 "-l", Integer.toString(REGION), dev());
         OpTap t = appliance.received();
-        if (secureDiscard(openRsp) == 0) {
-            // OPEN_RSP's secure_discard 0: Linux's queue has no secure erase, the ioctl fails before the wire
-            assertFalse(r.ok(), "no secure erase on an export that does not offer it: " + r);
-            assertEquals(0, t.count(Io.OP_SECURE_ERASE), t.toString());
-            assertArrayEquals(data, store(off, REGION), "the range is untouched");
-        } else {
-            assertTrue(r.ok(), r.toString());
-            assertTrue(t.count(Io.OP_SECURE_ERASE) >= 1, "SECURE_ERASE on the wire: " + t);
-            assertTrue(device().secureErases() >= 1, "the backend erased securely");
-            assertArrayEquals(new byte[REGION], store(off, REGION), "the export's range is zeroes");
-        }
+        assertFalse(r.ok(), "no secure erase on a device not offered it: " + r);
+        assertEquals(0, t.count(Io.OP_SECURE_ERASE), t.toString());
+        assertArrayEquals(data, store(off, REGION), "the range is untouched");
     }
 
     @Test
