@@ -64,7 +64,7 @@ run() {   # run TARGET DEV NAME RW BS QD -> "target name iops kib_s"
   local out
   out=$(fio --name="$3" --filename="$2" --ioengine=libaio --direct=1 --rw="$4" --bs="$5" --iodepth="$6" \
     --numjobs=1 --time_based --runtime="$SECS" --ramp_time=3 --size=${SIZE_MIB}m --group_reporting \
-    --output-format=json 2>&1) || fail "fio $3 on $1: $out"
+    --output-format=json 2>&1) || { fail "fio $3 on $1: $out" >&2; return 1; }
   echo "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)["jobs"][0]
