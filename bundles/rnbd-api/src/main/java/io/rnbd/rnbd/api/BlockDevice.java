@@ -110,6 +110,11 @@ public interface BlockDevice extends AutoCloseable {
                 "this device cannot be resized"));
     }
 
+    /**
+     * Let the device go: its requests fail (ENODEV) from now on. What the storage holds stays:
+     * a file's data, an image's, and a memory export's pages, which its backend keeps for the
+     * export's next open until the export is removed ({@link BlockBackend#release}).
+     */
     @Override
     void close();
 }

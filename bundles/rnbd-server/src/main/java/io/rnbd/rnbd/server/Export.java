@@ -63,6 +63,8 @@ final class Export {
     private boolean shrinking;
     private Geometry geometry;
     private String lastError;
+    /** Whether an offline.wait.ms expiry was logged since the export was last online; guarded by this. */
+    private boolean expiryLogged;
 
     Export(ExportConfig config, ScheduledExecutorService scheduler) {
         this.config = config;
@@ -102,7 +104,7 @@ final class Export {
     boolean online(BlockBackend backend) {
         BlockDevice dev;
         try {
-            dev = backend.open(config.backendParams(), config.readOnly());
+            dev = backend.open(config.name(), config.backendParams(), config.readOnly());
         } catch (IOException | RuntimeException e) {
             String why = "open failed: " + e.getMessage();
             boolean again;
@@ -126,6 +128,7 @@ final class Export {
             device = dev;
             geometry = Geometry.of(dev);
             lastError = "";
+            expiryLogged = false;
             moveTo(State.ONLINE);
             ready = new ArrayList<>(waiters);
             waiters.clear();
@@ -405,8 +408,17 @@ final class Export {
 
     private void expire(Waiter w) {
         boolean removed;
+        boolean first;
+        String why;
         synchronized (this) {
             removed = waiters.remove(w);
+            first = removed && !expiryLogged;
+            expiryLogged |= removed;
+            why = lastError;
+        }
+        if (first) {
+            LOG.warn("export {}: IO waited offline.wait.ms ({} ms) for its backend ({}); failing it with ENODEV, and "
+                    + "every request that waits as long, until the backend is back", name(), config.offlineWaitMs(), why);
         }
         if (removed) {
             w.done().accept(Errno.ENODEV);

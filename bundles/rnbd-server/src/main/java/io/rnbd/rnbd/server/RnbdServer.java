@@ -1,6 +1,7 @@
 package io.rnbd.rnbd.server;
 
 import io.rnbd.common.Errno;
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
@@ -98,6 +99,16 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     /** A backend service of {@code type} appeared; the first one of a type serves its exports. */
     public void backendAdded(String type, BlockBackend backend) {
         exports.backendAdded(type, backend);
+    }
+
+    /** The same, with the provider the console lists it as ({@link #backends}). */
+    public void backendAdded(String type, BlockBackend backend, Provider provider) {
+        exports.backendAdded(type, backend, provider);
+    }
+
+    @Override
+    public List<Provider> backends() {
+        return exports.providers();
     }
 
     /** A backend service went away: its exports go offline, or over to the next one of the type. */

@@ -580,8 +580,12 @@ class RnbdServerTest {
         server.backendRemoved("memory", backend);
         CompletableFuture<Integer> r = Wire.read(c, Io.of(dev, 0, Io.OP_READ, 0, 4096).toBuffer(), ByteBuffer.allocate(4096));
         Await.until("read parked", () -> stats("patient").inflight() == 1);
-        scheduler.advance(Duration.ofMillis(5000));
-        assertEquals(Errno.ENODEV, get(r));
+        try (LogCapture log = LogCapture.start()) {
+            scheduler.advance(Duration.ofMillis(5000));
+            assertEquals(Errno.ENODEV, get(r));
+            assertTrue(log.contains("export patient: IO waited offline.wait.ms (5000 ms) for its backend (backend "
+                    + "'memory' went away); failing it with ENODEV"), log.text());
+        }
         assertEquals(0, stats("patient").inflight());
     }
 
@@ -943,6 +947,8 @@ class RnbdServerTest {
         assertFalse(ExportConfig.fromProperties(Map.of("name", "d", "backend", "m")).trustClaimedIdentity(),
                 "claims are not trusted unless configured");
         assertEquals(2500, c.offlineWaitMs());
+        assertEquals(20_000, ExportConfig.fromProperties(Map.of("name", "d", "backend", "m")).offlineWaitMs(),
+                "IO waits 20 s for a missing backend unless configured otherwise");
         assertEquals(Map.of("path", "/x", "size", "1g"), c.backendParams());
 
         assertThrows(IllegalArgumentException.class, () -> ExportConfig.fromProperties(Map.of("backend", "memory")));

@@ -390,6 +390,11 @@ public final class ClientSession implements RtrsClientSession {
         mp.policies(ranked);
     }
 
+    /** The same, each service known by the name it announces. */
+    void namedPolicies(List<MpPolicy.Named> ranked) {
+        mp.named(ranked);
+    }
+
     public void mpPolicy(String name) {
         mp.configure(name);
     }

@@ -26,6 +26,10 @@ final class Permits {
     private final Deque<ClientRequest> waiters = new ArrayDeque<>();
     private final Deque<ClientRequest> pending = new ArrayDeque<>();
     private final Deque<Integer> free = new ArrayDeque<>();
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Permits.class);
+
+    /** Whether an io.timeout.ms expiry was logged since a path was last usable. */
+    private boolean expiryLogged;
     private volatile int queueDepth;
     private volatile int maxIoSize;
     private volatile int maxHdrSize;
@@ -185,7 +189,11 @@ final class Permits {
 
     /** A path is up or a fence was answered: what waited for a path goes out, unless a fence is still out. */
     void releasePending() {
-        if (session.failover.barrier() || pending.isEmpty()) {
+        if (session.failover.barrier()) {
+            return;
+        }
+        expiryLogged = false;
+        if (pending.isEmpty()) {
             return;
         }
         List<ClientRequest> w = new ArrayList<>(pending);
@@ -208,12 +216,24 @@ final class Permits {
             return;
         }
         if (waiters.remove(r) || pending.remove(r)) {
+            expired();
             complete(r, Errno.EIO, true);
             return;
         }
         if (session.failover.holds(r)) {
             // the permit stays reserved until the fence says its chunk is free
+            expired();
             complete(r, Errno.EIO, false);
+        }
+    }
+
+    /** The first request failed by io.timeout.ms since a path was last usable: say why, once. */
+    private void expired() {
+        if (!expiryLogged) {
+            expiryLogged = true;
+            LOG.warn("session {}: IO waited io.timeout.ms ({} ms) for a connected path{}; failing it with EIO, and "
+                    + "every request that waits as long, until a path is back", session.name(), session.cfg.ioTimeoutMs(),
+                    session.failover.barrier() ? " and its fence" : "");
         }
     }
 

@@ -498,6 +498,12 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         return auth.get();
     }
 
+    @Override
+    public String authMethod() {
+        Authenticator a = auth.get();
+        return a == null ? "" : a.method();
+    }
+
     ScheduledExecutorService timer() {
         return timer;
     }

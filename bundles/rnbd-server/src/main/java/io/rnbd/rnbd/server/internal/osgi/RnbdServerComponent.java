@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.server.internal.osgi;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.server.RnbdServer;
@@ -13,6 +14,7 @@ import java.util.function.BooleanSupplier;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -138,8 +140,12 @@ public final class RnbdServerComponent {
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
-    void bindBackend(BlockBackend backend, Map<String, Object> props) {
-        server.backendAdded(type(backend, props), backend);
+    void bindBackend(BlockBackend backend, Map<String, Object> props, ServiceReference<BlockBackend> ref) {
+        String type = type(backend, props);
+        Bundle b = ref.getBundle();
+        server.backendAdded(type, backend, b == null ? null
+                : new Provider(type, b.getSymbolicName(), b.getVersion().toString(), b.getBundleId(),
+                        props.get("service.ranking") instanceof Integer r ? r : 0));
     }
 
     void unbindBackend(BlockBackend backend, Map<String, Object> props) {
