@@ -365,7 +365,7 @@ class RnbdServerTest {
      */
     @Test
     void writeZeroesCarriesNoUnmapAndSecureEraseReachesADeviceThatCan() {
-        FakeRtrs.Client c = rtrs.connect("s1");
+        FakeRtrs.Client c = rtrs.connectAs("s1", "host1", "none", false);   // an appliance client
         OpenRsp rsp = open(c, "disk", AccessMode.RW).rsp();
         assertTrue(rsp.secureDiscard(), "the fake device can erase securely, and discard");
         int dev = rsp.deviceId();
@@ -397,6 +397,22 @@ class RnbdServerTest {
         OpenRsp plain = open(c, "plain", AccessMode.RW).rsp();
         assertFalse(plain.secureDiscard());
         assertEquals(Errno.EOPNOTSUPP, writeNow(c, Io.of(plain.deviceId(), 0, Io.OP_SECURE_ERASE, 0, 4096), empty()));
+    }
+
+    /**
+     * Linux's rnbd-client (no authenticator ran: no appliance extensions) is never offered
+     * secure erase: its SECURE_ERASE path maps a payload the request does not have, and in
+     * the rxe guest `blkdiscard -s` on an export offering it never returned (6.1, 6.12, 7.3).
+     * A SECURE_ERASE it sends anyway is still carried out.
+     */
+    @Test
+    void linuxsClientIsNotOfferedSecureErase() {
+        FakeRtrs.Client linux = rtrs.connectAs("linux1", "", "", false);
+        OpenRsp rsp = open(linux, "disk", AccessMode.RW).rsp();
+        assertFalse(rsp.secureDiscard(), "no secure_discard for a client without the extensions");
+        assertTrue(rsp.maxDiscardSectors() > 0, "discard still offered");
+        assertEquals(0, writeNow(linux, Io.of(rsp.deviceId(), 8, Io.OP_SECURE_ERASE, 0, 4096), empty()));
+        assertEquals(1, backend.device("disk").secureErases());
     }
 
     /**
