@@ -31,7 +31,7 @@ record Geometry(long size, int logicalBlockSize, int physicalBlockSize, int maxI
      * is given zero buffers by its caller, here rather than across the network); secure_discard
      * only with DISCARD, because Linux's client takes max_discard_sectors as the largest
      * SECURE_ERASE too (rnbd_client_setup_device), and never to Linux's client (a session
-     * that ran no authenticator: no appliance extensions): its rnbd_client_xfer_request maps a
+     * without this appliance's RTRS extensions): its rnbd_client_xfer_request maps a
      * SECURE_ERASE's (absent) payload with blk_rq_map_sg, as it does not for DISCARD and
      * WRITE_ZEROES, and in the rxe guest `blkdiscard -s` on such a device never returned, on
      * 6.1, 6.12 and 7.3 alike, wedging the device (LinuxClientOpsTest). Linux's own server
@@ -45,6 +45,6 @@ record Geometry(long size, int logicalBlockSize, int physicalBlockSize, int maxI
         return new OpenRsp(o.deviceId(), size / OpenRsp.SECTOR_SIZE, maxIoSize / OpenRsp.SECTOR_SIZE,
                 write ? maxRangeSectors : 0, discard ? maxRangeSectors : 0,
                 logicalBlockSize, 0, physicalBlockSize, logicalBlockSize, MAX_SEGMENTS,
-                discard && caps.secureErase() && !o.session().rtrs.authMethod().isEmpty(), cache);
+                discard && caps.secureErase() && o.session().rtrs.extensions(), cache);
     }
 }

@@ -25,6 +25,7 @@ final class Permits {
     private final Deque<ClientRequest> waiters = new ArrayDeque<>();
     private final Deque<ClientRequest> pending = new ArrayDeque<>();
     private final Deque<Integer> free = new ArrayDeque<>();
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Permits.class);
 
     /** Whether an io.timeout.ms expiry was logged since a path was last usable. */
     private boolean expiryLogged;

@@ -237,6 +237,7 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
                         p = new ServerPath(s, cr.pathUuid(), cr.reconCnt(), cr.cidNum(), cr.extensions(),
                                 req.localAddress().getAddress(), req.remoteAddress().getAddress(), ctx, cfg);
                         s.paths.put(cr.pathUuid(), p);
+                        s.extensions |= cr.extensions();
                         handshakeStarted(p.remoteAddr);
                     }
                     con = p.attach(cr.cid());

@@ -40,6 +40,8 @@ public final class ServerSession implements RtrsServerSession {
     private volatile String hostId = "";
     private volatile boolean hostIdProven;
     private volatile String authMethod = "";
+    /** Sticky: a path of this session said it speaks the extensions (ConReq.EXT_F). */
+    volatile boolean extensions;
     /** Under the lock: the first path to connect gave the session its identity. */
     private boolean identityBound;
     boolean announced;
@@ -134,6 +136,11 @@ public final class ServerSession implements RtrsServerSession {
     @Override
     public boolean hostIdProven() {
         return hostIdProven;
+    }
+
+    @Override
+    public boolean extensions() {
+        return extensions;
     }
 
     @Override
