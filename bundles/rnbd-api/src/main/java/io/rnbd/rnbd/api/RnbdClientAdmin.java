@@ -107,7 +107,7 @@ public interface RnbdClientAdmin {
      *
      * @throws IOException ENOENT (no such device), EINVAL (not mapped over several servers, or
      *                     {@code session} is not one of its)
-     * @since 1.8
+     * @since 1.9
      */
     default CompletableFuture<String> failback(String device, String session) throws IOException {
         throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD client cannot move devices");

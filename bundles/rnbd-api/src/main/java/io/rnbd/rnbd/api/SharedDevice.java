@@ -18,7 +18,7 @@ import java.io.IOException;
  *
  * <p>Every method here waits for the storage: call them off IO threads.
  *
- * @since 1.8
+ * @since 1.9
  */
 public interface SharedDevice extends BlockDevice {
     /**
