@@ -144,7 +144,7 @@ public class FirstBootIT {
                 boolean reachable = reachable(outside.get(), a.sshPort);
                 assertEquals(what + ": SSH reachable on " + outside.get().getHostAddress(), exposed, reachable);
             }
-            terminate(a);
+            a.kill(); // the instance is thrown away: no orderly stop to wait for
             return what + ": console after " + seconds + " s, boot features installed on " + thread;
         }
     }
@@ -273,21 +273,6 @@ public class FirstBootIT {
         }
         assertTrue(what + ": after the first boot etc/ differs from default-etc/ in files nobody edited: " + differ,
                 differ.isEmpty());
-    }
-
-    /** SIGTERM to the Karaf JVM (Karaf shuts down as on bin/stop, without another JVM). */
-    private static void terminate(Appliance a) throws Exception {
-        long pid = Long.parseLong(Files.readString(a.home.resolve("karaf.pid")).trim());
-        Optional<ProcessHandle> jvm = ProcessHandle.of(pid);
-        if (jvm.isPresent()) {
-            jvm.get().destroy();
-            try {
-                jvm.get().onExit().get(60, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
-                a.kill();
-            }
-        }
-        a.kill();
     }
 
     /**
