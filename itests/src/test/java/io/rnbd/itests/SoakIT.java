@@ -136,6 +136,8 @@ public class SoakIT extends KarafTestSupport {
                     () -> "held " + gate.held() + ", in flight " + inflights(client) + "; " + io.summary());
             inflight = inflights(client);
             before = failovers(client);
+            Map<String, Long> reconnectsBefore = reconnects(client);
+            List<String> killed = new ArrayList<>();
             Map<String, Long> expected = new HashMap<>();
             inflight.keySet().forEach(p -> expected.put(p, 0L));
             String what;
@@ -145,24 +147,32 @@ public class SoakIT extends KarafTestSupport {
                     String out = executeCommand("rtrs:path-disconnect " + SESSION + " " + p1);
                     assertTrue(out, out.startsWith("path disconnected"));
                     expected.put(p1, inflight.get(p1));
+                    killed.add(p1);
                     break;
                 case 1:
                     what = "rtrs:server-session-close";
                     assertEquals("server session " + SESSION + " closed",
                             executeCommand("rtrs:server-session-close " + SESSION).trim());
                     expected.putAll(inflight);
+                    killed.addAll(inflight.keySet());
                     break;
                 default:
                     what = "rdma:link-del " + LINK;
                     assertEquals("Deleted soft link " + LINK, executeCommand("rdma:link-del " + LINK).trim());
                     expected.put(p3, inflight.get(p3));
+                    killed.add(p3);
                     break;
             }
             String context = "kill " + kill + " (" + what + "), in flight before " + inflight;
             System.out.println("SOAK " + context);
-            // the kill may complete asynchronously (the server's close, the device's removal)
-            awaitCondition(context + ": failovers counted", () -> delta(before, failovers(client)).equals(expected),
-                    TIMEOUT_MS, () -> "failovers since " + delta(before, failovers(client)) + ", expected " + expected);
+            // The kill may complete asynchronously (the client notices the server's close when its
+            // paths see the disconnect): every killed path must have seen it before the counts mean
+            // anything, or a path with nothing in flight passes at once (0 == 0), the gate opens, and
+            // it fails over the next requests it takes (seen under load).
+            awaitCondition(context + ": failovers counted", () -> noticed(client, killed, reconnectsBefore)
+                    && delta(before, failovers(client)).equals(expected), TIMEOUT_MS,
+                    () -> "failovers since " + delta(before, failovers(client)) + ", expected " + expected
+                            + "; killed paths " + killed + " in states " + states(client));
             gate.open();
             switch (kill % 3) {
                 case 0:
@@ -250,6 +260,30 @@ public class SoakIT extends KarafTestSupport {
             counts.put(p.name(), p.stats().failovers());
         }
         return counts;
+    }
+
+    private static Map<String, Long> reconnects(RtrsClientAdmin client) {
+        Map<String, Long> counts = new HashMap<>();
+        for (RtrsClientPathInfo p : session(client).paths()) {
+            counts.put(p.name(), p.stats().reconnectsOk() + p.stats().reconnectsFailed());
+        }
+        return counts;
+    }
+
+    private static Map<String, PathState> states(RtrsClientAdmin client) {
+        Map<String, PathState> states = new HashMap<>();
+        for (RtrsClientPathInfo p : session(client).paths()) {
+            states.put(p.name(), p.state());
+        }
+        return states;
+    }
+
+    /** Every killed path has left CONNECTED, or already tried to reconnect since the kill. */
+    private static boolean noticed(RtrsClientAdmin client, List<String> killed, Map<String, Long> reconnectsBefore) {
+        Map<String, PathState> states = states(client);
+        Map<String, Long> reconnects = reconnects(client);
+        return killed.stream().allMatch(p -> states.get(p) != PathState.CONNECTED
+                || reconnects.getOrDefault(p, 0L) > reconnectsBefore.getOrDefault(p, 0L));
     }
 
     private static Map<String, Long> inflights(RtrsClientAdmin client) {

@@ -6,6 +6,7 @@ import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 
+import org.osgi.framework.BundleContext;
 import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
@@ -18,19 +19,80 @@ import java.util.ArrayList;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.List;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * {@code rdma link add/delete} for soft devices: one named factory configuration of
  * {@link SoftDeviceComponent#PID} per link, so links survive restarts like any other
  * configuration.
+ *
+ * <p>Both return once the change has settled: ConfigAdmin delivers a configuration on its own
+ * thread, so without the wait "Deleted soft link x" was printed while device x still carried
+ * paths (and a caller counting what the removal failed over counted before it happened).
+ * After {@code deleteLink} the device is unregistered, which means every IB client's
+ * {@code remove} has returned; after {@code addLink} it is registered, so every IB client has
+ * had its {@code add}.
  */
 @Component(service = RdmaLinkAdmin.class, property = RdmaDevice.PROP_PROVIDER + "=" + SoftDevice.PROVIDER)
 public final class SoftLinkAdminComponent implements RdmaLinkAdmin {
+    /** How long add/delete wait for the device to come or go before saying it has not. */
+    static final long SETTLE_MS = 10_000;
+    private static final long POLL_MS = 10;
+
     private final ConfigurationAdmin configAdmin;
+    private final Predicate<String> registered;
+    private final LongSupplier nanoClock;
+    private final Sleeper sleeper;
+
+    /** Sleeps; a test's moves its fake clock instead. */
+    interface Sleeper {
+        void sleep(long ms) throws InterruptedException;
+    }
 
     @Activate
-    public SoftLinkAdminComponent(@Reference ConfigurationAdmin configAdmin) {
+    public SoftLinkAdminComponent(@Reference ConfigurationAdmin configAdmin, BundleContext context) {
+        this(configAdmin, name -> isRegistered(context, name), System::nanoTime, Thread::sleep);
+    }
+
+    SoftLinkAdminComponent(ConfigurationAdmin configAdmin, Predicate<String> registered, LongSupplier nanoClock,
+            Sleeper sleeper) {
         this.configAdmin = configAdmin;
+        this.registered = registered;
+        this.nanoClock = nanoClock;
+        this.sleeper = sleeper;
+    }
+
+    private static boolean isRegistered(BundleContext context, String name) {
+        try {
+            // name passed checkName: no filter metacharacters
+            return !context.getServiceReferences(RdmaDevice.class, "(&(" + RdmaDevice.PROP_PROVIDER + "="
+                    + SoftDevice.PROVIDER + ")(" + RdmaDevice.PROP_NAME + "=" + name + "))").isEmpty();
+        } catch (InvalidSyntaxException e) {
+            throw new IllegalArgumentException(e);
+        } catch (IllegalStateException bundleStopping) {
+            return false;
+        }
+    }
+
+    /** Waits until the device named is registered ({@code up}) or not; ETIMEDOUT after {@link #SETTLE_MS}. */
+    private void settle(String name, boolean up) throws RdmaException {
+        long deadline = nanoClock.getAsLong() + SETTLE_MS * 1_000_000;
+        while (registered.test(name) != up) {
+            if (nanoClock.getAsLong() - deadline >= 0) {
+                throw new RdmaException(Errno.ETIMEDOUT, up
+                        ? "link " + name + " not added: its device did not come up within " + SETTLE_MS / 1000
+                                + " s (see the log: address in use?)"
+                        : "link " + name + " is deleted but its device was still registered after " + SETTLE_MS / 1000
+                                + " s (see the log)");
+            }
+            try {
+                sleeper.sleep(POLL_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RdmaException(Errno.EINTR, "interrupted waiting for link " + name);
+            }
+        }
     }
 
     @Override
@@ -54,6 +116,19 @@ public final class SoftLinkAdminComponent implements RdmaLinkAdmin {
         } catch (IOException e) {
             throw new RdmaException(Errno.EIO, "cannot store configuration of link " + name, e);
         }
+        try {
+            settle(name, true);
+        } catch (RdmaException notUp) {
+            // not half-added: a configuration whose device cannot start would fail at every boot
+            try {
+                for (Configuration c : find(name)) {
+                    c.delete();
+                }
+            } catch (IOException e) {
+                notUp.addSuppressed(e);
+            }
+            throw notUp;
+        }
     }
 
     @Override
@@ -70,6 +145,7 @@ public final class SoftLinkAdminComponent implements RdmaLinkAdmin {
                 throw new RdmaException(Errno.EIO, "cannot delete configuration of link " + name, e);
             }
         }
+        settle(name, false);
     }
 
     @Override

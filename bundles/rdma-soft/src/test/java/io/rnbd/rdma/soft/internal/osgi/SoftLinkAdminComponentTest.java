@@ -72,7 +72,23 @@ class SoftLinkAdminComponentTest {
                 }
             });
 
-    private final SoftLinkAdminComponent admin = new SoftLinkAdminComponent(configAdmin);
+    /** The provider as the admin sees it: a link's device is up once its configuration exists (after {@link #lag} polls). */
+    private int lag;
+    private final List<String> polled = new ArrayList<>();
+    private long fakeNanos;
+
+    private boolean registered(String name) {
+        polled.add(name);
+        boolean configured = store.values().stream().anyMatch(p -> name.equals(p.get("name")));
+        if (lag > 0) {
+            lag--;
+            return !configured;
+        }
+        return configured;
+    }
+
+    private final SoftLinkAdminComponent admin = new SoftLinkAdminComponent(configAdmin, this::registered,
+            () -> fakeNanos, ms -> fakeNanos += ms * 1_000_000);
 
     @Test
     void addCreatesANamedFactoryConfigurationAndDeleteRemovesIt() throws Exception {
@@ -99,5 +115,37 @@ class SoftLinkAdminComponentTest {
         assertEquals(Errno.ENOENT, missing.errno());
         assertEquals("ENOENT: no link named nope", missing.getMessage());
         assertEquals(List.of("soft0"), admin.links());
+    }
+
+    @Test
+    void addAndDeleteReturnOnlyOnceTheDeviceCameOrWent() throws Exception {
+        lag = 3;   // ConfigAdmin delivers on its own thread: the device shows up three polls late
+        admin.addLink("soft0", "127.0.0.1");
+        assertEquals(List.of("soft0", "soft0", "soft0", "soft0"), polled, "polled until the device was there");
+        assertEquals(3 * 10_000_000L, fakeNanos);
+        polled.clear();
+        lag = 2;
+        admin.deleteLink("soft0");
+        assertEquals(3, polled.size(), "polled until the device was gone");
+    }
+
+    @Test
+    void aDeviceThatNeverComesUpIsNotLeftHalfAdded() throws Exception {
+        lag = Integer.MAX_VALUE;
+        RdmaException e = assertThrows(RdmaException.class, () -> admin.addLink("soft0", "127.0.0.1"));
+        assertEquals(Errno.ETIMEDOUT, e.errno());
+        assertEquals("ETIMEDOUT: link soft0 not added: its device did not come up within 10 s (see the log: address in use?)",
+                e.getMessage());
+        assertEquals(SoftLinkAdminComponent.SETTLE_MS * 1_000_000, fakeNanos, "gave up after the settle time, no later");
+        assertEquals(List.of(), admin.links(), "the configuration was rolled back");
+    }
+
+    @Test
+    void aDeviceThatDoesNotGoIsReported() throws Exception {
+        admin.addLink("soft0", "127.0.0.1");
+        lag = Integer.MAX_VALUE;
+        RdmaException e = assertThrows(RdmaException.class, () -> admin.deleteLink("soft0"));
+        assertEquals(Errno.ETIMEDOUT, e.errno());
+        assertEquals(List.of(), admin.links(), "the configuration is gone all the same");
     }
 }
