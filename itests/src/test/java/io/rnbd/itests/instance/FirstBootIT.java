@@ -115,38 +115,45 @@ public class FirstBootIT {
             Path out = WORK.resolve("boot-" + i + ".out");
             a.startDaemon(out);
             try {
-                awaitBootDone(a, left(t0));
-                // the device mapped, read from the log, before the console's check: each console
-                // command is a client JVM, which a loaded machine takes seconds to start
-                awaitLog(a, "device rnbd0: export mem0 open", left(t0));
-                a.awaitConsole("rnbd:devices", "mapped", Math.max(10_000, left(t0)));
-            } catch (AssertionError e) {
-                String dump = a.threadDump();
-                a.kill();
-                throw new AssertionError(what + " reached no console in " + FIRST_BOOT_MS / 1000 + " s: "
-                        + e.getMessage() + "\n" + dump, e);
+                return checkBoot(a, what, t0, out, held, exposed, edited, outside);
+            } finally {
+                a.kill(); // the instance is thrown away: no orderly stop to wait for
             }
-            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0);
-
-            String log = Files.readString(a.home.resolve("data/log/karaf.log"));
-            assertFalse(what + ": reached the console, but its first deployment stopped bundles (a refresh on the"
-                    + " first boot, the shape of issue 34's deadlock):\n" + excerpt(log, "Stopping bundles:"),
-                    log.contains("Stopping bundles:"));
-            String thread = bootThread(log);
-            if (held) {
-                assertEquals(what + ": the boot features were not installed on the start-level thread",
-                        "FelixStartLevel", thread);
-            }
-            assertEtcAsDefault(what, a.home, edited);
-            String script = Files.readString(out);
-            assertFalse(what + ": the script reported a stall:\n" + script, script.contains("NO PROGRESS"));
-            if (outside.isPresent()) {
-                boolean reachable = reachable(outside.get(), a.sshPort);
-                assertEquals(what + ": SSH reachable on " + outside.get().getHostAddress(), exposed, reachable);
-            }
-            a.kill(); // the instance is thrown away: no orderly stop to wait for
-            return what + ": console after " + seconds + " s, boot features installed on " + thread;
         }
+    }
+
+    private static String checkBoot(Appliance a, String what, long t0, Path out, boolean held, boolean exposed,
+            Set<String> edited, Optional<InetAddress> outside) throws Exception {
+        try {
+            awaitBootDone(a, left(t0));
+            // the device mapped, read from the log, before the console's check: each console
+            // command is a client JVM, which a loaded machine takes seconds to start
+            awaitLog(a, "device rnbd0: export mem0 open", left(t0));
+            a.awaitConsole("rnbd:devices", "mapped", Math.max(10_000, left(t0)));
+        } catch (AssertionError e) {
+            String dump = a.threadDump();
+            throw new AssertionError(what + " reached no console in " + FIRST_BOOT_MS / 1000 + " s: "
+                    + e.getMessage() + "\n" + dump, e);
+        }
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0);
+
+        String log = Files.readString(a.home.resolve("data/log/karaf.log"));
+        assertFalse(what + ": reached the console, but its first deployment stopped bundles (a refresh on the"
+                + " first boot, the shape of issue 34's deadlock):\n" + excerpt(log, "Stopping bundles:"),
+                log.contains("Stopping bundles:"));
+        String thread = bootThread(log);
+        if (held) {
+            assertEquals(what + ": the boot features were not installed on the start-level thread",
+                    "FelixStartLevel", thread);
+        }
+        assertEtcAsDefault(what, a.home, edited);
+        String script = Files.readString(out);
+        assertFalse(what + ": the script reported a stall:\n" + script, script.contains("NO PROGRESS"));
+        if (outside.isPresent()) {
+            boolean reachable = reachable(outside.get(), a.sshPort);
+            assertEquals(what + ": SSH reachable on " + outside.get().getHostAddress(), exposed, reachable);
+        }
+        return what + ": console after " + seconds + " s, boot features installed on " + thread;
     }
 
     @Test
