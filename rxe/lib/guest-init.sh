@@ -56,12 +56,14 @@ if [ "$MODE" = bench ]; then
   [ $r -eq 0 ] || log "bench FAILED ($r)"
   finish $(( r == 0 ? 0 : 1 ))
 fi
+if [ -n "$TEST_CLASSES" ]; then
 log "JUnit: $TEST_CLASSES"
 SEL=()
 for c in $TEST_CLASSES; do SEL+=(--select-class "$c"); done
 # shellcheck disable=SC2086
 timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile="$OUT/hs_err_pid%p.log" $JAVA_OPTS \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.hotplug=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
+  -Drxe.classpath.file="$OUT/classpath" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=info -Dorg.slf4j.simpleLogger.log.com.ibm.disni=warn \
   -jar "$CONSOLE_JAR" execute --class-path "$(cat "$OUT/classpath")" "${SEL[@]}" \
   --reports-dir "$OUT/reports" --fail-if-no-tests --disable-banner --details=tree \
@@ -69,6 +71,7 @@ timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED 
 r=$?
 cat "$OUT/junit.log"
 [ $r -eq 0 ] || { log "JUnit FAILED ($r)"; rc=1; }
+fi
 
 # Hook for later end-to-end tests (RTRS/RNBD over rxe): every executable *.sh in HOOKS
 # (rxe/guest.d unless RXE_GUEST_HOOKS names another directory, e.g. rxe/crash-study) runs
@@ -77,6 +80,7 @@ for hook in "${HOOKS:-$PROJECT/rxe/guest.d}"/*.sh; do
   [ -x "$hook" ] || continue
   log "hook $hook"
   export JAVA NATIVE_DIR OUT PROJECT CONSOLE_JAR TIMEOUT_FACTOR
+  for kv in ${GUEST_ENV:-}; do export "${kv?}"; done
   timeout "$JUNIT_TIMEOUT" "$hook" > "$OUT/$(basename "$hook").log" 2>&1
   r=$?
   cat "$OUT/$(basename "$hook").log"

@@ -6,7 +6,7 @@
  * backends and the NBD gateway depend on this and not on the verbs SPI.
  */
 @Export
-@Version("1.1.0")
+@Version("1.2.0")
 package io.rnbd.common;
 
 import org.osgi.annotation.bundle.Export;
