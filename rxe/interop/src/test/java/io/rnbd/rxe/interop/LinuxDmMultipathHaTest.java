@@ -44,6 +44,8 @@ class LinuxDmMultipathHaTest {
     private static final int DISK_MIB = 64;
     private static final String IMAGE = "havol";
     private static final String DM = "rnbd-ha";
+    /** The servers' default ha.holdoff.ms (rnbd-server's HaSettings). */
+    private static final long HOLDOFF_MS = 10_000;
 
     @TempDir
     Path tmp;
@@ -61,7 +63,7 @@ class LinuxDmMultipathHaTest {
 
     @AfterEach
     void cleanUp() {
-        Guest.run(Duration.ofSeconds(30), "dmsetup", "remove", "--force", DM);
+        Guest.run(Duration.ofSeconds(30), "env", "DM_DISABLE_UDEV=1", "dmsetup", "remove", "--force", DM);
         for (Mapped m : new Mapped[] {viaA, viaB}) {
             if (m != null && Files.exists(Path.of("/sys/class/block", m.name()))) {
                 LinuxRnbd.unmap(m, true);
@@ -92,13 +94,17 @@ class LinuxDmMultipathHaTest {
 
             Guest.step("dm-multipath: failover path groups, A's first, queue_if_no_path");
             long sectors = viaA.size() / 512;
-            Guest.check(Guest.timeout(Duration.ofSeconds(30)), "dmsetup", "create", DM, "--table",
-                    "0 " + sectors + " multipath 1 queue_if_no_path 0 2 1 round-robin 0 1 1 " + viaA.dev()
+            // the guest runs no udev: without DM_DISABLE_UDEV dmsetup leaves /dev/mapper/NAME to
+            // udev, nobody makes it, and a dd of that path opens a new file on /dev's tmpfs
+            // (O_DIRECT there: EINVAL on 6.1). The kernel's own node, /dev/dm-N, is used below.
+            Guest.check(Guest.timeout(Duration.ofSeconds(30)), "env", "DM_DISABLE_UDEV=1", "dmsetup", "create", DM,
+                    "--table", "0 " + sectors + " multipath 1 queue_if_no_path 0 2 1 round-robin 0 1 1 " + viaA.dev()
                             + " 1 round-robin 0 1 1 " + viaB.dev() + " 1");
-            Path mpath = Path.of("/dev/mapper", DM);
-            Guest.waitForBlockDevice("dm-" + minorOf(mpath), Guest.timeout(Duration.ofSeconds(10)));
+            Path mpath = Guest.waitForBlockDevice("dm-" + minorOf(Path.of("/dev/mapper", DM)),
+                    Guest.timeout(Duration.ofSeconds(10)));
             byte[] first = Disk.random(4 << 20, 37);
             Disk.write(mpath, 0, first, tmp);
+            long tookAt = System.currentTimeMillis();
             assertEquals(Role.ACTIVE, role(a), "A takes the image at the host's first write");
             assertEquals(Role.STANDBY, role(b));
             String holderA = cluster.owner(IMAGE);
@@ -112,6 +118,15 @@ class LinuxDmMultipathHaTest {
             io.start();
             Await.until("fio writes through A", () -> a.rnbdServer().exports().get(0).stats().writes() > 50,
                     Guest.timeout(Duration.ofSeconds(60)));
+            // A took the image at the first write above: the servers refuse to take it from a
+            // holder younger than ha.holdoff.ms (10 s, wall clock, not slowed with the guest), and
+            // without multipathd nothing reinstates a path dm-multipath failed on that refusal
+            // (multipathd's checker would, and the write would go through after the hold-off).
+            // A failure that real comes later; this one waits for the hold-off to pass.
+            long heldMs = System.currentTimeMillis() - tookAt;
+            if (heldMs < HOLDOFF_MS + 1000) {
+                Thread.sleep(HOLDOFF_MS + 1000 - heldMs);
+            }
             a.rtrsServer().close(); // A lives, holds the image, and no host reaches it
             io.join(Guest.timeout(Duration.ofSeconds(200)).toMillis());
             assertFalse(io.isAlive(), "fio still running");
@@ -125,7 +140,7 @@ class LinuxDmMultipathHaTest {
             assertArrayEquals(first, Disk.read(mpath, 0, 4, tmp), "what was written through A, read through B");
             byte[] store = Arrays.copyOf(cluster.store(IMAGE), 4 << 20);
             assertArrayEquals(first, store, "the image holds it");
-            Guest.check(Guest.timeout(Duration.ofSeconds(30)), "dmsetup", "remove", DM);
+            Guest.check(Guest.timeout(Duration.ofSeconds(30)), "env", "DM_DISABLE_UDEV=1", "dmsetup", "remove", DM);
         }
     }
 
