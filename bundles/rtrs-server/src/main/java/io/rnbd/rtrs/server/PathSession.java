@@ -1,6 +1,7 @@
 package io.rnbd.rtrs.server;
 
 import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.api.RtrsServerRequest;
 import io.rnbd.rtrs.api.RtrsServerSession;
 import io.rnbd.rtrs.core.Heartbeat;
 
@@ -75,7 +76,7 @@ interface PathSession extends Heartbeat.Clock {
     }
 
     /** The path finished its handshake: the upper layer hears of the session (once). */
-    void connected(ServerPath p);
+    void connected();
 
     // ---- paths and requests -----------------------------------------------------------
 
@@ -83,7 +84,7 @@ interface PathSession extends Heartbeat.Clock {
     ServerPath path(UUID uuid);
 
     /** Outside the lock: hand {@code r} to the upper layer. */
-    void dispatch(ServerRequest r);
+    void dispatch(RtrsServerRequest r);
 
     /** A closed, drained path leaves; the last one takes the session along. */
     void pathGone(ServerPath p);

@@ -145,7 +145,7 @@ final class ServerHandshake {
         path.changeState(ServerPathState.CONNECTED);
         // announced before the client can send anything: a session whose requests the upper
         // layer saw is one whose close it will be told of
-        session.connected(path);
+        session.connected();
         con.send(rsp.size(), rsp::encode, null);
         path.heartbeat.start();
         LOG.info("path {} ({}) of session {} connected, host id {}{}", path.remoteAddr.getHostAddress(), path.uuid,

@@ -154,7 +154,7 @@ final class ServerPath {
      * the slot is taken or the path no longer connecting (Linux: "Connection already exists",
      * "Session in wrong state").
      */
-    ServerCon attach(int cid) throws RdmaException {
+    Connection attach(int cid) throws RdmaException {
         if (state != ServerPathState.CONNECTING || cons[cid] != null) {
             return null;
         }

@@ -4,6 +4,7 @@ import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.api.RtrsServerPathInfo;
+import io.rnbd.rtrs.api.RtrsServerRequest;
 import io.rnbd.rtrs.api.RtrsServerSession;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;
 import io.rnbd.rtrs.core.SessionLock;
@@ -62,7 +63,7 @@ public final class ServerSession implements RtrsServerSession, PathSession {
      * uuid (sess_uuid), created if new; connection {@code cid} reserved.
      */
     Sessions.Admission admit(ConReq cr, DeviceContext dev, InetSocketAddress local, InetSocketAddress remote) {
-        ServerCon con = null;
+        Connection con = null;
         int errno;
         boolean dnr = false;
         synchronized (this) {
@@ -244,7 +245,7 @@ public final class ServerSession implements RtrsServerSession, PathSession {
     }
 
     @Override
-    public void connected(ServerPath p) {
+    public void connected() {
         table.upper().sessionConnected(this);
     }
 
@@ -254,7 +255,7 @@ public final class ServerSession implements RtrsServerSession, PathSession {
     }
 
     @Override
-    public void dispatch(ServerRequest r) {
+    public void dispatch(RtrsServerRequest r) {
         table.upper().dispatch(r);
     }
 

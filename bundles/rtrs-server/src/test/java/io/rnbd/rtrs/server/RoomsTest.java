@@ -47,8 +47,10 @@ class RoomsTest {
     static final Map<String, Set<String>> MAY_REACH = Map.of(
             // the IB client: finds sessions only through the table's door
             "acceptor", Set.of(),
-            // a session owns its paths: it makes them and holds them (not their insides)
-            "sessions", Set.of("ServerPath", "ServerCon", "Chunks", "ServerRequest"),
+            // a session owns its paths and its chunks: it makes them and holds them (not their
+            // insides: a connection it reserves is a Connection, a request it hands on an
+            // RtrsServerRequest)
+            "sessions", Set.of("ServerPath", "Chunks"),
             // the upper layer's side knows requests and sessions only as rtrs-api has them
             "handoff", Set.of(),
             "path", Set.of(),
