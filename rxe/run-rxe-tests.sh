@@ -32,6 +32,7 @@
 #      RXE_ADDR2    rxe1's IPv4 address (dummy1): a second stable device, for two paths
 #                   default 192.0.2.1 (TEST-NET-1)
 #      RXE_HOTPLUG_ADDR  rxe2's (dummy2), deleted and re-added by the hot-unplug test
+#      RXE_LINKDOWN_ADDR rxe3's (dummy3), whose link the slow-backend test takes down for good
 #                   default 203.0.113.1 (TEST-NET-3)
 #      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
 #      RXE_GUEST_HOOKS directory of guest hooks (*.sh)   default rxe/guest.d (rxe/crash-study: the
@@ -265,6 +266,7 @@ TEST_CLASSES=$(printf %q "${CLASSES# }")
 RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
 RDMA_TEST_ADDR2=${RXE_ADDR2:-192.0.2.1}
 RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
+RDMA_LINKDOWN_ADDR=${RXE_LINKDOWN_ADDR:-198.18.0.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
 HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))

@@ -67,7 +67,10 @@ public abstract class KarafTestSupport {
             "instance,package,log,ssh,framework,system,eventadmin,feature,shell,service,jaas,"
                     + "deployer,diagnostic,bundle,config,scr";
 
-    /** What karaf-assembly/pom.xml boots (keep the two in step). */
+    /**
+     * What karaf-assembly/pom.xml boots (keep the two in step; eventadmin is its startup feature,
+     * which Karaf lists among the boot features too).
+     */
     protected static final String APPLIANCE_BOOT_FEATURES = MINIMAL_BOOT_FEATURES + ",rnbd-appliance";
 
     /** The JVM flags of bin/karaf (Pax Exam starts java itself) plus bin/setenv's. */

@@ -90,7 +90,8 @@ public class ExportAddCommand extends ConsoleCommand {
             try {
                 admin.validateExport(backend, backendParams(props), readOnly);
             } catch (IOException e) {
-                throw new IllegalArgumentException("export " + name + " could never open: " + e.getMessage());
+                throw new IllegalArgumentException("export " + name + " could never open: "
+                        + ConsoleWords.flags(e.getMessage()));
             }
         }
         if (!Configs.find(configAdmin, Configs.EXPORT_PID, "name", name).isEmpty()) {
@@ -124,7 +125,8 @@ public class ExportAddCommand extends ConsoleCommand {
 
     private static String describe(ExportInfo e) {
         return Formats.lower(e.state()) + ", " + e.backend() + ", " + Formats.bytes(e.size())
-                + (e.readOnly() ? ", read-only" : "") + (e.lastError().isEmpty() ? "" : " (" + e.lastError() + ")");
+                + (e.readOnly() ? ", read-only" : "")
+                + (e.lastError().isEmpty() ? "" : " (" + ConsoleWords.flags(e.lastError()) + ")");
     }
 
     /** The backend.X keys as the server passes them to the backend: X. */

@@ -87,6 +87,24 @@ class ExportCommandsTest {
     }
 
     @Test
+    void theBackendsHintsNameTheConsolesFlags() {
+        ca.onUpdate = c -> server.put(new ExportInfo((String) c.get("name"), "file", 0, ExportState.OFFLINE, false,
+                List.of(), BlockIoStats.ZERO, "file backend: " + c.get("backend.path")
+                        + ": no such file (give size= to create it)"));
+        ExportAddCommand c = add("disk", "file");
+        c.path = "/nowhere/disk.img";
+        assertEquals("export disk added: offline, file, 0 B (file backend: /nowhere/disk.img: no such file"
+                + " (give --size to create it))\n", Out.run(c));
+
+        assertEquals("file backend: /x: is empty (give --size and --create to extend it)",
+                ConsoleWords.flags("file backend: /x: is empty (give size= and create=true to extend it)"));
+        assertEquals("file backend: /x: is 512 bytes, smaller than size=4096 (--create extends it)",
+                ConsoleWords.flags("file backend: /x: is 512 bytes, smaller than size=4096 (create=true extends it)"));
+        assertEquals("rbd backend: no such image (give create.size= to create it)",
+                ConsoleWords.flags("rbd backend: no such image (give create.size= to create it)"));
+    }
+
+    @Test
     void withoutTheServerTheExportIsStillConfigured() {
         ExportAddCommand c = add("vol1", "memory");
         c.admin = null;

@@ -8,8 +8,9 @@ import java.util.List;
  * What a block device of the guest was asked to do, from the kernel's block_rq_issue
  * tracepoint (tracefs), one line per request: the server side's view of the ops and flags a
  * client's requests became. Each line's rwbs field spells the request: a leading F is a flush
- * (REQ_PREFLUSH or a flush request), then the op (W write, R read, D discard, N other, e.g.
- * write-zeroes), then F for FUA and S for sync.
+ * (REQ_PREFLUSH or a flush request), then the op (W write, R read, D discard, N other), then F
+ * for FUA and S for sync. Write-zeroes is N up to Linux 6.16 and WZ from the blktrace rework
+ * of 2025 on (7.3 in CI run 39 printed WZ): {@link #writesData} tells a data write from it.
  */
 final class BlockTrace implements AutoCloseable {
     private static final Path T = Path.of("/sys/kernel/tracing");
@@ -31,6 +32,12 @@ final class BlockTrace implements AutoCloseable {
         Guest.writeSysfs(t.event.resolve("enable"), "1");
         Guest.writeSysfs(T.resolve("tracing_on"), "1");
         return t;
+    }
+
+    /** Whether an rwbs field is a write carrying data: W, not write-zeroes' WZ (nor N). */
+    static boolean writesData(String rwbs) {
+        String op = rwbs.startsWith("F") ? rwbs.substring(1) : rwbs;
+        return op.startsWith("W") && !op.startsWith("WZ");
     }
 
     /** The rwbs field of every request traced so far. */

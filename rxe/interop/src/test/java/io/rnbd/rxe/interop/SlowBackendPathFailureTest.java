@@ -28,10 +28,15 @@ import org.junit.jupiter.api.io.TempDir;
  * a loop device), two paths, fio writing 128 KiB requests at queue depth 16 and verifying every
  * block (crc32c) run after run, while the second path is cut twice: first disconnected through
  * rtrs-client's sysfs ({@code paths/<path>/disconnect}, then {@code reconnect}), then its link
- * taken down ({@code ip link set dummy1 down}: nothing closes, the path dies of silence, as a
+ * taken down ({@code ip link set dummy3 down}: nothing closes, the path dies of silence, as a
  * pulled cable does; Linux's client gives it up when its requests and heartbeats go
  * unanswered) and, since rxe does not come back from that, removed. Zero IO errors, zero
  * verify errors, and the first path never leaves "connected".
+ *
+ * <p>The second path runs over rxe3 ({@link Guest#linkDownAddr()}), which stays down after the
+ * test as a failed port stays until replaced: on 6.1 {@code rdma link delete} of a device
+ * whose netdev went down blocks in the kernel (CI run 39: past 5 minutes), so a shared device
+ * could not be made anew for the classes after this one.
  *
  * <p>With 20 ms per request, requests sit in the backend when the path goes: Linux's client
  * fails them over to the first path with the same permit (buf_id) while the appliance's
@@ -46,7 +51,6 @@ class SlowBackendPathFailureTest {
     Path tmp;
     private Mapped mapped;
     private SlowDevice slow;
-    private boolean linkDown;
 
     @BeforeAll
     static void prerequisites() {
@@ -64,13 +68,6 @@ class SlowBackendPathFailureTest {
         if (slow != null) {
             slow.close();
         }
-        if (linkDown) {
-            // rxe1 anew over dummy1 (up again), for the classes after this one
-            Guest.check(Guest.timeout(Guest.COMMAND), "rdma", "link", "delete", "rxe1");
-            Guest.check("ip", "link", "set", "dummy1", "up");
-            Guest.check(Guest.timeout(Guest.COMMAND), "rdma", "link", "add", "rxe1", "type", "rxe", "netdev", "dummy1");
-            Await.until("rxe1 back", () -> Files.exists(Path.of("/sys/class/infiniband/rxe1")), Guest.timeout(Duration.ofSeconds(5)));
-        }
     }
 
     @BeforeEach
@@ -82,19 +79,19 @@ class SlowBackendPathFailureTest {
     void fioVerifiesThroughADisconnectAndALinkDownOnASlowDevice() throws Exception {
         LinuxRnbd.unloadAll();
         slow = SlowDevice.create("slow0", 64, DELAY_MS, tmp);
-        try (Appliance a = Appliance.onDisni(List.of(Guest.addr(), Guest.addr2()), PORT)) {
+        try (Appliance a = Appliance.onDisni(List.of(Guest.addr(), Guest.linkDownAddr()), PORT)) {
             a.exportFile("slow0", slow.path());
             LinuxRnbd.loadClient();
-            mapped = LinuxRnbd.map(MapSpec.of(SESS, "slow0", path(Guest.addr()), path(Guest.addr2())).destPort(PORT));
+            mapped = LinuxRnbd.map(MapSpec.of(SESS, "slow0", path(Guest.addr()), path(Guest.linkDownAddr())).destPort(PORT));
             assertEquals(64L << 20, mapped.size());
             LinuxRnbd.mpathPolicy(SESS, "round-robin");
             Path first = LinuxRnbd.pathTo(SESS, Guest.addr()).orElseThrow();
-            Path second = LinuxRnbd.pathTo(SESS, Guest.addr2()).orElseThrow();
+            Path second = LinuxRnbd.pathTo(SESS, Guest.linkDownAddr()).orElseThrow();
             long errorsBefore = Disk.ioErrorLines();
             try (FioLoop fio = new FioLoop(mapped.dev()); PathWatch watch = new PathWatch(first)) {
                 fio.awaitMore(1);
 
-                Guest.step("disconnect the path to " + Guest.addr2() + " during fio");
+                Guest.step("disconnect the path to " + Guest.linkDownAddr() + " during fio");
                 LinuxRnbd.disconnect(second);
                 assertEquals("disconnected", LinuxRnbd.state(second));
                 fio.awaitMore(2);
@@ -105,15 +102,14 @@ class SlowBackendPathFailureTest {
                 fio.awaitMore(2);
                 assertTrue(LinuxRnbd.stats(second).requests() > 0, "the reconnected path carries IO");
 
-                Guest.step("take dummy1 (rxe1) down during fio: the path dies of silence");
-                Guest.check("ip", "link", "set", "dummy1", "down");
-                linkDown = true;
+                Guest.step("take dummy3 (rxe3) down during fio: the path dies of silence");
+                Guest.check("ip", "link", "set", "dummy3", "down");
                 Await.until("Linux's client gave the silent path up",
                         () -> !"connected".equals(LinuxRnbd.state(second)), Guest.timeout(Duration.ofSeconds(60)));
                 fio.awaitMore(3);
                 // rxe does not recover a device whose netdev went down and up (seen on 6.1 and 7.3:
-                // every later connect over it times out), so the dead path is removed and rxe1
-                // made anew after the test (cleanUp), as a host would replace a failed port
+                // every later connect over it times out), so the dead path is removed, as a host
+                // gives up a failed port; rxe3 stays down (see the class comment)
                 Guest.step("remove the dead path");
                 LinuxRnbd.removePath(second);
                 fio.awaitMore(1);
