@@ -118,8 +118,7 @@ public final class ClientSession implements RtrsClientSession {
         devices.listen(onDeviceRemoved);
         if (cfg.requestTimeoutMs() > 0) {
             long period = Math.max(10, Math.min(1000, cfg.requestTimeoutMs() / 4));
-            timeoutSweep = timer.scheduleAtFixedRate(() -> lock.locked(this::sweepStuckRequests), period, period,
-                    TimeUnit.MILLISECONDS);
+            timeoutSweep = lock.every(period, this::sweepStuckRequests);
         }
         lock.locked(() -> {
             for (PathAddress a : cfg.paths()) {
@@ -309,12 +308,12 @@ public final class ClientSession implements RtrsClientSession {
 
         @Override
         public ScheduledFuture<?> later(long delayMs, Runnable underLock) {
-            return timer.schedule(() -> lock.locked(underLock), delayMs, TimeUnit.MILLISECONDS);
+            return lock.later(delayMs, underLock);
         }
 
         @Override
         public ScheduledFuture<?> every(long periodMs, Runnable underLock) {
-            return timer.scheduleAtFixedRate(() -> lock.locked(underLock), periodMs, periodMs, TimeUnit.MILLISECONDS);
+            return lock.every(periodMs, underLock);
         }
 
         @Override

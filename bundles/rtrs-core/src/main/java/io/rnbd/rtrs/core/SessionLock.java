@@ -6,6 +6,8 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A session's lock and what a section under it leaves for after its release, for the client
@@ -74,7 +76,7 @@ public final class SessionLock<P> {
     /**
      * @param monitor the owner (the session): its monitor is the lock, its {@code toString} names it in the log
      * @param log     the owner's logger: these lines are the session's
-     * @param timer   where teardown runs
+     * @param timer   where teardown and the timed sections ({@link #later}, {@link #every}) run
      */
     public SessionLock(Object monitor, Logger log, ScheduledExecutorService timer, Stage<P> stage) {
         this.monitor = monitor;
@@ -101,6 +103,16 @@ public final class SessionLock<P> {
     /** Any thread: run {@code r} under the lock, then what it left for after the lock (teardown on the timer). */
     public void locked(Runnable r) {
         lockedThen(r, false);
+    }
+
+    /** Any thread: run {@code r} as {@link #locked} in {@code delayMs}, on the timer (a deadline, a reconnect). */
+    public ScheduledFuture<?> later(long delayMs, Runnable r) {
+        return timer.schedule(() -> locked(r), delayMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** Any thread: run {@code r} as {@link #locked} every {@code periodMs}, on the timer (heartbeats, sweeps). */
+    public ScheduledFuture<?> every(long periodMs, Runnable r) {
+        return timer.scheduleAtFixedRate(() -> locked(r), periodMs, periodMs, TimeUnit.MILLISECONDS);
     }
 
     /** As {@link #locked}, but tear down on this thread before returning (device removal, close). */

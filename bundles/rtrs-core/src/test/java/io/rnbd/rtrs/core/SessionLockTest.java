@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ScheduledFuture;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -111,6 +112,22 @@ class SessionLockTest {
             lock.defer(note("after"));
         });
         assertEquals(List.of("after"), log);
+    }
+
+    @Test
+    void timedSectionsRunUnderTheLockOnTheTimerAndLeaveTheirWorkForAfterIt() {
+        lock.later(100, () -> {
+            log.add("deadline" + (Thread.holdsLock(owner) ? " (locked)" : ""));
+            lock.defer(note("after deadline"));
+        });
+        ScheduledFuture<?> beat = lock.every(40, note("beat"));
+        timer.advanceMillis(99);
+        assertEquals(List.of("beat (locked)", "beat (locked)"), log);
+        timer.advanceMillis(1);
+        assertEquals(List.of("beat (locked)", "beat (locked)", "deadline (locked)", "after deadline"), log);
+        beat.cancel(false);
+        timer.advanceMillis(200);
+        assertEquals(4, log.size(), "a cancelled beat beats no more, a deadline fires once");
     }
 
     @Test

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A client session on the server: its chunks (one per client permit, shared by all its
@@ -178,13 +177,12 @@ public final class ServerSession implements RtrsServerSession, PathSession {
 
     @Override
     public ScheduledFuture<?> later(long delayMs, Runnable underLock) {
-        return table.timer().schedule(() -> lock.locked(underLock), delayMs, TimeUnit.MILLISECONDS);
+        return lock.later(delayMs, underLock);
     }
 
     @Override
     public ScheduledFuture<?> every(long periodMs, Runnable underLock) {
-        return table.timer().scheduleAtFixedRate(() -> lock.locked(underLock), periodMs, periodMs,
-                TimeUnit.MILLISECONDS);
+        return lock.every(periodMs, underLock);
     }
 
     @Override
