@@ -44,6 +44,7 @@ public final class RbdBenchMain {
         long peer = Long.parseLong(o.getOrDefault("--peer-pid", "0"));
         RbdSettings settings = new RbdSettings("rbd", o.get("--conf"), o.getOrDefault("--id", "admin"),
                 o.getOrDefault("--keyring", ""), 0, 10);
+        System.out.println(Settings.line(Settings.stack(), true));
         try (RbdBackend rbd = new RbdBackend(settings);
              BlockDevice backend = BlockRequests.checked(rbd.open(Map.of("image", o.get("--backend-image")), false));
              RnbdStack appliance = new RnbdStack(rbd, Map.of("image", o.get("--appliance-image")), true)) {
