@@ -60,6 +60,12 @@
 #                 puts the host's value back at the end
 #   PRIMARY=1     0 skips the primary (load generator) comparison, for a quick gateway-only run
 #   CHART=path    also copy the gateway chart there (e.g. docs/perf-gateway.png)
+#   SPLIT=1       after the gateway comparisons, where the gateway JVM's CPU per IO goes at
+#                 SPLIT_POINTS (default "write:128k:8 randread:4k:32 randread:4k:1", fio over the
+#                 Unix socket): perf record -g of the JVM, Java named through its perf map, each
+#                 sample put down to the soft transport's TCP socket work, the gateway's Unix
+#                 socket, sleeping/waking, or the appliance's own code (bench/cpu_split.py); needs
+#                 perf (linux-perf) and jcmd; 0 skips it
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,6 +78,8 @@ FIO_REPS=${FIO_REPS:-2}
 SIZE=${SIZE:-256m}
 PROFILE=${PROFILE:-1}
 PRIMARY=${PRIMARY:-1}
+SPLIT=${SPLIT:-1}
+SPLIT_POINTS=${SPLIT_POINTS:-write:128k:8 randread:4k:32 randread:4k:1}
 UNIX_WMEM=${UNIX_WMEM:-keep}
 if [[ $UNIX_WMEM != keep && ! $UNIX_WMEM =~ ^[1-9][0-9]*$ ]]; then
     echo "UNIX_WMEM must be a byte count or 'keep', not '$UNIX_WMEM'" >&2
@@ -182,6 +190,10 @@ if F:
                 d.write(f"{p} {r:.3f}\n")
             d.write("\n\n")
 EOF
+if [[ -s $OUT/split.txt ]]; then
+    echo; echo "where the gateway JVM's CPU per IO goes (perf; transport = the soft RDMA hop's TCP socket work, own = the appliance's code and the JVM):"
+    grep -v '^SPLIT' "$OUT/split.txt"
+fi
 }
 # The gateway chart: IOPS ratio per point for each comparison, with its target line.
 chart() {
@@ -412,6 +424,45 @@ for rep in $(seq "$FIO_REPS"); do
 done
 t3=$(date +%s); snap "$OUT/cpu3"
 cpu_report gateway "$OUT/cpu2" "$OUT/cpu3" $((t3 - t2)) "$gwpid" "$nbdpid" | tee "$OUT/cpu-fio.txt"
+
+# ---- 3b. where the gateway JVM's CPU per IO goes (perf): the soft transport's TCP socket work,
+# the gateway's Unix socket, sleeping and waking, and the appliance's own code (bench/cpu_split.py)
+if [[ $SPLIT == 1 ]] && command -v perf >/dev/null 2>&1 && command -v jcmd >/dev/null 2>&1; then
+    echo; echo "== where the gateway JVM's CPU per IO goes (perf -g at 999 Hz over ${SECS} s of fio over the Unix socket)"
+    hz=$(getconf CLK_TCK)
+    : >"$OUT/split.jsonl"
+    for pt in $SPLIT_POINTS; do
+        IFS=: read -r rw bs qd <<<"$pt"
+        "${pin[@]}" fio --name=split --ioengine=nbd --uri="nbd+unix:///rnbd0?socket=$gwsock" --rw="$rw" --bs="$bs" \
+            --iodepth="$qd" --size="$SIZE" --time_based --runtime=$((SECS + 3)) --output-format=json \
+            >"$OUT/split-$pt.fio.json" 2>/dev/null &
+        fpid=$!
+        sleep 1.5
+        c0=$(awk '{print $14 + $15}' "/proc/$gwpid/stat"); w0=$(date +%s.%N)
+        perf record -q -F 999 -g -p "$gwpid" -o "$OUT/split-$pt.data" -- sleep "$SECS" >/dev/null 2>&1 || true
+        c1=$(awk '{print $14 + $15}' "/proc/$gwpid/stat"); w1=$(date +%s.%N)
+        wait "$fpid" || true
+        python3 - "$OUT/split-$pt.fio.json" "$c0" "$c1" "$w0" "$w1" "$hz" "$pt" >>"$OUT/split-cpu.txt" <<'EOF2'
+import json, sys
+f, c0, c1, w0, w1, hz, pt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+t = open(f).read()
+j = json.loads(t[t.index("{"):])["jobs"][0]
+r = j["read"] if j["read"]["io_bytes"] > 0 else j["write"]
+ios = r["iops"] * (w1 - w0)
+print(pt, (c1 - c0) / hz * 1e6 / max(ios, 1), r["iops"])
+EOF2
+    done
+    jcmd "$gwpid" Compiler.perfmap >/dev/null 2>&1 || true
+    while read -r pt cpu iops; do
+        perf script -i "$OUT/split-$pt.data" 2>/dev/null \
+            | python3 "$here/cpu_split.py" "$cpu" "$pt (fio over the Unix socket, $(printf '%.0f' "$iops") IOPS; settings: $gwset)" \
+            | tee -a "$OUT/split.txt" | grep -v '^SPLIT' || true
+    done <"$OUT/split-cpu.txt"
+    grep '^SPLIT' "$OUT/split.txt" | sed 's/^SPLIT //' >"$OUT/split.jsonl" || true
+    rm -f "$OUT"/split-*.data
+else
+    [[ $SPLIT == 1 ]] && echo "no perf or jcmd: the CPU split is not measured (apt-get install linux-perf)"
+fi
 exec 7>&-
 wait "$gwpid" 2>/dev/null || true
 restore_wmem

@@ -82,11 +82,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-console() { "$home/bin/client" -a "$ssh" -u karaf -p karaf -r 30 -d 2 "$@" 2>/dev/null; }
+# Karaf's client ends its session when its stdin reaches EOF, before the command's output arrives
+# (./appliance says the same): give it a stdin that stays open while this script runs.
+console() { "$home/bin/client" -a "$ssh" -u karaf -p karaf -r 30 -d 2 "$@" 2>/dev/null \
+    < <(while kill -0 $$ 2>/dev/null; do sleep 1; done); }
 echo "started $tarball (pid $karaf), waiting for rnbd0 on nbd://127.0.0.1:$nbd"
 up=0
 for _ in $(seq 240); do
-    if console "rnbd:devices" 2>/dev/null | grep -q 'rnbd0.*MAPPED\|MAPPED.*rnbd0'; then up=1; break; fi
+    if console "rnbd:devices" 2>/dev/null | grep -qi 'rnbd0.*mapped'; then up=1; break; fi
     sleep 1
 done
 ((up)) || { echo "the appliance did not map rnbd0 within 4 minutes; see $home/data/log/karaf.log" >&2; exit 1; }

@@ -41,6 +41,10 @@
 #   POLL_USEC=, SERVER_POLL_USEC=  the soft devices' poll.usec, client and server side (unset: the
 #                         default profile's, an adaptive window that opens only while a CPU is spare,
 #                         so the OSD keeps the CPUs it needs; 0 = never poll)
+#   SPLIT=1               afterwards, where the appliance JVM's CPU per IO goes at SPLIT_POINTS
+#                         (default "write:128k:8 randread:4k:32"): perf -g of the appliance target
+#                         alone, put down to the soft transport's socket work, waking, librbd and
+#                         the appliance's own code (bench/cpu_split.py; needs perf and jcmd); 0 skips
 #   The appliance's settings beyond the default profile (from the bench JVM's SETTINGS line) are
 #   printed beside its figures; "default" when there are none.
 #   CLIENT_CPUS=          run fio, rbd bench and the bench JVM under `taskset -c CLIENT_CPUS`
@@ -129,7 +133,11 @@ if F:
                   f"{'within reach' if top >= 0.85 else 'out of reach if each message pays its own write and wake-up'}")
 EOF
 }
-if [[ ${1:-} == --report ]]; then OUT=$2; report; exit 0; fi
+if [[ ${1:-} == --report ]]; then
+    OUT=$2; report
+    [[ -s $OUT/split.txt ]] && { echo; grep -v '^SPLIT' "$OUT/split.txt"; }
+    exit 0
+fi
 
 missing=()
 for tool in java fio rbd ceph ceph-mon ceph-osd uuidgen python3; do
@@ -328,8 +336,44 @@ EOF2
 else
     echo "no gcc or taskset: the transport's floor is not measured"
 fi
+# Where the appliance JVM's CPU per IO goes (issue 36): the appliance target alone at SPLIT_POINTS,
+# perf -g over its measured seconds, Java named through the JVM's perf map, each sample put down
+# to the soft transport's TCP socket work, sleeping/waking, librbd (the backend) or the appliance's
+# own code (bench/cpu_split.py). Outside the interleaved reps, so it moves none of their figures.
+if [[ ${SPLIT:-1} == 1 ]] && command -v perf >/dev/null 2>&1 && command -v jcmd >/dev/null 2>&1; then
+    echo; echo "== where the appliance JVM's CPU per IO goes (perf -g at 999 Hz, ${SECS} s per point)"
+    hz=$(getconf CLK_TCK)
+    : >"$OUT/split.txt"
+    for pt in ${SPLIT_POINTS:-write:128k:8 randread:4k:32}; do
+        "${pin[@]}" java -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=1g \
+            -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" \
+            ${POLL_USEC:+-Drnbd.bench.poll.usec=$POLL_USEC} ${SERVER_POLL_USEC:+-Drnbd.bench.server.poll.usec=$SERVER_POLL_USEC} \
+            -cp "$jar" io.rnbd.bench.RbdBenchMain run --conf "$CEPH_CONF" --backend-image bench-be \
+            --appliance-image bench-app --points "$pt" --only appliance --seconds $((SECS + 4)) --peer-pid "$osd" \
+            >"$OUT/split-$pt.out" 2>"$OUT/split-$pt.err" &
+        jp=$!
+        for _ in $(seq 600); do grep -q '^MEASURING' "$OUT/split-$pt.err" 2>/dev/null && break; sleep 0.2; done
+        sleep 1
+        c0=$(awk '{print $14 + $15}' "/proc/$jp/stat"); w0=$(date +%s.%N)
+        perf record -q -F 999 -g -p "$jp" -o "$OUT/split-$pt.data" -- sleep "$SECS" >/dev/null 2>&1 || true
+        c1=$(awk '{print $14 + $15}' "/proc/$jp/stat"); w1=$(date +%s.%N)
+        jcmd "$jp" Compiler.perfmap >/dev/null 2>&1 || true
+        wait "$jp" || true
+        iops=$(sed -n 's/^RESULT //p' "$OUT/split-$pt.out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["iops"])')
+        cpu=$(python3 -c "print(($c1 - $c0) / $hz * 1e6 / max(1, $iops * ($w1 - $w0)))")
+        perf script -i "$OUT/split-$pt.data" 2>/dev/null \
+            | python3 "$here/cpu_split.py" "$cpu" "$pt (the appliance target, $(printf '%.0f' "$iops") IOPS; settings: $(cat "$OUT/settings.txt"))" \
+            | tee -a "$OUT/split.txt" | grep -v '^SPLIT' || true
+        rm -f "$OUT/split-$pt.data"
+    done
+fi
+
 echo
 cpu_report "$OUT/cpu0" "$OUT/cpu1" $((t1 - t0)) "$osd" "$(cat "$OUT/ceph/pid.mon")" | tee "$OUT/cpu.txt"
 report
+if [[ -s $OUT/split.txt ]]; then
+    echo; echo "where the appliance JVM's CPU per IO goes (transport = the soft RDMA hop's TCP socket work, own = the appliance's code and the JVM, backend = librbd):"
+    grep -v '^SPLIT' "$OUT/split.txt"
+fi
 echo; echo "loadavg:   $(cat /proc/loadavg) (after)"
 echo "raw results and logs: $OUT"

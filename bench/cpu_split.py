@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Where a JVM's CPU goes, from `perf script` of `perf record -g -p PID` (issue 36).
+
+usage: perf script -i perf.data | cpu_split.py CPU_US_PER_IO [LABEL]
+
+Each sample is put in one category by its leaf frame and, for kernel frames, by the system call
+it runs under (the first __x64_sys_* / __do_sys_* frame up the stack) and the socket family the
+call went to (unix_* or tcp_* frames on the way). JIT-compiled Java is named through the JVM's
+perf map (`jcmd PID Compiler.perfmap` after the recording). Prints each category's share of the
+samples and, with the process's CPU per IO (from /proc, measured over the same window), the
+microseconds per IO it stands for, then the line the benchmark notes quote:
+
+  SPLIT {"label": ..., "cpuUsPerIo": ..., "transportUs": ..., "unixUs": ..., "wakeUs": ..., "ownUs": ..., ...}
+
+  transport: the soft RDMA transport's socket work: system calls on TCP sockets (read, writev,
+             the loopback receive path they run), in a JVM whose only TCP sockets are the soft
+             devices' connections (fio reaching the gateway over its Unix socket)
+  unix:      the gateway's own client socket (fio's requests in, replies out): nbdkit's path has
+             the same work on its TCP socket
+  wake:      sleeping and waking: epoll, futex, sched_yield of the busy polls, the loadavg probe
+  own:       the appliance's own code and the JVM under it: Java (the appliance's and the JDK's),
+             the JVM runtime (GC, JIT, safepoints), libc (copies), page faults, and what is left
+  backend:   librbd, librados and Ceph's libraries (the rbd backend), when present
+"""
+import collections
+import json
+import re
+import sys
+
+SOCKET_CALLS = {"read", "write", "readv", "writev", "recvfrom", "sendto", "recvmsg", "sendmsg", "sendmmsg",
+                "recvmmsg", "sendfile64", "splice"}
+WAKE_CALLS = {"epoll_wait", "epoll_pwait", "epoll_pwait2", "select", "pselect6", "poll", "ppoll", "futex",
+              "sched_yield", "nanosleep", "clock_nanosleep"}
+SYSCALL = re.compile(r"__(?:x64|ia32)_sys_(\w+)|__do_sys_(\w+)|__se_sys_(\w+)")
+
+
+def classify(frames):
+    """frames: [(symbol, dso)] leaf first."""
+    if not frames:
+        return "own: unknown"
+    sym, dso = frames[0]
+    if "kernel.kallsyms" in dso or dso.startswith("[kernel"):
+        call = None
+        for s, d in frames:
+            m = SYSCALL.match(s)
+            if m:
+                call = next(g for g in m.groups() if g)
+                break
+        syms = " ".join(s for s, _ in frames)
+        if call in SOCKET_CALLS:
+            if "unix_" in syms:
+                return "unix: Unix socket (fio <-> gateway)"
+            if "tcp_" in syms or "inet_" in syms or "sock_" in syms:
+                return "transport: TCP socket (soft RDMA)"
+            return "own: other file IO"
+        if call in WAKE_CALLS:
+            return f"wake: {call}"
+        if call == "pread64":
+            return "wake: loadavg probe (pread)"
+        if call:
+            return f"own: kernel, {call}"
+        if "page_fault" in syms:
+            return "own: page faults"
+        return "own: kernel, no system call (interrupts, scheduler)"
+    if "librbd" in dso or "librados" in dso or "libceph" in dso:
+        return "backend: librbd/librados"
+    if dso.startswith("/tmp/perf-") or "perf-" in dso and dso.endswith(".map"):
+        if "io.rnbd." in sym:
+            return "own: Java, the appliance's"
+        if "Interpreter" in sym or "StubRoutines" in sym or "stub" in sym.lower():
+            return "own: Java, stubs and interpreter"
+        return "own: Java, JDK and other"
+    if "libjvm" in dso:
+        if "Copy" in sym or "arraycopy" in sym or "copy" in sym:
+            return "own: copies (JVM)"
+        return "own: JVM runtime (GC, JIT, safepoints)"
+    if "libc" in dso:
+        if "mem" in sym and ("cpy" in sym or "move" in sym or "set" in sym):
+            return "own: copies (libc)"
+        return "own: libc, other"
+    if "libnio" in dso or "libjava" in dso or "libnet" in dso:
+        return "own: JDK native"
+    return "own: unknown"
+
+
+def samples(lines):
+    frames = None
+    for line in lines:
+        if not line.strip():
+            if frames is not None:
+                yield frames
+            frames = None
+            continue
+        if not line[0].isspace():
+            if frames is not None:
+                yield frames
+            frames = []
+            continue
+        m = re.match(r"\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$", line)
+        if m and frames is not None:
+            sym = re.sub(r"\+0x[0-9a-f]+$", "", m.group(1))
+            frames.append((sym, m.group(2)))
+    if frames is not None:
+        yield frames
+
+
+def main():
+    cpu = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    label = sys.argv[2] if len(sys.argv) > 2 else ""
+    c = collections.Counter(classify(f) for f in samples(sys.stdin))
+    n = sum(c.values())
+    if n == 0:
+        print("no samples")
+        return
+    print(f"{label}: {n} samples, {cpu:.1f} us of CPU per IO")
+    for k, v in sorted(c.items(), key=lambda kv: -kv[1]):
+        print(f"  {100 * v / n:5.1f} %  {cpu * v / n:7.2f} us/IO  {k}")
+    group = collections.Counter()
+    for k, v in c.items():
+        group[k.split(":")[0]] += v
+    out = {"label": label, "samples": n, "cpuUsPerIo": round(cpu, 2)}
+    for g in ("transport", "unix", "wake", "own", "backend"):
+        out[g + "Us"] = round(cpu * group[g] / n, 2)
+    out["javaApplianceUs"] = round(cpu * c["own: Java, the appliance's"] / n, 2)
+    print("SPLIT " + json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
