@@ -21,6 +21,8 @@ microseconds per IO it stands for, then the line the benchmark notes quote:
   own:       the appliance's own code and the JVM under it: Java (the appliance's and the JDK's),
              the JVM runtime (GC, JIT, safepoints), libc (copies), page faults, and what is left
   backend:   librbd, librados and Ceph's libraries (the rbd backend), when present
+  other:     the context switches of a thread preempted (or interrupted) while it ran user code:
+             what the machine's other runnable threads cost it, large only on a busy machine
 """
 import collections
 import json
@@ -59,9 +61,11 @@ def classify(frames):
             return "wake: loadavg probe (pread)"
         if call:
             return f"own: kernel, {call}"
-        if "page_fault" in syms:
+        if "page_fault" in syms and "schedule" not in syms:
             return "own: page faults"
-        return "own: kernel, no system call (interrupts, scheduler)"
+        # preempted, or interrupted, while running user code: what other runnable threads (of
+        # this process or any other) cost it; on a quiet machine this is small
+        return "other: preempted or interrupted outside a system call"
     if "librbd" in dso or "librados" in dso or "libceph" in dso:
         return "backend: librbd/librados"
     if dso.startswith("/tmp/perf-") or "perf-" in dso and dso.endswith(".map"):
@@ -119,7 +123,7 @@ def main():
     for k, v in c.items():
         group[k.split(":")[0]] += v
     out = {"label": label, "samples": n, "cpuUsPerIo": round(cpu, 2)}
-    for g in ("transport", "unix", "wake", "own", "backend"):
+    for g in ("transport", "unix", "wake", "own", "backend", "other"):
         out[g + "Us"] = round(cpu * group[g] / n, 2)
     out["javaApplianceUs"] = round(cpu * c["own: Java, the appliance's"] / n, 2)
     print("SPLIT " + json.dumps(out))
