@@ -459,7 +459,7 @@ EOF2
             | tee -a "$OUT/split.txt" | grep -v '^SPLIT' || true
     done <"$OUT/split-cpu.txt"
     grep '^SPLIT' "$OUT/split.txt" | sed 's/^SPLIT //' >"$OUT/split.jsonl" || true
-    rm -f "$OUT"/split-*.data
+    # the recordings stay in $OUT (perf script -i ... | cpu_split.py re-reads them)
 else
     [[ $SPLIT == 1 ]] && echo "no perf or jcmd: the CPU split is not measured (apt-get install linux-perf)"
 fi

@@ -21,8 +21,9 @@ microseconds per IO it stands for, then the line the benchmark notes quote:
   own:       the appliance's own code and the JVM under it: Java (the appliance's and the JDK's),
              the JVM runtime (GC, JIT, safepoints), libc (copies), page faults, and what is left
   backend:   librbd, librados and Ceph's libraries (the rbd backend), when present
-  other:     the context switches of a thread preempted (or interrupted) while it ran user code:
-             what the machine's other runnable threads cost it, large only on a busy machine
+  other:     the context switches of a thread preempted while it ran user code or on its way back
+             from a system call: what the threads it woke, and on a busy machine every other
+             runnable thread, cost it
 """
 import collections
 import json
@@ -30,10 +31,24 @@ import re
 import sys
 
 SOCKET_CALLS = {"read", "write", "readv", "writev", "recvfrom", "sendto", "recvmsg", "sendmsg", "sendmmsg",
-                "recvmmsg", "sendfile64", "splice"}
+                "recvmmsg", "sendfile64", "splice", "iter_readv_writev", "iter_read", "iter_write"}
 WAKE_CALLS = {"epoll_wait", "epoll_pwait", "epoll_pwait2", "select", "pselect6", "poll", "ppoll", "futex",
-              "sched_yield", "nanosleep", "clock_nanosleep"}
-SYSCALL = re.compile(r"__(?:x64|ia32)_sys_(\w+)|__do_sys_(\w+)|__se_sys_(\w+)")
+              "sched_yield", "nanosleep", "clock_nanosleep", "sys_poll", "epoll_ctl"}
+SYSCALL = re.compile(r"(?:__(?:x64|ia32)_sys_|__do_sys_|__se_sys_|ksys_|do_sys_|do_)(\w+)")
+
+
+def syscall_of(frames):
+    """The system call a kernel stack runs under: the handler do_syscall_64 called (its frame is
+    the one just leafward of do_syscall_64), named without its prefix (ksys_read, do_writev,
+    __x64_sys_sendto, do_epoll_wait -> read, writev, sendto, epoll_wait); None outside one."""
+    for i, (sym, _) in enumerate(frames):
+        if sym == "do_syscall_64":
+            for handler, _ in reversed(frames[:i]):
+                m = SYSCALL.match(handler)
+                if m:
+                    return m.group(1)
+            return "unknown"
+    return None
 
 
 def classify(frames):
@@ -42,12 +57,7 @@ def classify(frames):
         return "own: unknown"
     sym, dso = frames[0]
     if "kernel.kallsyms" in dso or dso.startswith("[kernel"):
-        call = None
-        for s, d in frames:
-            m = SYSCALL.match(s)
-            if m:
-                call = next(g for g in m.groups() if g)
-                break
+        call = syscall_of(frames)
         syms = " ".join(s for s, _ in frames)
         if call in SOCKET_CALLS:
             if "unix_" in syms:
@@ -57,8 +67,12 @@ def classify(frames):
             return "own: other file IO"
         if call in WAKE_CALLS:
             return f"wake: {call}"
-        if call == "pread64":
+        if call in ("pread64", "pread"):
             return "wake: loadavg probe (pread)"
+        if call == "unknown" and "schedule" in syms:
+            # the call was done; on its way back to user space the thread gave the CPU to a
+            # runnable one (one it woke, or any other on a busy machine)
+            return "other: preempted at a system call's return"
         if call:
             return f"own: kernel, {call}"
         if "page_fault" in syms and "schedule" not in syms:

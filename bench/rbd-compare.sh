@@ -364,7 +364,7 @@ if [[ ${SPLIT:-1} == 1 ]] && command -v perf >/dev/null 2>&1 && command -v jcmd 
         perf script -i "$OUT/split-$pt.data" 2>/dev/null \
             | python3 "$here/cpu_split.py" "$cpu" "$pt (the appliance target, $(printf '%.0f' "$iops") IOPS; settings: $(cat "$OUT/settings.txt"))" \
             | tee -a "$OUT/split.txt" | grep -v '^SPLIT' || true
-        rm -f "$OUT/split-$pt.data"
+        # the recording stays in $OUT
     done
 fi
 
