@@ -6,6 +6,8 @@
 # one guest boot with plain java and the JUnit console launcher, then the hooks in rxe/guest.d/.
 #
 #   rxe/run-rxe-tests.sh            (after `mvn install -DskipTests -pl bundles/rdma-disni,rxe/interop -am`)
+#   rxe/run-rxe-tests.sh --prepare  only the kernel, its initramfs and Linux's modules (no boot):
+#                                   what rxe/run-kernel-matrix.sh does for each kernel first
 #   rxe/run-rxe-tests.sh --bench    the RTRS load over DiSNI on rxe beside the soft provider on
 #                                   loopback, in the same guest (io.rnbd.bench.RxeLoadMain; after
 #                                   `mvn install -DskipTests -pl bench`); not part of CI
@@ -18,7 +20,10 @@
 #
 # Env: RXE_WORK     work dir (kernel, initramfs, logs)   default ${TMPDIR:-/tmp}/rnbd-rxe
 #      RXE_TIMEOUT  seconds for the whole guest run       default 1200
+#      RXE_RUN      a name for this run: its results go to RXE_WORK/out-<name> and console-<name>.log
+#                   (default: out/ and console.log), so guests of several kernels can run at once
 #      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
+#                   and rxe/interop's; "-": none, only the guest hooks
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
 #      RXE_KERNEL   stable: linux-image-amd64 of the host's release (default);
 #                   backports: linux-image-amd64 of <release>-backports, through a private apt
@@ -27,10 +32,12 @@
 #      RXE_ADDR2    rxe1's IPv4 address (dummy1): a second stable device, for two paths
 #                   default 192.0.2.1 (TEST-NET-1)
 #      RXE_HOTPLUG_ADDR  rxe2's (dummy2), deleted and re-added by the hot-unplug test
+#      RXE_LINKDOWN_ADDR rxe3's (dummy3), whose link the slow-backend test takes down for good
 #                   default 203.0.113.1 (TEST-NET-3)
 #      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
 #      RXE_GUEST_HOOKS directory of guest hooks (*.sh)   default rxe/guest.d (rxe/crash-study: the
 #                   JVM crash study of rxe/README.md)
+#      RXE_GUEST_ENV   NAME=VALUE ... exported to the guest hooks (bench/linux-peer-ratio.sh)
 #      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
 #      RXE_CPU      QEMU -cpu model                        default max,avx=off (rxe/README.md,
 #                   "Known issue": guest JVM crashes in JIT code with TCG's AVX)
@@ -42,13 +49,18 @@ set -u
 MODE=tests
 case "${1:-}" in
   --bench) MODE=bench ;;
+  --prepare) MODE=prepare ;;
   "") ;;
-  *) echo "usage: $0 [--bench]"; exit 2 ;;
+  *) echo "usage: $0 [--bench|--prepare]"; exit 2 ;;
 esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 PROJECT=$(dirname "$HERE")
 WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
-OUT=$WORK/out
+# RXE_RUN names a run, so that guests of several kernels can share one RXE_WORK (its caches) and
+# boot at the same time (rxe/run-kernel-matrix.sh): each has its own out-<run>/ and console-<run>.log
+RUN=${RXE_RUN:+-$RXE_RUN}
+OUT=$WORK/out$RUN
+CONSOLE=$WORK/console$RUN.log
 KROOT=''   # $WORK/kroot/<kernel release>, set in step 2
 MODULE=$PROJECT/bundles/rdma-disni
 NATIVE_DIR=$MODULE/target/native
@@ -112,6 +124,8 @@ Dir::State::Lists "$APTDIR/lists";
 Dir::Cache "$APTDIR/cache";
 APT
   export APT_CONFIG=$APTDIR/apt.conf
+  # where lib/build-chroot.sh builds Linux's modules when the host cannot (7.x: gcc-16)
+  export RXE_SUITES=$SUITES RXE_MIRROR=$main_mirror RXE_SECURITY_MIRROR=$security_mirror
   if ! apt_fresh "$APTDIR/lists"; then
     stamp "apt-get update ($SUITES, private lists in $APTDIR)"
     apt-get update -q >"$WORK/apt-${RXE_KERNEL}.log" 2>&1 || skip "apt-get update of $SUITES failed (see $WORK/apt-${RXE_KERNEL}.log)"
@@ -132,15 +146,25 @@ KVER=${KPKG#linux-image-}
 KROOT=$WORK/kroot/$KVER
 [ -d "$WORK/kroot/boot" ] && rm -rf "$WORK/kroot"   # the layout before one tree per release
 if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ] || [ "$(cat "$KROOT/.deb-version" 2>/dev/null)" != "$KIMGVER" ]; then
-  stamp "kernel $KPKG $KIMGVER"
-  deb="$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb"
-  download() { (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$KPKG=$KIMGVER" >"$WORK/kernel-download.log" 2>&1); }
-  [ -f "$deb" ] || download
-  [ -f "$deb" ] || skip "cannot download $KPKG $KIMGVER (see $WORK/kernel-download.log)"
+  stamp "kernel $KPKG${IMGPARTS:+ ($IMGPARTS)} $KIMGVER"
   rm -rf "$KROOT" "$WORK/initramfs-$KVER.cpio.gz"   # the initramfs carries this build's modules
   mkdir -p "$KROOT"
-  dpkg -x "$deb" "$KROOT" || skip "cannot unpack $deb"
-  dpkg-deb -f "$deb" Version > "$KROOT/.deb-version"
+  # 7.x: the image package is empty and its parts hold vmlinuz and the modules
+  for p in "$KPKG" $IMGPARTS; do
+    deb="$WORK/cache/${p}_${KIMGVER//:/%3a}_amd64.deb"
+    [ -f "$deb" ] || (cd "$WORK/cache" && apt-get download -q -o APT::Sandbox::User=root "$p=$KIMGVER" >>"$WORK/kernel-download.log" 2>&1)
+    [ -f "$deb" ] || skip "cannot download $p $KIMGVER (see $WORK/kernel-download.log)"
+    dpkg -x "$deb" "$KROOT" || skip "cannot unpack $deb"
+  done
+  # 7.x is merged-/usr (usr/lib/modules/<kver>/, vmlinuz beside the modules): the layout the
+  # rest of this script, depmod -b and guest-init.sh expect is lib/modules and boot/
+  if [ -d "$KROOT/usr/lib/modules/$KVER" ] && [ ! -d "$KROOT/lib/modules/$KVER" ]; then
+    mkdir -p "$KROOT/lib/modules" && mv "$KROOT/usr/lib/modules/$KVER" "$KROOT/lib/modules/$KVER"
+  fi
+  if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ] && [ -f "$KROOT/lib/modules/$KVER/vmlinuz" ]; then
+    mkdir -p "$KROOT/boot" && mv "$KROOT/lib/modules/$KVER/vmlinuz" "$KROOT/boot/vmlinuz-$KVER"
+  fi
+  dpkg-deb -f "$WORK/cache/${KPKG}_${KIMGVER//:/%3a}_amd64.deb" Version > "$KROOT/.deb-version"
   depmod -b "$KROOT" "$KVER"
 fi
 # what the modules are built from (lib/build-linux-rtrs.sh reads it), resolved afresh each run
@@ -152,7 +176,7 @@ if [ ! -f "$WORK/initramfs-$KVER.cpio.gz" ]; then
 fi
 
 # --- 2b. Linux's own RTRS/RNBD modules for that kernel: the interop tests' peer -------------
-if [ "$MODE" = tests ]; then
+if [ "$MODE" != bench ]; then
   TL=$(date +%s)
   if "$HERE/lib/build-linux-rtrs.sh" "$KROOT" "$KVER" "$WORK/linux-rtrs" 2>&1 | tee "$WORK/linux-rtrs.log" | sed 's/^/RXE: /'; \
      [ "${PIPESTATUS[0]}" = 0 ]; then
@@ -163,6 +187,12 @@ if [ "$MODE" = tests ]; then
     PREP_FAILED="Linux's RTRS/RNBD modules for $KVER (see $WORK/linux-rtrs.log)"
     echo "FAILED: $PREP_FAILED"
   fi
+fi
+
+if [ "$MODE" = prepare ]; then
+  [ -z "$PREP_FAILED" ] || exit 1
+  stamp "prepared $KVER ($KIMGVER): $KROOT"
+  exit 0
 fi
 
 # --- 3. what the guest runs: libdisni.so, test classpath, console launcher ------------
@@ -185,6 +215,9 @@ else
 # The guest runs two modules' tests in one JVM: rdma-disni's real-verbs tests and
 # rxe/interop's interop tests (Linux's modules and NBD client as peers).
 TEST_MODULES=("$MODULE" "$PROJECT/rxe/interop")
+# guests booted in parallel write the same target/rxe-guest.cp files: one at a time
+exec 8>"$WORK/classpath.lock"
+flock 8
 for m in "${TEST_MODULES[@]}"; do
   [ -d "$m/target/test-classes" ] || { echo "FAILED: build ${m#"$PROJECT"/} first (mvn install -DskipTests -pl bundles/rdma-disni,rxe/interop -am, from the project root)"; exit 1; }
   rm -f "$m/target/rxe-guest.cp"
@@ -200,6 +233,7 @@ for m in "${TEST_MODULES[@]}"; do
   cp="$cp:$m/target/test-classes:$m/target/classes:$(cat "$m/target/rxe-guest.cp")"
 done
 echo "${cp#:}" > "$OUT/classpath"
+flock -u 8
 # copied out of whichever local repository Maven uses (.mvn/maven.config may move it off ~/.m2)
 CONSOLE_JAR=$WORK/cache/junit-platform-console-standalone-$CONSOLE_VERSION.jar
 if [ ! -f "$CONSOLE_JAR" ]; then
@@ -207,14 +241,15 @@ if [ ! -f "$CONSOLE_JAR" ]; then
       -DoutputDirectory="$WORK/cache" >>"$WORK/mvn.log" 2>&1 \
     || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
 fi
-TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest"}
+TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest io.rnbd.rxe.interop.LinuxClientOpsTest io.rnbd.rxe.interop.ApplianceOpsOnLinuxTest io.rnbd.rxe.interop.SlowBackendPathFailureTest io.rnbd.rxe.interop.LifecycleTest"}
 CLASSES=""
+[ "$TESTS" = - ] && TESTS=""   # RXE_TESTS=-: no JUnit class, only the guest hooks (bench/linux-peer-ratio.sh)
 for t in $TESTS; do
   found=""
   for m in "${TEST_MODULES[@]}"; do [ -f "$m/target/test-classes/${t//.//}.class" ] && found=1; done
   [ -n "$found" ] && CLASSES="$CLASSES $t" || { echo "FAILED: no test class $t (not built?)"; PREP_FAILED="test class $t missing"; }
 done
-[ -n "$CLASSES" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
+[ -n "$CLASSES" ] || [ -z "$TESTS" ] || { echo "FAILED: none of the test classes exist: $TESTS"; exit 1; }
 TIMEOUT=${RXE_TIMEOUT:-1200}
 fi
 cat > "$OUT/guest.env" <<ENV
@@ -231,9 +266,11 @@ TEST_CLASSES=$(printf %q "${CLASSES# }")
 RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
 RDMA_TEST_ADDR2=${RXE_ADDR2:-192.0.2.1}
 RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
+RDMA_LINKDOWN_ADDR=${RXE_LINKDOWN_ADDR:-198.18.0.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
 HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))
+GUEST_ENV=$(printf %q "${RXE_GUEST_ENV:-}")
 ENV
 
 # --- 4. boot (TCG: nested KVM does not run a stock kernel here, see rxe/README.md) ---
@@ -245,14 +282,14 @@ timeout "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${RXE_TCG_THREAD:-singl
   -append "console=ttyS0 panic=-1 quiet loglevel=3 guest_init=$HERE/lib/guest-init.sh rxe_out=$OUT" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
-  -nic none < /dev/null 2>"$WORK/qemu.err" | sed -u 's/\r$//' | tee "$WORK/console.log"
+  -nic none < /dev/null 2>"$WORK/qemu$RUN.err" | sed -u 's/\r$//' | tee "$CONSOLE"
 QRC=${PIPESTATUS[0]}
 stamp "qemu exited rc=$QRC after $(( $(date +%s) - T0 ))s"
 if [ ! -f "$OUT/rc" ]; then
   if [ "$QRC" = 124 ]; then echo "FAILED: guest timed out after ${TIMEOUT}s"; exit 99; fi
-  grep -q . "$WORK/qemu.err" && ! grep -q "GUEST\[" "$WORK/console.log" \
-    && skip "qemu could not start: $(head -1 "$WORK/qemu.err")"
-  echo "FAILED: guest died without a result (see $WORK/console.log)"
+  grep -q . "$WORK/qemu$RUN.err" && ! grep -q "GUEST\[" "$CONSOLE" \
+    && skip "qemu could not start: $(head -1 "$WORK/qemu$RUN.err")"
+  echo "FAILED: guest died without a result (see $CONSOLE)"
   exit 99
 fi
 RC=$(cat "$OUT/rc")
@@ -272,7 +309,7 @@ if [ "$MODE" = bench ]; then
   [ "$RC" = 0 ] && stamp "bench PASSED" || stamp "bench FAILED rc=$RC (log $OUT/bench.log)"
   exit "$RC"
 fi
-grep -E "tests (successful|failed|aborted|skipped)" "$OUT/junit.log" | sed 's/^/RXE: /'
+grep -E "tests (successful|failed|aborted|skipped)" "$OUT/junit.log" 2>/dev/null | sed 's/^/RXE: /'
 # one line per test class from the XML reports, then each failure and skip with its reason
 # (failure: message="..."; skip: <skipped><![CDATA[reason]]>)
 for x in "$OUT"/reports/TEST-*.xml; do
@@ -302,6 +339,6 @@ fi
 if [ "$RC" = 0 ]; then
   stamp "PASSED (reports in $OUT/reports)"
 else
-  stamp "FAILED rc=$RC (reports in $OUT/reports, console in $WORK/console.log)"
+  stamp "FAILED rc=$RC (reports in $OUT/reports, console in $CONSOLE)"
 fi
 exit "$RC"

@@ -58,6 +58,9 @@ install_modules() {
     cp "$KEY/ko/${m#*/}.ko" "$DEST/" || fail "cannot install ${m#*/}.ko into $DEST"
     changed=1
   done
+  # the protocol header they were built from: the interop tests read what this kernel's RNBD
+  # speaks from it (LinuxRnbdProto: WRITE_ZEROES, RNBD_F_PREFLUSH, RNBD_F_NOUNMAP)
+  cp "$KEY/src/block/rnbd/rnbd-proto.h" "$DEST/" 2>/dev/null || fail "no rnbd-proto.h in $KEY/src"
   if [ $changed = 1 ] || ! grep -q 'updates/linux-rtrs/rnbd-client.ko' "$KROOT/lib/modules/$KVER/modules.dep"; then
     depmod -b "$KROOT" "$KVER" || fail "depmod -b $KROOT $KVER"
   fi
@@ -101,49 +104,82 @@ fetch "$KBUILD" "$KBUILDVER"
 fetch "$SOURCE" "$SOURCEVER"
 series=${SOURCE#linux-source-}
 
-# the build tools kbuild needs on the host (gcc-<n>, make, libelf for objtool, ...)
-need=()
-compiler=$(echo "$deps" | grep -E '^gcc-[0-9]+$' | head -1)
-for p in make ${compiler:-gcc} $(dpkg-deb -f "$kbuild"_*.deb Depends | tr ',|' '\n\n' | sed -E 's/^ *//; s/ .*//' | grep -v '^$'); do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  say "apt-get install ${need[*]}"
-  # best effort: a tool that is missing (e.g. pahole, only for BTF) shows up in the build log
-  # with the host's own sources (APT_CONFIG may point at a backports-only list)
-  env -u APT_CONFIG DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >"$B/apt-install.log" 2>&1 \
-    || say "warning: apt-get install ${need[*]} failed (see $B/apt-install.log); building anyway"
+# the build tools kbuild needs (gcc-<n>, make, the kbuild programs' libraries: libelf, libssl, ...).
+# Where the host cannot have them (7.x: gcc-16-for-host and kbuild programs linked against a
+# newer glibc than bookworm's), the build runs in a chroot of the kernel's own suite
+# (lib/build-chroot.sh): BUILD_ROOT is where the build tree is seen from the compiler's side.
+kbuild_deps=$(dpkg-deb -f "$kbuild"_*.deb Depends | tr ',' '\n' | sed -E 's/\|.*//; s/^ *//; s/ .*//' | grep -v '^$')
+compiler=${COMPILER:-$(echo "$deps" | grep -E '^gcc-[0-9]+$' | head -1)}
+tools=(make "${compiler:-gcc}" $kbuild_deps)
+CHROOT=""
+if env -u APT_CONFIG apt-get install -s -q --no-install-recommends "${tools[@]}" >"$B/host-tools.sim" 2>&1; then
+  need=()
+  for p in "${tools[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    say "apt-get install ${need[*]}"
+    # with the host's own sources (APT_CONFIG may point at a backports-only list)
+    env -u APT_CONFIG DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >"$B/apt-install.log" 2>&1 \
+      || fail "apt-get install ${need[*]} on the host (see $B/apt-install.log)"
+  fi
+else
+  [ -n "${RXE_SUITES:-}" ] || fail "the host cannot install ${tools[*]} (see $B/host-tools.sim) and no suite to build in is known (RXE_SUITES)"
+  say "the host cannot have ${tools[*]} ($(grep -m1 -E 'Depends:|but|E:' "$B/host-tools.sim" | sed 's/^ *//')): building in a chroot of $RXE_SUITES"
+  CHROOT=$("$(dirname "$0")/build-chroot.sh" "$(dirname "$CACHE")/chroot" "${tools[@]}") || fail "no build chroot (see above)"
 fi
-
+# T: the tree the compiler works in, as the host sees it; TIN: the same tree as make sees it
+# (inside the chroot: /build/<kver>)
+if [ -n "$CHROOT" ]; then
+  TIN=/build/$KVER
+  T=$CHROOT$TIN
+  rm -rf "$T"
+else
+  T=$B TIN=$B
+fi
+mkdir -p "$T/root" "$T/src" || fail "cannot create $T"
 for d in "$HEADERS" "$COMMON" "$KBUILD"; do
-  dpkg -x "$d"_*.deb "$B/root" || fail "dpkg -x $d"
+  dpkg -x "$d"_*.deb "$T/root" || fail "dpkg -x $d"
 done
-HDR=$B/root/usr/src/linux-headers-$KVER
-[ -f "$HDR/Makefile" ] || fail "no $HDR/Makefile"
-# The flavour's Makefile includes the common headers' Makefile by absolute path; make it ours.
-sed -i -E "s#(^|[[:space:]])/usr/src/#\1$B/root/usr/src/#g" "$HDR/Makefile"
+HDR=$TIN/root/usr/src/linux-headers-$KVER
+[ -f "$T/root/usr/src/linux-headers-$KVER/Makefile" ] || fail "no $HDR/Makefile"
+# The flavour's Makefile includes the common headers' Makefile by absolute path (and 7.x names
+# itself in KBUILD_OUTPUT=): make both ours.
+sed -i -E "s#(^|[[:space:]=])/usr/src/#\1$TIN/root/usr/src/#g" "$T/root/usr/src/linux-headers-$KVER/Makefile"
 # Only the two driver directories are needed out of the ~140 MB source tarball.
 dpkg-deb --fsys-tarfile "linux-source-$series"_*.deb | tar -xO "./usr/src/linux-source-$series.tar.xz" \
-  | xz -dc -T0 | tar -x -C "$B/src" --wildcards \
+  | xz -dc -T0 | tar -x -C "$T/src" --wildcards \
     "linux-source-$series/drivers/infiniband/ulp/rtrs/*" "linux-source-$series/drivers/block/rnbd/*" \
   || fail "cannot extract rtrs/ and rnbd/ from linux-source-$series"
 rm -f "linux-source-$series"_*.deb          # 140 MB; the modules are what is cached
 
 # --- build ---------------------------------------------------------------------------------
-OOT=$B/oot
-mkdir -p "$OOT"
-cp -r "$B/src/linux-source-$series/drivers/infiniband/ulp/rtrs" "$OOT/rtrs"
-cp -r "$B/src/linux-source-$series/drivers/block/rnbd" "$OOT/rnbd"
+mkdir -p "$T/oot"
+cp -r "$T/src/linux-source-$series/drivers/infiniband/ulp/rtrs" "$T/oot/rtrs"
+cp -r "$T/src/linux-source-$series/drivers/block/rnbd" "$T/oot/rnbd"
 # rnbd includes rtrs.h from the kernel tree; out of tree it sits beside it
-sed -i 's#-I$(srctree)/drivers/infiniband/ulp/rtrs#-I$(src)/../rtrs#' "$OOT/rnbd/Makefile"
-echo 'obj-m += rtrs/ rnbd/' > "$OOT/Kbuild"
-say "make (log $B/make.log)"
+sed -i 's#-I$(srctree)/drivers/infiniband/ulp/rtrs#-I$(src)/../rtrs#' "$T/oot/rnbd/Makefile"
+echo 'obj-m += rtrs/ rnbd/' > "$T/oot/Kbuild"
+say "make${CHROOT:+ in $CHROOT} (log $B/make.log)"
+run_make() {
+  if [ -n "$CHROOT" ]; then
+    # objtool reads /proc/self (its stack limit): the chroot needs a /proc while make runs
+    mountpoint -q "$CHROOT/proc" || mount -t proc proc "$CHROOT/proc" || fail "mount proc in $CHROOT"
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 chroot "$CHROOT" "$@"
+    local r=$?
+    umount "$CHROOT/proc" 2>/dev/null
+    return $r
+  else
+    "$@"
+  fi
+}
 # no BTF: test modules need none, and 6.12's headers ship a vmlinux, which would make kbuild run pahole
-make -j"$(nproc)" -C "$HDR" M="$OOT" \
+run_make make -j"$(nproc)" -C "$HDR" M="$TIN/oot" \
   CONFIG_INFINIBAND_RTRS=m CONFIG_INFINIBAND_RTRS_CLIENT=m CONFIG_INFINIBAND_RTRS_SERVER=m \
   CONFIG_BLK_DEV_RNBD=y CONFIG_BLK_DEV_RNBD_CLIENT=m CONFIG_BLK_DEV_RNBD_SERVER=m \
   CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$B/make.log" 2>&1 \
   || { tail -30 "$B/make.log"; fail "make (log $B/make.log)"; }
+OOT=$T/oot
 for m in $MODULES; do
   [ -f "$OOT/$m.ko" ] || fail "$m.ko was not built (log $B/make.log)"
   strip --strip-debug -o "$KEY/ko/${m#*/}.ko" "$OOT/$m.ko" || fail "strip $m.ko"
@@ -154,9 +190,9 @@ if [ "$got_magic" != "$want_magic" ]; then
   fail "built modules say '$got_magic', the image's rdma_rxe.ko says '$want_magic'"
 fi
 # what they were built from, beside them
-rm -rf "$KEY/src"; cp -r "$B/src/linux-source-$series/drivers" "$KEY/src"
+rm -rf "$KEY/src"; cp -r "$T/src/linux-source-$series/drivers" "$KEY/src"
 echo "$IMGVER" > "$KEY/ko/deb-version"
 cp "$KROOT/.kernel-set" "$KEY/ko/kernel-set"   # the exact pieces they were built from
-[ "${RXE_KEEP_BUILD:-0}" = 1 ] || rm -rf "$B"
+[ "${RXE_KEEP_BUILD:-0}" = 1 ] || rm -rf "$B" "$T"
 say "built in $(( $(date +%s) - T0 ))s: $(cd "$KEY/ko" && ls -- *.ko | tr '\n' ' ')"
 install_modules

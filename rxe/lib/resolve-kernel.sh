@@ -6,7 +6,8 @@
 # 6.1.192-2), so the rule says what must match and what may differ:
 #
 #   image    the newest version of the metapackage (linux-image-amd64) whose set is complete:
-#            the image it names must be in the archive at that version
+#            the image it names must be in the archive at that version, and so must the parts
+#            a 7.x image package names at its own version (linux-binary-*, linux-modules-*)
 #   headers  linux-headers-<kver> and the -common package it names: exactly the image's
 #            version. They carry the kernel's .config and Module.symvers, i.e. the vermagic
 #            and the module ABI (modversions CRCs), which is what a module must match.
@@ -32,6 +33,9 @@
 #
 # stdout, on success (exit 0), shell-sourceable:
 #   KPKG=linux-image-6.1.0-56-amd64  KVER=6.1.0-56-amd64  IMGVER=6.1.192-2
+#   IMGPARTS=''               7.x: 'linux-base-7.3-amd64 linux-binary-7.3-amd64 linux-modules-7.3-amd64',
+#                             what the (empty) image package names at its own version: modules.builtin and
+#                             modules.order, vmlinuz, the modules
 #   HEADERS=linux-headers-6.1.0-56-amd64  COMMON=linux-headers-6.1.0-56-common  (both at IMGVER)
 #   KBUILD=linux-kbuild-6.1  KBUILDVER=6.1.192-3
 #   SOURCE=linux-source-6.1  SOURCEVER=6.1.192-2
@@ -122,9 +126,22 @@ while read -r M; do
   IMGVER=$(echo "$rel" | sed -nE 's/.*\(= *([^)]*)\).*/\1/p')
   [ -n "$IMGVER" ] || IMGVER=$M
   KVER=${KPKG#linux-image-}
-  why=""
+  why="" IMGPARTS=""
   if ! has_version "$KPKG" "$IMGVER"; then
     why="$KPKG $IMGVER is not in the archive"
+  else
+    # 7.x splits the image: linux-image-<kver> is empty and names linux-binary-<kver> (vmlinuz),
+    # linux-modules-<kver> and linux-base-<kver> (modules.builtin, .order) at its own version: parts
+    # of the image, which must be there
+    named=$(depends "$KPKG" "$IMGVER" | dep_name)
+    for part in "linux-base-$KVER" "linux-binary-$KVER" "linux-modules-$KVER"; do
+      echo "$named" | grep -qxF "$part" || continue
+      if has_version "$part" "$IMGVER"; then
+        IMGPARTS="${IMGPARTS:+$IMGPARTS }$part"
+      else
+        why="$part $IMGVER (a part of $KPKG) is not in the archive"
+      fi
+    done
   fi
   HEADERS=linux-headers-$KVER
   if [ -z "$why" ] && ! has_version "$HEADERS" "$IMGVER"; then
@@ -165,7 +182,7 @@ while read -r M; do
   [ "$KBUILDVER" = "$IMGVER" ] || say "$KBUILD at $KBUILDVER (the image is $IMGVER: same upstream version, host tools only)"
   [ "$SOURCEVER" = "$IMGVER" ] || say "$SOURCE at $SOURCEVER (the image is $IMGVER: same upstream version)"
   [ $ALL = 0 ] || echo "# $META $M"
-  printf '%s=%q\n' KPKG "$KPKG" KVER "$KVER" IMGVER "$IMGVER" HEADERS "$HEADERS" COMMON "$COMMON" \
+  printf '%s=%q\n' KPKG "$KPKG" KVER "$KVER" IMGVER "$IMGVER" IMGPARTS "$IMGPARTS" HEADERS "$HEADERS" COMMON "$COMMON" \
     KBUILD "$KBUILD" KBUILDVER "$KBUILDVER" SOURCE "$SOURCE" SOURCEVER "$SOURCEVER" COMPILER "$COMPILER"
   [ $ALL = 1 ] || exit 0
   found=1

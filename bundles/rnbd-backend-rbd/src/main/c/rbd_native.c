@@ -39,6 +39,8 @@
 #define OP_FLUSH 2
 #define OP_DISCARD 3
 #define OP_WRITE_ZEROES 4
+/* RbdNative.FLAG_THICK: not a librados op flag, the zero_flags of a write-zeroes */
+#define FLAG_THICK (1 << 30)
 
 /* The cookie of the "image header changed" event (IO cookies start at 1). */
 #define COOKIE_UPDATED 0
@@ -498,7 +500,8 @@ JNIEXPORT jstring JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_image
 /*
  * Starts one asynchronous operation; its (cookie, result) pair later comes out of
  * poll_events. buf is a direct buffer (null for flush, discard, write-zeroes), used from
- * byte pos for len bytes. flags: librados op flags (LIBRADOS_OP_FLAG_FADVISE_FUA).
+ * byte pos for len bytes. flags: librados op flags (LIBRADOS_OP_FLAG_FADVISE_FUA), and
+ * FLAG_THICK for a write-zeroes that keeps the range allocated.
  * Returns 0, or -errno when the operation was not started (no completion follows).
  */
 JNIEXPORT jint JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_submit(JNIEnv *env, jclass cls,
@@ -538,7 +541,9 @@ JNIEXPORT jint JNICALL Java_io_rnbd_rnbd_backend_rbd_internal_RbdNative_submit(J
 		r = rbd_aio_discard(img->rbd, (uint64_t) off, (uint64_t) len, c);
 		break;
 	case OP_WRITE_ZEROES:
-		r = rbd_aio_write_zeroes(img->rbd, (uint64_t) off, (size_t) len, c, 0, flags);
+		/* thick: the range stays allocated (RNBD's NOUNMAP); else librbd may deallocate it */
+		r = rbd_aio_write_zeroes(img->rbd, (uint64_t) off, (size_t) len, c,
+				(flags & FLAG_THICK) ? RBD_WRITE_ZEROES_FLAG_THICK_PROVISION : 0, flags & ~FLAG_THICK);
 		break;
 	default:
 		r = -EINVAL;

@@ -193,6 +193,17 @@
     fill(document.getElementById('rdma'), headers, rows, 'no RDMA device');
   }
 
+  // the hot-swappable services by the name each announces, with its bundle and what uses it
+  function drawProviders(state) {
+    const headers = [H('Kind'), H('Name'), H('Bundle'), H('Version'), H('Id', 1), H('Ranking', 1), H('Used by')];
+    const kinds = [['multipath policy', 'rtrs_mp_policy', 'sessions'], ['authenticator', 'rtrs_authenticator', 'used_by'],
+      ['block backend', 'rnbd_backend', 'exports']];
+    const rows = kinds.flatMap(([kind, table, used]) => rowsOf(state, table).map(p => cells(el('tr',
+      { 'data-provider': table + '/' + p.name }), headers,
+      [kind, p.name, p.bundle, p.version, p.bundle_id, p.ranking, p[used].join(', ') || '–'])));
+    fill(document.getElementById('providers'), headers, rows, 'none registered');
+  }
+
   function drawGateway(state) {
     const headers = [H('Listening'), H('Exports'), H('Open', 1), H('Requests', 1), H('Errors', 1), H('Read / written', 1)];
     const rows = rowsOf(state, 'nbd_gateway').map(g => cells(el('tr'), headers,
@@ -330,6 +341,7 @@
     drawRdma(state);
     drawGateway(state);
     drawTuning(state);
+    drawProviders(state);
     drawEvents();
     forget(t);
     chart('rate-chart', 'rate-legend', rate, t, 'IOPS');

@@ -64,6 +64,7 @@ public class ConsoleIT extends KarafTestSupport {
         String sessions = run("rtrs:sessions");
         // the client asks for 512 and the server's default queue.depth (256) caps it, as Linux's does
         assertRow(sessions, SESSION, "connected", "2/2", "256", "min-inflight", "-1");
+        assertContains(run("rtrs:session-wait --timeout-sec 60 " + SESSION), "session " + SESSION + ": connected (");
         String json = run("rtrs:sessions --json");
         assertContains(json, "\"name\":\"" + SESSION + "\",\"state\":\"CONNECTED\",\"last_error\":0");
         assertContains(json, "\"mp_policy\":\"min-inflight\"");

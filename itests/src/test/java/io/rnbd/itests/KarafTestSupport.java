@@ -67,7 +67,10 @@ public abstract class KarafTestSupport {
             "instance,package,log,ssh,framework,system,eventadmin,feature,shell,service,jaas,"
                     + "deployer,diagnostic,bundle,config,scr";
 
-    /** What karaf-assembly/pom.xml boots (keep the two in step). */
+    /**
+     * What karaf-assembly/pom.xml boots (keep the two in step; eventadmin is its startup feature,
+     * which Karaf lists among the boot features too).
+     */
     protected static final String APPLIANCE_BOOT_FEATURES = MINIMAL_BOOT_FEATURES + ",rnbd-appliance";
 
     /** The JVM flags of bin/karaf (Pax Exam starts java itself) plus bin/setenv's. */
@@ -352,19 +355,37 @@ public abstract class KarafTestSupport {
     /**
      * The appliance with its default profile on ports of its own (RTRS server, NBD gateway)
      * and a short reconnect delay for the appliance session, so the test does not wait out
-     * the 10 s a path that came up before its device needs. The RTRS port is handed to the
+     * the 2 s a path that came up before its device needs. The RTRS port is handed to the
      * test as system property {@code rnbd.itest.rtrs.port}.
      */
     protected static Option applianceOnFreePorts() {
+        return composite(
+                defaultProfileOnFreePorts(),
+                editConfigurationFilePut("etc/io.rnbd.rtrs.client.session-appliance.cfg", "reconnect.delay.sec", "1"));
+    }
+
+    /**
+     * The appliance exactly as shipped (karaf-assembly's etc/) but for its ports, so that tests
+     * on a shared machine do not meet each other: the RTRS server's (system property
+     * {@code rnbd.itest.rtrs.port}) and the NBD gateway's ({@code rnbd.itest.nbd.port}). What a
+     * promise "on the default profile" is tested on (SwapIT).
+     */
+    protected static Option defaultProfileOnFreePorts() {
         int rtrsPort = freePort();
+        int nbdPort = freePort();
         return composite(
                 distribution(),
                 editConfigurationFilePut("etc/io.rnbd.rtrs.server.cfg", "port", Integer.toString(rtrsPort)),
                 editConfigurationFilePut("etc/io.rnbd.rtrs.client.session-appliance.cfg", "paths",
                         "127.0.0.1@127.0.0.1:" + rtrsPort + ",127.0.0.2@127.0.0.2:" + rtrsPort),
-                editConfigurationFilePut("etc/io.rnbd.rtrs.client.session-appliance.cfg", "reconnect.delay.sec", "1"),
-                editConfigurationFilePut("etc/io.rnbd.nbd.gateway.cfg", "port", Integer.toString(freePort())),
-                org.ops4j.pax.exam.CoreOptions.systemProperty("rnbd.itest.rtrs.port").value(Integer.toString(rtrsPort)));
+                editConfigurationFilePut("etc/io.rnbd.nbd.gateway.cfg", "port", Integer.toString(nbdPort)),
+                org.ops4j.pax.exam.CoreOptions.systemProperty("rnbd.itest.rtrs.port").value(Integer.toString(rtrsPort)),
+                org.ops4j.pax.exam.CoreOptions.systemProperty("rnbd.itest.nbd.port").value(Integer.toString(nbdPort)));
+    }
+
+    /** The NBD gateway's port {@link #defaultProfileOnFreePorts()} chose (inside the container). */
+    protected static int nbdPort() {
+        return Integer.parseInt(System.getProperty("rnbd.itest.nbd.port"));
     }
 
     /** The RTRS server port {@link #applianceOnFreePorts()} chose (inside the container). */

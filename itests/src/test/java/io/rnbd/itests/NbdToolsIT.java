@@ -7,9 +7,6 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
-import static org.ops4j.pax.exam.CoreOptions.composite;
-import static org.ops4j.pax.exam.CoreOptions.systemProperty;
-import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.editConfigurationFilePut;
 
 import java.io.File;
 import java.io.IOException;
@@ -77,18 +74,8 @@ public class NbdToolsIT extends KarafTestSupport {
 
     @Configuration
     public Option[] config() {
-        int rtrsPort = freePort();
-        int nbdPort = freePort();
-        return new Option[] {composite(
-                distribution(),
-                editConfigurationFilePut("etc/io.rnbd.rtrs.server.cfg", "port", Integer.toString(rtrsPort)),
-                editConfigurationFilePut("etc/io.rnbd.rtrs.client.session-appliance.cfg", "paths",
-                        "127.0.0.1@127.0.0.1:" + rtrsPort + ",127.0.0.2@127.0.0.2:" + rtrsPort),
-                // a path that came up before its RDMA device retries after 1 s, not the shipped 10 s
-                editConfigurationFilePut("etc/io.rnbd.rtrs.client.session-appliance.cfg", "reconnect.delay.sec", "1"),
-                editConfigurationFilePut("etc/io.rnbd.nbd.gateway.cfg", "port", Integer.toString(nbdPort)),
-                // the configuration runs in the failsafe JVM, the tests inside Karaf: hand the port over
-                systemProperty("rnbd.itest.nbd.port").value(Integer.toString(nbdPort)))};
+        // the shipped profile on ports of its own (the gateway's: nbdPort()), paths retrying after 1 s
+        return new Option[] {applianceOnFreePorts()};
     }
 
     /**
@@ -238,10 +225,6 @@ public class NbdToolsIT extends KarafTestSupport {
 
     private static String uri() {
         return "nbd://127.0.0.1:" + nbdPort() + "/rnbd0";
-    }
-
-    private static int nbdPort() {
-        return Integer.parseInt(System.getProperty("rnbd.itest.nbd.port"));
     }
 
     private static int connectedPaths(RtrsClientAdmin client, String session) {

@@ -334,6 +334,11 @@ public class ObservabilityIT extends KarafTestSupport {
                     + "[...document.querySelectorAll('#paths tr[data-path] .state')].every(s => s.dataset.state === 'CONNECTED')",
                     TIMEOUT_MS, "location.href + ' ' + (document.getElementById('paths') || {}).textContent");
             assertEquals("karaf", browser.text("document.getElementById('user').textContent"));
+            // issue 34: the registered policies, authenticators and backends, by name with their bundles
+            browser.await("the swappable services listed", "!!document.querySelector("
+                    + "'#providers tr[data-provider=\"rtrs_mp_policy/min-inflight\"]') && "
+                    + "document.getElementById('providers').textContent.includes('rnbd-backend-memory')", TIMEOUT_MS,
+                    "(document.getElementById('providers') || {}).textContent");
 
             // IO on both paths, then one of them taken away while the page watches
             Future<String> bench = load.submit(() -> executeCommand("rnbd:bench --rw randrw --qd 8 --runtime 16s rnbd0"));

@@ -21,9 +21,7 @@ import io.rnbd.rnbd.api.BlockDevice;
  * time, so that what a block must contain is always known exactly. A write puts a pattern
  * derived from (block, generation); a successful write records the generation; a read of a
  * recorded block is compared. A failed write makes its block unknown (it may have landed
- * partly). {@link #forget()} starts a new epoch: what was recorded is dropped and requests
- * issued before it are neither recorded nor verified (for a backend that loses its data).
- * The device may be given as a supplier, asked before every request, for a test that replaces
+ * partly). The device may be given as a supplier, asked before every request, for a test that replaces
  * the device under the lanes (the client bundle restarted). The longest request latency since
  * the last {@link #takeLongestStallMs()} is kept: it is the stall a swap caused.
  */
@@ -40,7 +38,6 @@ final class VerifiedIo implements AutoCloseable {
     private final Thread[] threads;
     private final ConcurrentHashMap<Integer, Long> written = new ConcurrentHashMap<>();
     private final AtomicLong generation = new AtomicLong();
-    private final AtomicInteger epoch = new AtomicInteger();
     private final AtomicLong writes = new AtomicLong();
     private final AtomicLong reads = new AtomicLong();
     private final AtomicLong verifiedReads = new AtomicLong();
@@ -122,7 +119,6 @@ final class VerifiedIo implements AutoCloseable {
     }
 
     private void write(int block) {
-        int startEpoch = epoch.get();
         long gen = generation.incrementAndGet();
         ByteBuffer data = pattern(block, gen);
         long start = System.nanoTime();
@@ -130,11 +126,7 @@ final class VerifiedIo implements AutoCloseable {
             device.get().write(offset + (long) block * blockSize, data, false).get(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             took(start, "write", block);
             writes.incrementAndGet();
-            if (epoch.get() == startEpoch) {
-                written.put(block, gen);
-            } else {
-                written.remove(block);
-            }
+            written.put(block, gen);
         } catch (Exception e) {
             took(start, "failed write", block);
             written.remove(block);
@@ -143,7 +135,6 @@ final class VerifiedIo implements AutoCloseable {
     }
 
     private void read(int block) {
-        int startEpoch = epoch.get();
         Long expected = written.get(block);
         ByteBuffer data = ByteBuffer.allocate(blockSize);
         long start = System.nanoTime();
@@ -151,7 +142,7 @@ final class VerifiedIo implements AutoCloseable {
             device.get().read(offset + (long) block * blockSize, data).get(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             took(start, "read", block);
             reads.incrementAndGet();
-            if (expected != null && epoch.get() == startEpoch) {
+            if (expected != null) {
                 compare(block, expected, data);
             }
         } catch (Exception e) {
@@ -235,12 +226,6 @@ final class VerifiedIo implements AutoCloseable {
         }
         b.flip();
         return b;
-    }
-
-    /** Drop what is known: requests issued before this are neither recorded nor verified. */
-    void forget() {
-        epoch.incrementAndGet();
-        written.clear();
     }
 
     long completed() {

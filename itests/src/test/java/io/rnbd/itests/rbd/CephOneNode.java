@@ -7,14 +7,15 @@ import java.util.Map;
 /**
  * The project's one-node Ceph cluster ({@code itests/ceph/one-node.sh}) for a test class:
  * {@link #start} returns null with {@link #skipReason} set where the script says a
- * prerequisite is missing (exit 77), fails on any other error.
+ * prerequisite is missing (exit 77), fails on any other error. Public for SwapIT, which swaps
+ * the rbd backend inside the container where Ceph runs.
  */
-final class CephOneNode implements AutoCloseable {
-    static String skipReason;
+public final class CephOneNode implements AutoCloseable {
+    public static String skipReason;
 
     final Path dir;
-    final Path conf;
-    final Path rnbdKeyring;
+    public final Path conf;
+    public final Path rnbdKeyring;
     private final Path script;
 
     private CephOneNode(Path script, Path dir) {
@@ -24,7 +25,7 @@ final class CephOneNode implements AutoCloseable {
         this.rnbdKeyring = dir.resolve("client.rnbd.keyring");
     }
 
-    static CephOneNode start(Path script, Path dir) throws Exception {
+    public static CephOneNode start(Path script, Path dir) throws Exception {
         // under target/: ours to clear (the script wipes only directories it made itself)
         Tools.exec(60_000, "bash", script.toString(), "stop", dir.toString());
         Tools.exec(60_000, "rm", "-rf", dir.toString());
@@ -44,7 +45,7 @@ final class CephOneNode implements AutoCloseable {
     }
 
     /** {@code rbd ARGS} as client.admin; fails the test on a non-zero exit. */
-    String rbd(String... args) throws Exception {
+    public String rbd(String... args) throws Exception {
         String[] cmd = new String[args.length + 1];
         cmd[0] = "rbd";
         System.arraycopy(args, 0, cmd, 1, args.length);

@@ -6,7 +6,7 @@
  * so that every scope's output looks the same and docs/console.md describes it once.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package io.rnbd.command.support;
 
 import org.osgi.annotation.bundle.Export;

@@ -244,6 +244,15 @@ public final class NbdClient implements BlockDevice {
         return submit(CMD_TRIM, 0, offset, length, null);
     }
 
+    /** NO_HOLE only when the range must stay allocated: else the server may punch a hole. */
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        if (!noUnmap && caps.write() && caps.zero() && check(offset, length, true) == null) {
+            return submit(CMD_WRITE_ZEROES, fua && caps.fua() ? CMD_FLAG_FUA : 0, offset, length, null);
+        }
+        return writeZeroes(offset, length, fua);
+    }
+
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
         if (!caps.write()) {

@@ -43,8 +43,41 @@ public interface BlockDevice extends AutoCloseable {
     /** Discard: the range reads as zeros afterwards. */
     CompletableFuture<Void> trim(long offset, long length);
 
-    /** Zero the range (as efficiently as the device can). */
+    /**
+     * Zero the range (as efficiently as the device can). The device may unmap the range as it
+     * zeroes it (punch a hole, free pages), as Linux's REQ_OP_WRITE_ZEROES without REQ_NOUNMAP:
+     * {@link #writeZeroes(long, long, boolean, boolean)} with {@code noUnmap} keeps it allocated.
+     */
     CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua);
+
+    /**
+     * Zero the range; with {@code noUnmap} (RNBD_F_NOUNMAP, Linux's REQ_NOUNMAP, NBD's NO_HOLE)
+     * the range must stay allocated, so that writing it later cannot fail for want of space;
+     * without, as {@link #writeZeroes(long, long, boolean)}. The default keeps that promise for
+     * any device: with {@code noUnmap} it writes zero buffers of {@link #maxIoSize()}, which a
+     * device with a zeroing of its own that keeps the range allocated
+     * ({@code fallocate(FALLOC_FL_ZERO_RANGE)}, {@code rbd_write_zeroes} thick) overrides.
+     *
+     * @since 1.8
+     */
+    default CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        if (!noUnmap) {
+            return writeZeroes(offset, length, fua);
+        }
+        return ZeroWriter.write(this, offset, length, fua);
+    }
+
+    /**
+     * Erase the range securely (Linux's REQ_OP_SECURE_ERASE): afterwards it reads as zeros and
+     * its old contents cannot be read back from the storage either. Only a device whose
+     * {@link Capabilities#secureErase()} is true can; the default fails with EOPNOTSUPP.
+     *
+     * @since 1.8
+     */
+    default CompletableFuture<Void> secureErase(long offset, long length) {
+        return CompletableFuture.failedFuture(new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP,
+                "this device cannot erase securely"));
+    }
 
     /**
      * Hold back what this thread submits until the returned plug is closed, then send it
@@ -77,6 +110,11 @@ public interface BlockDevice extends AutoCloseable {
                 "this device cannot be resized"));
     }
 
+    /**
+     * Let the device go: its requests fail (ENODEV) from now on. What the storage holds stays:
+     * a file's data, an image's, and a memory export's pages, which its backend keeps for the
+     * export's next open until the export is removed ({@link BlockBackend#release}).
+     */
     @Override
     void close();
 }

@@ -132,6 +132,18 @@ public final class BlockRequests {
         }
 
         @Override
+        public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+            BlockIoException bad = refusal(offset, length, true, false);
+            return bad != null ? CompletableFuture.failedFuture(bad) : next.writeZeroes(offset, length, fua, noUnmap);
+        }
+
+        @Override
+        public CompletableFuture<Void> secureErase(long offset, long length) {
+            BlockIoException bad = refusal(offset, length, true, false);
+            return bad != null ? CompletableFuture.failedFuture(bad) : next.secureErase(offset, length);
+        }
+
+        @Override
         public BlockPlug plug() {
             return next.plug();
         }

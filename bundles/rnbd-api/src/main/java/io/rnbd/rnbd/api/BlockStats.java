@@ -13,6 +13,7 @@ public final class BlockStats {
     private final LongAdder inflight = new LongAdder();
     private final LatencyHistogram latency = new LatencyHistogram();
     private final LongAdder timeouts = new LongAdder();
+    private final LongAdder unknown = new LongAdder();
 
     public void started() {
         inflight.increment();
@@ -42,6 +43,11 @@ public final class BlockStats {
         timeouts.increment();
     }
 
+    /** A message carried an op or bits this side does not know (see {@link BlockIoStats#unknown}). */
+    public void unknown() {
+        unknown.increment();
+    }
+
     public void error() {
         errors.increment();
     }
@@ -59,10 +65,11 @@ public final class BlockStats {
         errors.reset();
         latency.reset();
         timeouts.reset();
+        unknown.reset();
     }
 
     public BlockIoStats snapshot() {
         return new BlockIoStats(reads.sum(), readBytes.sum(), writes.sum(), writeBytes.sum(), errors.sum(),
-                inflight.sum(), latency.snapshot(), timeouts.sum());
+                inflight.sum(), latency.snapshot(), timeouts.sum(), unknown.sum());
     }
 }

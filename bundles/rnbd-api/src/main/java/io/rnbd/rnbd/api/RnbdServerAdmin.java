@@ -31,6 +31,18 @@ public interface RnbdServerAdmin {
     List<ExportInfo> exports();
 
     /**
+     * The block backend services registered now, with their bundles, sorted by the name they
+     * announce ({@code rnbd.backend}: what an export's {@code backend} takes, a third-party
+     * bundle's as well as memory, file, rbd); of several with one name, the one serving its
+     * exports first.
+     *
+     * @since 1.8
+     */
+    default List<io.rnbd.common.Provider> backends() {
+        return List.of();
+    }
+
+    /**
      * Close {@code session}'s mapping of {@code export} from the server side (kernel's
      * {@code force_close}); the client's further IO on it fails.
      *

@@ -55,15 +55,29 @@ final class DeviceIo {
         return split(Io.OP_DISCARD, 0, offset, length, null, DeviceGeometry::maxDiscardBytes);
     }
 
-    CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+    /**
+     * WRITE_ZEROES, with NOUNMAP when the range must stay allocated (protocol 2.2). A Linux
+     * server of 6.12 or older ignores the flag (its rnbd_to_bio_flags knows only SYNC and
+     * FUA) and may unmap; only the major version travels, so the client cannot tell.
+     */
+    CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
         DeviceGeometry g = device.geometry();
         if (g.caps().write() && !g.caps().zero()) {
             // The server offers no WRITE_ZEROES: write zeros, one maximal buffer reused read-only.
             ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(length, g.maxIoSize())).asReadOnlyBuffer();
             return split(Io.OP_WRITE, fua ? Io.F_FUA : 0, offset, length, zeros, DeviceGeometry::maxIoSize);
         }
-        return split(Io.OP_WRITE_ZEROES, fua ? Io.F_FUA : 0, offset, length, null,
+        return split(Io.OP_WRITE_ZEROES, (fua ? Io.F_FUA : 0) | (noUnmap ? Io.F_NOUNMAP : 0), offset, length, null,
                 DeviceGeometry::maxWriteZeroesBytes);
+    }
+
+    /** SECURE_ERASE, where the server said secure_discard; pieces of max_discard_sectors, as Linux's client cuts them. */
+    CompletableFuture<Void> secureErase(long offset, long length) {
+        DeviceGeometry g = device.geometry();
+        if (!g.caps().secureErase()) {
+            return failed(Errno.EOPNOTSUPP, "device " + name + " cannot erase securely");
+        }
+        return split(Io.OP_SECURE_ERASE, 0, offset, length, null, DeviceGeometry::maxSecureEraseBytes);
     }
 
     private static CompletableFuture<Void> failed(int errno, String msg) {

@@ -179,7 +179,14 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         DeviceGeometry g = null;
         if (errno == 0) {
             try {
-                g = DeviceGeometry.of(OpenRsp.decode(rsp), rtrs.maxIoSize(), mode);
+                OpenRsp r = OpenRsp.decode(rsp);
+                if (r.unknownCachePolicyBits() != 0) {
+                    // a newer server's: ignored as Linux's client ignores them, and counted
+                    stats.unknown();
+                    LOG.debug("device {}: OPEN_RSP cache_policy bits {} unknown here, ignored", name,
+                            Integer.toHexString(r.unknownCachePolicyBits()));
+                }
+                g = DeviceGeometry.of(r, rtrs.maxIoSize(), mode);
                 if (g.maxIoSize() < g.logicalBlockSize()) {
                     errno = Errno.EPROTO;
                 }
@@ -405,7 +412,17 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
-        return io.writeZeroes(offset, length, fua);
+        return io.writeZeroes(offset, length, fua, false);
+    }
+
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        return io.writeZeroes(offset, length, fua, noUnmap);
+    }
+
+    @Override
+    public CompletableFuture<Void> secureErase(long offset, long length) {
+        return io.secureErase(offset, length);
     }
 
     /** The RTRS session's plug: what this thread submits then goes out as one post per connection. */

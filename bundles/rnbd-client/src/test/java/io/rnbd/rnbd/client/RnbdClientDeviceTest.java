@@ -169,11 +169,17 @@ class RnbdClientDeviceTest {
                 + io.biSize() + "#" + io.deviceId()).toList();
     }
 
+    /**
+     * As Linux's rnbd_client_setup_device: requests are cut to the session's max IO, whatever
+     * OPEN_RSP's max_hw_sectors says (both servers split what their device cannot take).
+     */
     @Test
-    void requestsAreCutToTheSmallerOfServerAndSessionLimits() throws Exception {
+    void requestsAreCutToTheSessionsMaxIo() throws Exception {
         ScriptedSession s = new ScriptedSession(openRsp(16, 0, 8), 4096);
         RemoteBlockDevice d = map(clientOver(s));
-        assertEquals(4096, d.maxIoSize(), "session limit below the server's 8 KiB");
+        assertEquals(4096, d.maxIoSize(), "the session's limit");
+        ScriptedSession wide = new ScriptedSession(openRsp(2, 0, 8), 4096);
+        assertEquals(4096, map(clientOver(wide)).maxIoSize(), "max_hw_sectors of 1 KiB plays no part");
         byte[] buf = new byte[10 * 512];
         for (int i = 0; i < buf.length; i++) {
             buf[i] = (byte) i;
@@ -217,7 +223,7 @@ class RnbdClientDeviceTest {
 
     @Test
     void writeZeroesFallsBackToZeroWritesWhenTheServerHasNone() throws Exception {
-        ScriptedSession s = new ScriptedSession(openRsp(16, 0, 0), 1 << 20);
+        ScriptedSession s = new ScriptedSession(openRsp(16, 0, 0), 8192);
         RemoteBlockDevice d = map(clientOver(s));
         assertFalse(d.capabilities().zero());
         assertFalse(d.capabilities().trim());
@@ -238,9 +244,32 @@ class RnbdClientDeviceTest {
         assertEquals(List.of("5F@0+8192#42", "5F@8192+4096#42"), wire(s));
     }
 
+    /** Protocol 2.2 toward a server: NOUNMAP on WRITE_ZEROES when asked, SECURE_ERASE only where offered. */
+    @Test
+    void noUnmapAndSecureEraseGoOnTheWireAsLinuxsClientSendsThem() throws Exception {
+        ScriptedSession s = new ScriptedSession(new OpenRsp(42, 2048, 16, 16, 8, 512, 0, 4096, 512, 128, true,
+                OpenRsp.CACHE_WRITEBACK).toBuffer(), 1 << 20);
+        RemoteBlockDevice d = map(clientOver(s));
+        assertTrue(d.capabilities().secureErase());
+        d.writeZeroes(0, 4096, false, true).get();
+        d.writeZeroes(0, 4096, false, false).get();
+        d.secureErase(0, 6144).get();
+        assertEquals(List.of(Io.OP_WRITE_ZEROES | Io.F_NOUNMAP, Io.OP_WRITE_ZEROES, Io.OP_SECURE_ERASE,
+                Io.OP_SECURE_ERASE), s.ios.stream().map(Io::rw).toList());
+        assertEquals(List.of("5@0+4096#42", "5@0+4096#42", "4@0+4096#42", "4@4096+2048#42"), wire(s),
+                "secure erase in pieces of max_discard_sectors");
+        ScriptedSession plain = new ScriptedSession(openRsp(16, 16, 8), 1 << 20);
+        RemoteBlockDevice p = map(clientOver(plain));
+        assertFalse(p.capabilities().secureErase());
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> p.secureErase(0, 512).get());
+        assertEquals(Errno.EOPNOTSUPP, BlockIoException.errnoOf(e));
+        assertTrue(plain.ios.isEmpty());
+    }
+
     @Test
     void firstPieceErrorFailsTheRequestOnce() throws Exception {
-        ScriptedSession s = new ScriptedSession(openRsp(8, 0, 0), 1 << 20);
+        ScriptedSession s = new ScriptedSession(openRsp(8, 0, 0), 4096);
         RnbdClient c = clientOver(s);
         RemoteBlockDevice d = map(c);
         s.ioAnswer = io -> io.offset() == 4096 ? Errno.EIO : 0;
@@ -253,6 +282,50 @@ class RnbdClientDeviceTest {
         assertEquals(0, stats.reads());
         assertEquals(0, stats.inflight());
         assertEquals(1, stats.latency().count(), "one latency per request, not per piece");
+    }
+
+    /**
+     * Issue 35: the appliance could not map a Linux 6.12 export ("bad OPEN_RSP: EINVAL: max
+     * sectors out of range"). A brd disk of 6.12 (and 7.2) reports max_discard_sectors UINT_MAX
+     * and no write cache. The encoder's bytes of this record are rnbd_srv_fill_msg_open_rsp's
+     * (rnbd-proto's LinuxHeaderGoldenTest, open_rsp_brd, from the compiled header).
+     */
+    @Test
+    void aLinux612BrdExportMaps() throws Exception {
+        ByteBuffer brd = new OpenRsp(0, 131072, 255, 0, 0xffff_ffffL, 4096, 0, 4096, 512, 128, false, 0).toBuffer();
+        ScriptedSession s = new ScriptedSession(brd, 126976);
+        RnbdClient c = clientOver(s);
+        RemoteBlockDevice d = map(c);
+        assertEquals(64L << 20, d.size());
+        assertEquals(126976, d.maxIoSize());
+        assertEquals(4096, d.physicalBlockSize());
+        assertTrue(d.capabilities().trim(), "UINT_MAX sectors of discard");
+        assertFalse(d.capabilities().zero(), "brd has no write zeroes");
+        assertFalse(d.capabilities().flush(), "no write cache");
+        d.trim(0, 64L << 20).get();
+        assertEquals(List.of("3@0+67108864#0"), wire(s), "one DISCARD for the whole disk");
+        assertEquals(DeviceState.MAPPED, c.devices().get(0).state());
+    }
+
+    /**
+     * A newer server's cache_policy bits are ignored as Linux's client ignores them, and
+     * counted; FUA without WRITEBACK means nothing, as in Linux (no cache, nothing to force).
+     */
+    @Test
+    void unknownCachePolicyBitsAreIgnoredAndCounted() throws Exception {
+        ScriptedSession s = new ScriptedSession(new OpenRsp(42, 2048, 16, 0, 0, 512, 0, 4096, 512, 128, false,
+                0x80 | OpenRsp.CACHE_FUA).toBuffer(), 1 << 20);
+        RnbdClient c = clientOver(s);
+        RemoteBlockDevice d = map(c);
+        assertFalse(d.capabilities().flush());
+        assertFalse(d.capabilities().fua(), "FUA counts only with a write cache");
+        assertEquals(1, c.devices().get(0).stats().unknown());
+        d.write(0, ByteBuffer.allocate(512), false).get();
+        ScriptedSession known = new ScriptedSession(new OpenRsp(42, 2048, 16, 0, 0, 512, 0, 4096, 512, 128, false,
+                OpenRsp.CACHE_FUA | OpenRsp.CACHE_WRITEBACK).toBuffer(), 1 << 20);
+        RnbdClient k = clientOver(known);
+        assertTrue(map(k).capabilities().fua());
+        assertEquals(0, k.devices().get(0).stats().unknown());
     }
 
     @Test

@@ -227,6 +227,33 @@ public abstract class RnbdEndToEndScenario {
         assertEquals(Errno.EINVAL, errnoOf(d.write(100, ByteBuffer.allocate(512), false)), "misaligned");
     }
 
+    /**
+     * RNBD 2.2 end to end: WRITE_ZEROES with NOUNMAP reaches the export's device as noUnmap,
+     * without it as a zeroing that may unmap, SECURE_ERASE as a secure erase (the test's
+     * device can); every range reads back as zeros, the data around it survives.
+     */
+    @Test
+    void writeZeroesNoUnmapAndSecureEraseReachTheBackend() throws Exception {
+        Assumptions.assumeTrue(backend instanceof FakeBackend, "counting needs the test's memory backend");
+        RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);
+        assertTrue(d.capabilities().secureErase(), "the export's device erases securely, OPEN_RSP says so");
+        int len = 1 << 20;
+        byte[] data = new byte[len];
+        new Random(9).nextBytes(data);
+        await(d.write(0, ByteBuffer.wrap(data), false));
+        await(d.writeZeroes(0, 64 << 10, false, true));
+        await(d.writeZeroes(64 << 10, 64 << 10, false, false));
+        await(d.secureErase(256 << 10, 128 << 10));
+        var dev = ((FakeBackend) backend).device("disk");
+        assertEquals(1, dev.noUnmapZeroes());
+        assertEquals(2, dev.writeZeroes());
+        assertEquals(1, dev.secureErases());
+        byte[] expected = data.clone();
+        java.util.Arrays.fill(expected, 0, 128 << 10, (byte) 0);
+        java.util.Arrays.fill(expected, 256 << 10, 384 << 10, (byte) 0);
+        assertArrayEquals(expected, readAll(d, 0, len));
+    }
+
     @Test
     void ioSubmittedUnderAPlugLandsWhenItCloses() throws Exception {
         RemoteBlockDevice d = map("rnbd0", "disk", AccessMode.RW);

@@ -15,6 +15,7 @@ final class Stats {
     static Map<String, Object> json(BlockIoStats s) {
         BlockIoStats st = orZero(s);
         return Json.obj("reads", st.reads(), "read_bytes", st.readBytes(), "writes", st.writes(),
-                "write_bytes", st.writeBytes(), "errors", st.errors(), "inflight", st.inflight());
+                "write_bytes", st.writeBytes(), "errors", st.errors(), "unknown", st.unknown(),
+                "inflight", st.inflight());
     }
 }

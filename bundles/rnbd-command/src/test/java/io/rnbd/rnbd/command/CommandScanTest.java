@@ -47,6 +47,6 @@ class CommandScanTest {
             }
         }
         assertTrue(names.containsAll(Set.of("exports", "export-add", "export-remove", "export-resize", "map", "unmap", "devices",
-                "resize", "remap", "force-close", "bench")), names.toString());
+                "resize", "remap", "force-close", "bench", "backends")), names.toString());
     }
 }

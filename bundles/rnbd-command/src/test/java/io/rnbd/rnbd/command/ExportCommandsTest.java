@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
@@ -65,7 +66,7 @@ class ExportCommandsTest {
         assertEquals("1073741824", conf.get("backend.size"));
         assertEquals(true, conf.get("read.only"));
         assertEquals("a,b", conf.get("allowed.sessions"));
-        assertEquals(0L, conf.get("offline.wait.ms"));
+        assertEquals(null, conf.get("offline.wait.ms"), "not given: the server's default applies");
         assertEquals(null, conf.get("backend.path"));
     }
 
@@ -86,6 +87,24 @@ class ExportCommandsTest {
     }
 
     @Test
+    void theBackendsHintsNameTheConsolesFlags() {
+        ca.onUpdate = c -> server.put(new ExportInfo((String) c.get("name"), "file", 0, ExportState.OFFLINE, false,
+                List.of(), BlockIoStats.ZERO, "file backend: " + c.get("backend.path")
+                        + ": no such file (give size= to create it)"));
+        ExportAddCommand c = add("disk", "file");
+        c.path = "/nowhere/disk.img";
+        assertEquals("export disk added: offline, file, 0 B (file backend: /nowhere/disk.img: no such file"
+                + " (give --size to create it))\n", Out.run(c));
+
+        assertEquals("file backend: /x: is empty (give --size and --create to extend it)",
+                ConsoleWords.flags("file backend: /x: is empty (give size= and create=true to extend it)"));
+        assertEquals("file backend: /x: is 512 bytes, smaller than size=4096 (--create extends it)",
+                ConsoleWords.flags("file backend: /x: is 512 bytes, smaller than size=4096 (create=true extends it)"));
+        assertEquals("rbd backend: no such image (give create.size= to create it)",
+                ConsoleWords.flags("rbd backend: no such image (give create.size= to create it)"));
+    }
+
+    @Test
     void withoutTheServerTheExportIsStillConfigured() {
         ExportAddCommand c = add("vol1", "memory");
         c.admin = null;
@@ -97,7 +116,7 @@ class ExportCommandsTest {
     @Test
     void badArgumentsAreOneLineAndConfigureNothing() {
         Map<String, ExportAddCommand> cases = new java.util.LinkedHashMap<>();
-        cases.put("Error: unknown backend 'nvme' (memory, file)", add("v", "nvme"));
+        cases.put("Error: unknown backend 'nvme' (registered: file, memory; rnbd:backends lists them)", add("v", "nvme"));
         cases.put("Error: the memory backend needs --size", add("v", "memory"));
         ExportAddCommand path = add("v", "memory");
         path.size = "1m";
@@ -120,7 +139,16 @@ class ExportCommandsTest {
         name.size = "1m";
         cases.put("Error: export name 'a b' is not a valid name (letters, digits and . _ : @ / -, at most 254)", name);
         ExportAddCommand noBackend = add("v", null);
-        cases.put("Error: --backend is required (memory, file)", noBackend);
+        cases.put("Error: --backend is required (rnbd:backends lists them: memory, file ...)", noBackend);
+        ExportAddCommand param = add("v", "memory");
+        param.size = "1m";
+        param.params = List.of("size");
+        cases.put("Error: --param takes KEY=VALUE (a key of letters, digits and . _ -), not 'size'", param);
+        ExportAddCommand twice = add("v", "memory");
+        twice.size = "1m";
+        twice.params = List.of("size=2m");
+        cases.put("Error: size is given both as an option and as --param", twice);
+
         ExportAddCommand sess = add("v", "memory");
         sess.size = "1m";
         sess.allowedSessions = "ok,(bad)";
@@ -135,6 +163,59 @@ class ExportCommandsTest {
         cases.put("Error: --offline-wait-ms must be a number of milliseconds >= 0, not 'soon'", waitText);
         cases.forEach((expected, c) -> assertEquals(expected + "\n", Out.run(c)));
         assertTrue(ca.configs.isEmpty());
+    }
+
+    /**
+     * Issue 34: any registered backend by the name it announces (rbd; a bundle of the user's
+     * own), its parameters given as --param; refused when not registered, naming those that are.
+     */
+    @Test
+    void anyRegisteredBackendWithItsOwnParameters() {
+        ExportAddCommand rbd = add("vol1", "rbd");
+        assertEquals("Error: unknown backend 'rbd' (registered: file, memory; rnbd:backends lists them)\n", Out.run(rbd));
+        server.backends.add(new Provider("rbd", "rnbd-backend-rbd", "0.1.0.SNAPSHOT", 70, 0));
+        server.backends.add(new Provider("simple-file", "org.example.rnbd.backend.simplefile", "1.0.0", 71, 0));
+        rbd.create = true;
+        assertEquals("Error: --create is for the file backend (give --param for rbd's own)\n", Out.run(rbd));
+        assertTrue(ca.configs.isEmpty());
+        rbd.create = false;
+        rbd.params = List.of("image=vol1", " pool = fast ");
+        Out.run(rbd);
+        FakeConfigAdmin.Conf conf = ca.of(Configs.EXPORT_PID).get(0);
+        assertEquals("rbd", conf.get("backend"));
+        assertEquals("vol1", conf.get("backend.image"));
+        assertEquals("fast", conf.get("backend.pool"));
+        assertTrue(server.calls.contains("validate rbd {image=vol1, pool=fast}"), server.calls.toString());
+
+        ExportAddCommand own = add("mine", "simple-file");
+        own.path = "/srv/mine.img";
+        own.size = "64m";
+        Out.run(own);
+        FakeConfigAdmin.Conf mine = ca.of(Configs.EXPORT_PID).get(1);
+        assertEquals("simple-file", mine.get("backend"));
+        assertEquals("/srv/mine.img", mine.get("backend.path"));
+        assertEquals("67108864", mine.get("backend.size"));
+    }
+
+    @Test
+    void backendsTableAndJson() {
+        server.backends.add(new Provider("simple-file", "org.example.rnbd.backend.simplefile", "1.0.0", 71, 0,
+                List.of("mine")));
+        BackendsCommand t = new BackendsCommand();
+        t.admin = server;
+        List<String> lines = Out.run(t).lines().toList();
+        assertEquals(4, lines.size(), lines.toString());
+        assertTrue(lines.get(0).matches("NAME\\s+BUNDLE\\s+VERSION\\s+ID\\s+RANKING\\s+EXPORTS"), lines.get(0));
+        assertTrue(lines.get(3).matches("simple-file\\s+org.example.rnbd.backend.simplefile\\s+1.0.0\\s+71\\s+0\\s+mine"),
+                lines.get(3));
+        BackendsCommand j = new BackendsCommand();
+        j.admin = server;
+        j.json = true;
+        assertEquals(Map.of("name", "simple-file", "bundle", "org.example.rnbd.backend.simplefile", "version", "1.0.0",
+                "bundle_id", 71L, "ranking", 0L, "exports", List.of("mine")), MiniJson.array(Out.run(j)).get(2));
+        server.backends.clear();
+        assertEquals("no block backend registered: exports stay offline until one is\n", Out.run(t));
+        assertEquals("Error: the RNBD server is not running (bundle rnbd-server)\n", Out.run(new BackendsCommand()));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.rnbd.rnbd.command;
 
 import io.rnbd.common.Errno;
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import java.io.IOException;
@@ -12,6 +13,15 @@ import java.util.TreeMap;
 final class FakeServerAdmin implements RnbdServerAdmin {
     final Map<String, ExportInfo> exports = java.util.Collections.synchronizedMap(new TreeMap<>());
     final List<String> calls = new ArrayList<>();
+    /** As a server with the appliance's two default backends and none of a user's. */
+    final List<Provider> backends = new ArrayList<>(List.of(
+            new Provider("file", "rnbd-backend-file", "0.1.0.SNAPSHOT", 61, 0),
+            new Provider("memory", "rnbd-backend-memory", "0.1.0.SNAPSHOT", 62, 0)));
+
+    @Override
+    public List<Provider> backends() {
+        return List.copyOf(backends);
+    }
 
     FakeServerAdmin put(ExportInfo e) {
         exports.put(e.name(), e);

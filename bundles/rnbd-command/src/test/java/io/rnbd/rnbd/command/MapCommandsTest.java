@@ -167,7 +167,7 @@ class MapCommandsTest {
         assertEquals(1073741824L, devs.get(0).get("size"));
         assertEquals(13L, devs.get(1).get("last_error"));
         assertEquals(Map.of("reads", 1L, "read_bytes", 4096L, "writes", 2L, "write_bytes", 8192L, "errors", 0L,
-                "inflight", 3L), devs.get(0).get("stats"));
+                "unknown", 0L, "inflight", 3L), devs.get(0).get("stats"));
         assertEquals("Error: the RNBD client is not running (bundle rnbd-client)\n", Out.run(new DevicesCommand()));
     }
 }

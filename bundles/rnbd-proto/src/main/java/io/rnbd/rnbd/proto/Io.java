@@ -8,6 +8,11 @@ import java.nio.ByteBuffer;
  * FLUSH, which Linux sends with sector (u64) -1), rw u32 @16
  * (op in the low 8 bits, flags above), bi_size u32 @20 (bytes), prio u16 @24, 6 bytes of
  * padding to the struct's 8-byte alignment.
+ *
+ * <p>Decoding is as tolerant as Linux's rnbd_to_bio_flags (protocol 2.2): flag bits it does not
+ * know are ignored ({@link #unknownFlags}), and an op it does not know is still a message
+ * ({@link #knownOp} false) that the server answers with an errno, so that the next op or flag
+ * Linux adds never costs a path. Linux's own server WARNs and runs an unknown op as a READ.
  */
 public record Io(int deviceId, long sector, int rw, int biSize, int prio) implements RnbdMsg {
     public static final int SIZE = 32;
@@ -23,8 +28,11 @@ public record Io(int deviceId, long sector, int rw, int biSize, int prio) implem
 
     public static final int F_SYNC = 1 << OP_BITS;
     public static final int F_FUA = 1 << (OP_BITS + 1);
+    /** Flush the cache before the op (protocol 2.1). */
     public static final int F_PREFLUSH = 1 << (OP_BITS + 2);
+    /** WRITE_ZEROES must leave the range allocated (protocol 2.2). */
     public static final int F_NOUNMAP = 1 << (OP_BITS + 3);
+    /** The flags of protocol 2.2. */
     public static final int F_ALL = F_SYNC | F_FUA | F_PREFLUSH | F_NOUNMAP;
 
     public Io {
@@ -33,9 +41,6 @@ public record Io(int deviceId, long sector, int rw, int biSize, int prio) implem
         }
         Wire.checkNonNegative("biSize", biSize);
         Wire.checkU16("prio", prio);
-        if ((rw & OP_MASK) > OP_WRITE_ZEROES || (rw & ~OP_MASK & ~F_ALL) != 0) {
-            throw new IllegalArgumentException("bad rw " + Integer.toHexString(rw));
-        }
     }
 
     public static Io of(int deviceId, long sector, int op, int flags, int biSize) {
@@ -52,6 +57,16 @@ public record Io(int deviceId, long sector, int rw, int biSize, int prio) implem
 
     public boolean has(int flag) {
         return (rw & flag) != 0;
+    }
+
+    /** Whether the op is one of protocol 2.2's (READ to WRITE_ZEROES). */
+    public boolean knownOp() {
+        return op() <= OP_WRITE_ZEROES;
+    }
+
+    /** Flag bits beyond protocol 2.2's: ignored, as Linux's server ignores them. */
+    public int unknownFlags() {
+        return rw & ~OP_MASK & ~F_ALL;
     }
 
     /**
@@ -88,12 +103,6 @@ public record Io(int deviceId, long sector, int rw, int biSize, int prio) implem
         // block layer leaves at (sector_t) -1 (blk_rq_init)
         if ((rw & OP_MASK) != OP_FLUSH && (sector < 0 || sector > Long.MAX_VALUE / OpenRsp.SECTOR_SIZE)) {
             throw new ProtoException(Errno.EINVAL, "sector out of range");
-        }
-        if ((rw & OP_MASK) > OP_WRITE_ZEROES) {
-            throw new ProtoException(Errno.EINVAL, "unknown op " + (rw & OP_MASK));
-        }
-        if ((rw & ~OP_MASK & ~F_ALL) != 0) {
-            throw new ProtoException(Errno.EINVAL, "unknown flags " + Integer.toHexString(rw & ~OP_MASK));
         }
         if (biSize < 0) {
             throw new ProtoException(Errno.EINVAL, "bi_size out of range");

@@ -5,9 +5,12 @@ import java.nio.ByteBuffer;
 
 /** One RNBD message. */
 public sealed interface RnbdMsg permits SessInfo, SessInfoRsp, Open, OpenRsp, Close, Io {
-    /** Protocol version spoken here (RNBD_PROTO_VER_MAJOR.MINOR = 2.0). */
+    /**
+     * Protocol version spoken here (RNBD_PROTO_VER_MAJOR.MINOR = 2.2: WRITE_ZEROES, PREFLUSH,
+     * NOUNMAP). Only the major travels (SESS_INFO): a peer's minor is never known.
+     */
     int VERSION_MAJOR = 2;
-    int VERSION_MINOR = 0;
+    int VERSION_MINOR = 2;
 
     MsgType type();
 

@@ -50,6 +50,12 @@ final class Wire {
         }
     }
 
+    static void checkU32(String field, long v) {
+        if (v < 0 || v > 0xffff_ffffL) {
+            throw new IllegalArgumentException(field + " out of u32 range: " + v);
+        }
+    }
+
     static void checkNonNegative(String field, long v) {
         if (v < 0) {
             throw new IllegalArgumentException(field + " must not be negative: " + v);

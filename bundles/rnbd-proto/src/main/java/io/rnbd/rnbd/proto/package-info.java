@@ -4,7 +4,7 @@
  * {@link io.rnbd.rnbd.proto.ProtoException}, never anything else.
  */
 @Export
-@Version("1.0.0")
+@Version("2.0.0")
 package io.rnbd.rnbd.proto;
 
 import org.osgi.annotation.bundle.Export;

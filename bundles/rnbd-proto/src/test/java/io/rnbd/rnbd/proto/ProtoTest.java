@@ -149,18 +149,34 @@ class ProtoTest {
     @Test
     void malformedIo() {
         byte[] ok = valid(Io.of(1, 0, Io.OP_READ, 0, 512));
-        byte[] badOp = ok.clone();
-        badOp[16] = 6;
-        assertEquals(Errno.EINVAL, errnoOf(badOp));
-        byte[] badFlag = ok.clone();
-        badFlag[17] = 0x10;
-        assertEquals(Errno.EINVAL, errnoOf(badFlag));
         byte[] hugeSector = ok.clone();
         hugeSector[15] = (byte) 0x80;
         assertEquals(Errno.EINVAL, errnoOf(hugeSector));
         byte[] hugeSize = ok.clone();
         hugeSize[23] = (byte) 0x80;
         assertEquals(Errno.EINVAL, errnoOf(hugeSize));
+    }
+
+    /** As Linux's rnbd_to_bio_flags: an op or flag a newer peer adds is no malformed message. */
+    @Test
+    void unknownOpsAndFlagsDecodeAndSayWhatIsUnknown() {
+        byte[] ok = valid(Io.of(1, 0, Io.OP_READ, 0, 512));
+        byte[] newOp = ok.clone();
+        newOp[16] = 6;
+        Io op = assertDecodes(newOp, Io.class);
+        assertEquals(6, op.op());
+        assertEquals(false, op.knownOp());
+        assertEquals(0, op.unknownFlags());
+        byte[] newFlag = ok.clone();
+        newFlag[17] = 0x10;
+        newFlag[19] = (byte) 0x80;
+        Io flag = assertDecodes(newFlag, Io.class);
+        assertTrue(flag.knownOp());
+        assertEquals(Io.OP_READ, flag.op());
+        assertEquals(0x8000_1000, flag.unknownFlags());
+        Io known = Io.of(1, 0, Io.OP_WRITE_ZEROES, Io.F_ALL, 512);
+        assertEquals(0, known.unknownFlags());
+        assertTrue(known.knownOp());
     }
 
     @Test
@@ -170,17 +186,47 @@ class ProtoTest {
         oddBlock[38] = 0x01;
         oddBlock[39] = 0x03; // 769
         assertEquals(Errno.EINVAL, errnoOf(oddBlock));
-        byte[] physSmaller = ok.clone();
-        physSmaller[36] = 0;
-        physSmaller[37] = 0x02; // physical 512 < logical? equal is fine, make logical 1024
-        physSmaller[39] = 0x04;
-        assertEquals(Errno.EINVAL, errnoOf(physSmaller));
-        byte[] badCache = ok.clone();
-        badCache[45] = 4;
-        assertEquals(Errno.EINVAL, errnoOf(badCache));
+        byte[] noBlock = ok.clone();
+        noBlock[38] = 0;
+        noBlock[39] = 0; // rnbd-clt.c process_msg_open_rsp's one check
+        assertEquals(Errno.EINVAL, errnoOf(noBlock));
+        byte[] oddPhysical = ok.clone();
+        oddPhysical[36] = 0;
+        oddPhysical[37] = 0x06; // 1536 >= 512, not a power of two: blk_validate_limits refuses it
+        assertEquals(Errno.EINVAL, errnoOf(oddPhysical));
         byte[] negSectors = ok.clone();
         negSectors[15] = (byte) 0x80;
         assertEquals(Errno.EINVAL, errnoOf(negSectors));
+    }
+
+    /** What Linux's client and block layer take, ours takes: no refusal where Linux maps the device. */
+    @Test
+    void openRspDecodesAsLinuxsClientReadsIt() {
+        byte[] ok = valid(new OpenRsp(1, 8, 8, 0, 0, 0, 0, 4096, 512, 1, false, 0));
+        byte[] physSmaller = ok.clone();
+        physSmaller[36] = 0;
+        physSmaller[37] = 0x02; // physical 512 under a logical 1024: the block layer takes 1024
+        physSmaller[39] = 0x04;
+        OpenRsp p = assertDecodes(physSmaller, OpenRsp.class);
+        assertEquals(1024, p.effectivePhysicalBlockSize());
+        byte[] newCache = ok.clone();
+        newCache[45] = (byte) 0x86;
+        OpenRsp c = assertDecodes(newCache, OpenRsp.class);
+        assertEquals(0x84, c.unknownCachePolicyBits());
+        assertEquals(OpenRsp.CACHE_WRITEBACK, c.cachePolicy() & OpenRsp.CACHE_KNOWN);
+        byte[] allOnes = ok.clone();
+        java.util.Arrays.fill(allOnes, 16, 36, (byte) 0xff); // every u32 limit UINT_MAX
+        OpenRsp u = assertDecodes(allOnes, OpenRsp.class);
+        assertEquals(0xffff_ffffL, u.maxHwSectors());
+        assertEquals(0xffff_ffffL, u.maxWriteZeroesSectors());
+        assertEquals(0xffff_ffffL, u.maxDiscardSectors());
+        assertEquals(0xffff_ffffL, u.discardGranularity());
+        assertEquals(0xffff_ffffL, u.discardAlignment());
+        assertArrayEquals(allOnes, valid(u), "u32 limits go back out as they came");
+        byte[] secure = ok.clone();
+        secure[42] = (byte) 0xff;
+        secure[43] = (byte) 0xff;
+        assertTrue(assertDecodes(secure, OpenRsp.class).secureDiscard());
     }
 
     @Test

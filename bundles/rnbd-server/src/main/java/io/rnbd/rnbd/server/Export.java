@@ -53,8 +53,8 @@ final class Export {
     private final BlockStats stats = new BlockStats();
     private final Set<Opening> openers = new LinkedHashSet<>();
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
-    /** Mutating requests answered ETIMEDOUT that the backend has not given back yet; guarded by this. */
-    private int abandonedWrites;
+    /** Requests the backend has held beyond backend.timeout.ms and not given back yet; guarded by this. */
+    private int slowRequests;
     private State state = State.OFFLINE;
     private BlockDevice device;
     /** The device's size changes made behind our back (file grown, rbd resize), while it is open. */
@@ -63,6 +63,8 @@ final class Export {
     private boolean shrinking;
     private Geometry geometry;
     private String lastError;
+    /** Whether an offline.wait.ms expiry was logged since the export was last online; guarded by this. */
+    private boolean expiryLogged;
 
     Export(ExportConfig config, ScheduledExecutorService scheduler) {
         this.config = config;
@@ -102,7 +104,7 @@ final class Export {
     boolean online(BlockBackend backend) {
         BlockDevice dev;
         try {
-            dev = backend.open(config.backendParams(), config.readOnly());
+            dev = backend.open(config.name(), config.backendParams(), config.readOnly());
         } catch (IOException | RuntimeException e) {
             String why = "open failed: " + e.getMessage();
             boolean again;
@@ -126,6 +128,7 @@ final class Export {
             device = dev;
             geometry = Geometry.of(dev);
             lastError = "";
+            expiryLogged = false;
             moveTo(State.ONLINE);
             ready = new ArrayList<>(waiters);
             waiters.clear();
@@ -374,20 +377,20 @@ final class Export {
      * fail with ENODEV when {@code offline.wait.ms} runs out (at once when it is 0).
      * {@code done} gets 0 or an errno, exactly once.
      *
-     * <p>The backend gets {@code timeoutMs} (0 = forever) per request: past it the request is
-     * answered ETIMEDOUT, so a hung backend cannot hold the client's IO and permits forever.
-     * A write it abandons may still land later, so until every abandoned {@code mutating}
-     * request has come back, new mutating requests are refused with ETIMEDOUT at once: no
-     * newer write can reach the backend before a stale one.
+     * <p>A request is answered only when the backend gives it back, however long that takes,
+     * as Linux's rnbd-server waits for its bio: the request's data is the RTRS chunk, and an
+     * answer frees that chunk for the client's next request while the backend may still write
+     * the old data from it or read into it (a stale write landing at the old offset, a late
+     * read overwriting the next write's data). Past {@code timeoutMs} (0 = never) the request
+     * is reported instead: counted, logged once and shown as the export's last error, until
+     * the backend gives every slow request back. What bounds a hung backend is the client:
+     * its request timeout fails the path, and its failover waits on the server for the held
+     * copy (rtrs-server's resend rule).
      */
     void submit(Function<BlockDevice, CompletableFuture<Void>> op, boolean mutating, long timeoutMs,
                 IntConsumer done) {
         BlockDevice dev;
         synchronized (this) {
-            if (mutating && abandonedWrites > 0) {
-                done.accept(Errno.ETIMEDOUT);
-                return;
-            }
             dev = device;
             if (dev == null) {
                 if (state == State.CLOSED || config.offlineWaitMs() == 0) {
@@ -405,8 +408,17 @@ final class Export {
 
     private void expire(Waiter w) {
         boolean removed;
+        boolean first;
+        String why;
         synchronized (this) {
             removed = waiters.remove(w);
+            first = removed && !expiryLogged;
+            expiryLogged |= removed;
+            why = lastError;
+        }
+        if (first) {
+            LOG.warn("export {}: IO waited offline.wait.ms ({} ms) for its backend ({}); failing it with ENODEV, and "
+                    + "every request that waits as long, until the backend is back", name(), config.offlineWaitMs(), why);
         }
         if (removed) {
             w.done().accept(Errno.ENODEV);
@@ -425,45 +437,45 @@ final class Export {
             f.whenComplete((v, t) -> done.accept(t == null ? 0 : BlockIoException.errnoOf(t)));
             return;
         }
-        java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
+        // PENDING -> BACK, or PENDING -> SLOW (under this export's monitor, with the count) -> BACK
+        java.util.concurrent.atomic.AtomicInteger progress = new java.util.concurrent.atomic.AtomicInteger(PENDING);
         ScheduledFuture<?> timer;
         try {
-            timer = scheduler.schedule(() -> {
-                if (answered.compareAndSet(false, true)) {
-                    abandoned(mutating, timeoutMs);
-                    done.accept(Errno.ETIMEDOUT);
-                }
-            }, timeoutMs, TimeUnit.MILLISECONDS);
+            timer = scheduler.schedule(() -> slowIfPending(progress, timeoutMs), timeoutMs, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException stopping) {
             timer = null;
         }
         ScheduledFuture<?> t0 = timer;
         f.whenComplete((v, t) -> {
-            if (answered.compareAndSet(false, true)) {
-                if (t0 != null) {
-                    t0.cancel(false);
-                }
-                done.accept(t == null ? 0 : BlockIoException.errnoOf(t));
-            } else {
-                cameBack(mutating, t);
+            if (progress.getAndSet(BACK) == SLOW) {
+                cameBack(t);   // waits for slowIfPending to have counted it
+            } else if (t0 != null) {
+                t0.cancel(false);
             }
+            done.accept(t == null ? 0 : BlockIoException.errnoOf(t));
         });
     }
 
-    private synchronized void abandoned(boolean mutating, long timeoutMs) {
-        stats.timeout();
-        if (mutating) {
-            abandonedWrites++;
+    private static final int PENDING = 0;
+    private static final int BACK = 1;
+    private static final int SLOW = 2;
+
+    private synchronized void slowIfPending(java.util.concurrent.atomic.AtomicInteger progress, long timeoutMs) {
+        if (!progress.compareAndSet(PENDING, SLOW)) {
+            return;
         }
-        lastError = "backend held a request beyond " + timeoutMs + " ms" + (abandonedWrites > 0
-                ? "; writes refused until its " + abandonedWrites + " abandoned writes come back" : "");
-        LOG.warn("export {}: {}", name(), lastError);
+        stats.timeout();
+        if (slowRequests++ == 0) {
+            lastError = "backend has held a request beyond backend.timeout.ms (" + timeoutMs + " ms); it is answered "
+                    + "when the backend gives it back";
+            LOG.warn("export {}: {}", name(), lastError);
+        }
     }
 
-    private synchronized void cameBack(boolean mutating, Throwable t) {
-        if (mutating && --abandonedWrites == 0) {
+    private synchronized void cameBack(Throwable t) {
+        if (--slowRequests == 0) {
             lastError = "";
-            LOG.info("export {}: every abandoned write came back ({}); writes accepted again", name(),
+            LOG.info("export {}: the backend gave every slow request back ({})", name(),
                     t == null ? "the last succeeded" : "the last failed: " + t);
         }
     }

@@ -19,7 +19,7 @@ import java.util.stream.Collectors;
  * it keeps honest clients apart, never a hostile one out.
  *
  * @param allowedSessions      session names allowed to open it (a convenience, not security); empty = any
- * @param offlineWaitMs        how long IO waits for a missing backend; 0 = fail at once
+ * @param offlineWaitMs        how long IO waits for a missing backend ({@link #DEFAULT_OFFLINE_WAIT_MS}); 0 = fail at once
  * @param backendParams        every {@code backend.X} key, passed to the backend as {@code X}
  * @param path                 where an OPEN finds it once its device name is resolved against the
  *                             server's search path ({@link DevSearchPath}); empty = {@code /<name>}
@@ -32,6 +32,13 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
                            long offlineWaitMs, Map<String, String> backendParams, String path,
                            Set<String> allowedHosts, boolean trustClaimedIdentity) {
     public static final String BACKEND_PREFIX = "backend.";
+    /**
+     * How long IO waits for a missing backend by default: 20 s. A backend bundle's stop/start or
+     * update takes well under a second (docs/reliability.md), so its IO waits and completes; the
+     * bound stays under the client's 30 s request timeout, so that the server, not the client's
+     * timer, says what went wrong (ENODEV, logged) when a backend does not come back.
+     */
+    public static final long DEFAULT_OFFLINE_WAIT_MS = 20_000;
     /** In {@code allowed.hosts}: any host whose id was proven (or claimed, if claims are trusted). */
     public static final String ANY_HOST = "*";
 
@@ -93,7 +100,7 @@ public record ExportConfig(String name, String backend, boolean readOnly, Set<St
         });
         long wait;
         try {
-            wait = Long.parseLong(str(props.get("offline.wait.ms"), "0").trim());
+            wait = Long.parseLong(str(props.get("offline.wait.ms"), Long.toString(DEFAULT_OFFLINE_WAIT_MS)).trim());
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("export " + name + ": offline.wait.ms is not a number");
         }

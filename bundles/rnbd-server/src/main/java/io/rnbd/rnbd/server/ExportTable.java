@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.server;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -11,6 +12,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The server's configuration as it comes and goes: the exports, and the backend services
@@ -23,10 +26,13 @@ import java.util.concurrent.TimeUnit;
  * the request path take none.
  */
 final class ExportTable {
+    private static final Logger LOG = LoggerFactory.getLogger(ExportTable.class);
     private final ScheduledExecutorService scheduler;
     private final Object lifecycle = new Object();
     private final Map<String, Export> exports = new ConcurrentHashMap<>();
     private final Map<String, List<BlockBackend>> backends = new HashMap<>();
+    /** How each backend service was registered, for the console; guarded by lifecycle. */
+    private final Map<BlockBackend, Provider> providers = new java.util.IdentityHashMap<>();
     /**
      * OPENs of an export that is not there, parked while the server is new (see
      * {@link #openGraceMs}); retried whenever an export is added. Guarded by lifecycle.
@@ -34,6 +40,11 @@ final class ExportTable {
     private final List<Runnable> parkedOpens = new ArrayList<>();
     /** Guarded by lifecycle. */
     private boolean openGrace;
+    /**
+     * Exports removed while no backend of their type ran, by type: their backend is told to
+     * release them ({@link BlockBackend#release}) when one comes. Guarded by lifecycle.
+     */
+    private final Map<String, List<String>> unreleased = new HashMap<>();
     /**
      * Exports added so far; written under lifecycle. An OPEN reads it before its lookup and
      * hands it to {@link #park}: an add between the two (which found nothing parked to wake)
@@ -187,23 +198,64 @@ final class ExportTable {
         return taken;
     }
 
+    /**
+     * The export is removed from the configuration: closed, and its backend told to release
+     * what it kept for it (a memory export's pages), at once or when a backend of its type
+     * next comes.
+     */
     void remove(String name) {
         synchronized (lifecycle) {
-            Export e = exports.remove(name);
+            Export e = close(name);
             if (e != null) {
-                for (Opening o : e.close()) {
-                    o.session().remove(o);
+                String type = e.config().backend();
+                BlockBackend b = currentBackend(type);
+                if (b != null) {
+                    release(b, name);
+                } else {
+                    unreleased.computeIfAbsent(type, t -> new ArrayList<>()).add(name);
                 }
             }
         }
     }
 
+    /** Under lifecycle: take the export out and close it; what its backend kept stays. */
+    private Export close(String name) {
+        Export e = exports.remove(name);
+        if (e != null) {
+            for (Opening o : e.close()) {
+                o.session().remove(o);
+            }
+        }
+        return e;
+    }
+
+    private static void release(BlockBackend b, String name) {
+        try {
+            b.release(name);
+        } catch (RuntimeException ex) {
+            LOG.warn("export {}: backend failed to release it: {}", name, ex.toString());
+        }
+    }
+
     /** A backend service of {@code type} appeared; the first one of a type serves its exports. */
     void backendAdded(String type, BlockBackend backend) {
+        backendAdded(type, backend, null);
+    }
+
+    /** The same, with the provider the console lists it as (null = none known). */
+    void backendAdded(String type, BlockBackend backend, Provider provider) {
         synchronized (lifecycle) {
+            if (provider != null) {
+                providers.put(backend, provider);
+            }
             List<BlockBackend> list = backends.computeIfAbsent(type, t -> new ArrayList<>());
             list.add(backend);
             if (list.get(0) == backend) {
+                // first what was removed meanwhile, so that an export added again under the same name starts anew
+                List<String> removed = unreleased.remove(type);
+                if (removed != null) {
+                    removed.forEach(name -> release(backend, name));
+                }
                 exportsOf(type).forEach(e -> bringOnline(e, backend));
             }
         }
@@ -212,6 +264,7 @@ final class ExportTable {
     /** A backend service went away: its exports go offline, or over to the next one of the type. */
     void backendRemoved(String type, BlockBackend backend) {
         synchronized (lifecycle) {
+            providers.remove(backend);
             List<BlockBackend> list = backends.getOrDefault(type, new ArrayList<>());
             boolean wasCurrent = !list.isEmpty() && list.get(0) == backend;
             list.remove(backend);
@@ -225,6 +278,25 @@ final class ExportTable {
                     bringOnline(e, next);
                 }
             }
+        }
+    }
+
+    /**
+     * Every backend service with a known provider, by type, the serving one of a type first and
+     * used by the type's exports (see {@link io.rnbd.rnbd.api.RnbdServerAdmin#backends}).
+     */
+    List<Provider> providers() {
+        synchronized (lifecycle) {
+            List<Provider> out = new ArrayList<>();
+            backends.keySet().stream().sorted().forEach(type -> backends.get(type).forEach(b -> {
+                Provider p = providers.get(b);
+                if (p != null) {
+                    // the serving one is used by the type's exports
+                    out.add(b == backends.get(type).get(0)
+                            ? p.usedBy(exportsOf(type).stream().map(Export::name).sorted().toList()) : p);
+                }
+            }));
+            return out;
         }
     }
 
@@ -262,7 +334,11 @@ final class ExportTable {
         return exports.values();
     }
 
-    /** Close every export (waiting IO fails); OPENs still parked are answered (ENOENT) now. */
+    /**
+     * Close every export (waiting IO fails); OPENs still parked are answered (ENOENT) now. The
+     * exports are not removed: what their backends keep for them (a memory export's pages) is
+     * there again for the next server.
+     */
     void close() {
         List<Runnable> parked;
         synchronized (lifecycle) {
@@ -271,7 +347,7 @@ final class ExportTable {
                 retry = null;
             }
             for (String name : List.copyOf(exports.keySet())) {
-                remove(name);
+                close(name);
             }
             // no export comes any more
             openGrace = false;

@@ -17,7 +17,7 @@ import java.util.function.Function;
  * the export's device, counted in the export's stats and answered with the device's errno.
  */
 final class IoHandler {
-    /** How long the backend may hold one request before it is answered ETIMEDOUT; 0 = forever. */
+    /** How long the backend may hold one request before it is reported slow (never answered early); 0 = never. */
     private volatile long backendTimeoutMs = RnbdServer.DEFAULT_BACKEND_TIMEOUT_MS;
 
     void backendTimeoutMs(long ms) {
@@ -34,6 +34,11 @@ final class IoHandler {
         }
         Export e = o.export();
         BlockStats stats = e.stats();
+        if (!io.knownOp() || io.unknownFlags() != 0) {
+            // a newer client's op or flag: flags are ignored as Linux's rnbd_to_bio_flags ignores
+            // them, an op is answered EOPNOTSUPP below; the path stays either way
+            stats.unknown();
+        }
         Function<BlockDevice, CompletableFuture<Void>> op;
         try {
             op = ioOp(req, o, io);
@@ -62,6 +67,11 @@ final class IoHandler {
             throws BlockIoException {
         Geometry g = o.export().geometry();
         int op = io.op();
+        if (!io.knownOp()) {
+            // Linux's server WARNs and runs it as a READ (rnbd_to_bio_flags' default); an errno
+            // is what a client can act on
+            throw new BlockIoException(Errno.EOPNOTSUPP, "unknown op " + op);
+        }
         // Linux's client sends a FLUSH as an RTRS read without data (rq_data_dir of REQ_OP_FLUSH
         // is READ), ours as a write: either direction carries it
         if (op != Io.OP_FLUSH && (op == Io.OP_READ) == req.isWrite()) {
@@ -110,8 +120,16 @@ final class IoHandler {
                 }
                 body = d -> d.trim(offset, len);
                 break;
+            case Io.OP_SECURE_ERASE:
+                if (!g.caps().secureErase()) {
+                    throw new BlockIoException(Errno.EOPNOTSUPP, "export cannot erase securely");
+                }
+                body = d -> d.secureErase(offset, len);
+                break;
             case Io.OP_WRITE_ZEROES:
-                body = d -> d.writeZeroes(offset, len, fua);
+                // protocol 2.2: NOUNMAP keeps the range allocated (a 6.12 client never sets it)
+                boolean noUnmap = io.has(Io.F_NOUNMAP);
+                body = d -> d.writeZeroes(offset, len, fua, noUnmap);
                 break;
             default:
                 throw new BlockIoException(Errno.EOPNOTSUPP, "op " + op + " not supported");

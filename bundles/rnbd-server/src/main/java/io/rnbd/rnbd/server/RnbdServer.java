@@ -1,6 +1,7 @@
 package io.rnbd.rnbd.server;
 
 import io.rnbd.common.Errno;
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
@@ -45,8 +46,9 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
      */
     public static final long DEFAULT_OPEN_RETRY_MS = 5_000;
     /**
-     * Below the client's default request timeout (30 s), so that a hung backend is answered
-     * with an error for that request before the client gives up on the whole path.
+     * Below the client's default request timeout (30 s), so that the export reports a hung
+     * backend before the client gives up on the path (the request itself is answered only when
+     * the backend gives it back: Export.submit says why).
      */
     public static final long DEFAULT_BACKEND_TIMEOUT_MS = 25_000;
     /** A minute: a file extended or an RBD image resized by its cluster can take a while, not forever. */
@@ -98,6 +100,16 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     /** A backend service of {@code type} appeared; the first one of a type serves its exports. */
     public void backendAdded(String type, BlockBackend backend) {
         exports.backendAdded(type, backend);
+    }
+
+    /** The same, with the provider the console lists it as ({@link #backends}). */
+    public void backendAdded(String type, BlockBackend backend, Provider provider) {
+        exports.backendAdded(type, backend, provider);
+    }
+
+    @Override
+    public List<Provider> backends() {
+        return exports.providers();
     }
 
     /** A backend service went away: its exports go offline, or over to the next one of the type. */

@@ -3,6 +3,12 @@ package io.rnbd.rnbd.server;
 import io.rnbd.testkit.FakeScheduler;
 import org.junit.jupiter.api.Test;
 
+import io.rnbd.common.Provider;
+import io.rnbd.rnbd.api.BlockBackend;
+import io.rnbd.rnbd.api.BlockDevice;
+import io.rnbd.testkit.block.FakeBlockDevice;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -12,7 +18,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * The open grace's one race: an OPEN looks for its export and finds nothing, the export is
  * added (waking nobody: nothing is parked yet), and only then does the OPEN park. Seen in
- * SwapIT as a 10 s stall of one device after an RNBD server restart (the whole grace).
+ * SwapIT as a 10 s stall of one device after an RNBD server restart (the whole grace). And who
+ * frees what a backend keeps for an export (a memory export's pages): its removal, never its
+ * going offline or the server's stop.
  */
 class ExportTableTest {
     private static ExportConfig export(String name) {
@@ -47,5 +55,78 @@ class ExportTableTest {
         scheduler.advance(java.time.Duration.ofMillis(10));
         assertEquals(ExportTable.Parked.NO, table.park(table.added(), () -> { }));
         assertEquals(0, table.parkedOpens());
+    }
+
+    /** A backend that records what the table asks of it. */
+    private static final class Recording implements BlockBackend {
+        final List<String> calls = new ArrayList<>();
+
+        @Override
+        public String type() {
+            return "memory";
+        }
+
+        @Override
+        public BlockDevice open(Map<String, String> params, boolean readOnly) {
+            throw new AssertionError("the server opens by export name");
+        }
+
+        @Override
+        public BlockDevice open(String export, Map<String, String> params, boolean readOnly) {
+            calls.add("open " + export);
+            return new FakeBlockDevice(new byte[1 << 20]);
+        }
+
+        @Override
+        public void release(String export) {
+            calls.add("release " + export);
+        }
+    }
+
+    @Test
+    void aRemovedExportIsReleasedAndNothingElseReleasesIt() {
+        ExportTable table = new ExportTable(new FakeScheduler());
+        Recording backend = new Recording();
+        table.backendAdded("memory", backend);
+        table.add(export("kept"));
+        table.add(export("gone"));
+        table.backendRemoved("memory", backend); // offline: nothing released
+        table.backendAdded("memory", backend);
+        table.remove("gone");
+        table.close(); // the server stops: its exports close, what they keep stays
+        assertEquals(List.of("open kept", "open gone", "open kept", "open gone", "release gone"), backend.calls);
+    }
+
+    @Test
+    void anExportRemovedWhileItsBackendIsAwayIsReleasedWhenOneComesBeforeAnythingOpens() {
+        ExportTable table = new ExportTable(new FakeScheduler());
+        Recording backend = new Recording();
+        table.add(export("mem0"));
+        table.remove("mem0");
+        table.add(export("mem0")); // added again under the same name: it must start anew
+        table.backendAdded("memory", backend);
+        assertEquals(List.of("release mem0", "open mem0"), backend.calls);
+        table.backendRemoved("memory", backend);
+        table.backendAdded("memory", backend);
+        assertEquals(List.of("release mem0", "open mem0", "open mem0"), backend.calls, "released once");
+    }
+
+    /** rnbd:backends: every backend by its announced name and bundle, the serving one used by its exports. */
+    @Test
+    void backendsAreListedByNameWithTheirBundlesAndExports() {
+        ExportTable table = new ExportTable(new FakeScheduler());
+        Recording mine = new Recording();
+        Recording second = new Recording();
+        table.backendAdded("simple-file", mine, new Provider("simple-file", "org.example.rnbd.backend.simplefile",
+                "1.0.0", 91, 0));
+        table.backendAdded("memory", new Recording(), new Provider("memory", "rnbd-backend-memory", "0.1.0", 62, 0));
+        table.backendAdded("simple-file", second, new Provider("simple-file", "a-second-one", "2.0.0", 92, 0));
+        table.add(new ExportConfig("x", "simple-file", false, Set.of(), 0, Map.of()));
+        assertEquals(List.of(new Provider("memory", "rnbd-backend-memory", "0.1.0", 62, 0),
+                new Provider("simple-file", "org.example.rnbd.backend.simplefile", "1.0.0", 91, 0, List.of("x")),
+                new Provider("simple-file", "a-second-one", "2.0.0", 92, 0)), table.providers());
+        table.backendRemoved("simple-file", mine); // its jar deleted: the next one of the name serves
+        assertEquals(List.of(new Provider("memory", "rnbd-backend-memory", "0.1.0", 62, 0),
+                new Provider("simple-file", "a-second-one", "2.0.0", 92, 0, List.of("x"))), table.providers());
     }
 }

@@ -63,11 +63,12 @@ public final class FakeRtrs implements AutoCloseable {
 
     /**
      * A client whose host id {@code hostId} came from authenticator {@code method} ("" = it
-     * did not authenticate, as a Linux client), proven or only claimed.
+     * did not authenticate and speaks no extensions, as a Linux client), proven or only claimed.
      */
     public Client connectAs(String name, String hostId, String method, boolean proven) {
         Client c = new Client(name, hostId, 64, 128 * 1024 - 4096, false);
         c.authMethod = method;
+        c.extensions = !method.isEmpty();
         c.proven = proven;
         c.reconnect();
         return c;
@@ -120,6 +121,11 @@ public final class FakeRtrs implements AutoCloseable {
         }
 
         @Override
+        public boolean extensions() {
+            return client.extensions;
+        }
+
+        @Override
         public UUID uuid() {
             return uuid;
         }
@@ -145,6 +151,8 @@ public final class FakeRtrs implements AutoCloseable {
         private final int maxIoSize;
         private final boolean queueWhileDown;
         private String authMethod = "";
+        /** This appliance's client (ConReq.EXT_F) unless connected as Linux's. */
+        private boolean extensions = true;
         private boolean proven;
         private final List<RtrsSessionListener> listeners = new CopyOnWriteArrayList<>();
         private final ArrayDeque<Req> waiting = new ArrayDeque<>();

@@ -1,7 +1,11 @@
 package io.rnbd.rtrs.api;
 
 import io.rnbd.common.Errno;
+import io.rnbd.common.Provider;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * How both ends choose the authenticator for a new path, so that the choice never depends
@@ -30,6 +34,25 @@ public final class Authenticators {
             }
         }
         return new Unavailable(m);
+    }
+
+    /**
+     * The client's list of authenticators ({@link RtrsClientAdmin#authenticators}) with the
+     * first provider of {@code serverMethod} (the server's {@link RtrsServerAdmin#authMethod})
+     * also used by {@code server}: what {@code rtrs:authenticators} and the telemetry table show.
+     *
+     * @since 1.6
+     */
+    public static List<Provider> withServer(List<Provider> providers, String serverMethod) {
+        Set<String> seen = new HashSet<>();
+        return providers.stream().map(p -> {
+            if (!seen.add(p.name()) || !p.name().equals(serverMethod)) {
+                return p;
+            }
+            List<String> users = new ArrayList<>(p.usedBy());
+            users.add("server");
+            return p.usedBy(users);
+        }).toList();
     }
 
     /** Stands in for a configured method whose bundle is not (yet) running. */

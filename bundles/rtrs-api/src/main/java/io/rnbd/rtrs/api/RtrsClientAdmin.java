@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.api;
 
+import io.rnbd.common.Provider;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,8 +26,44 @@ public interface RtrsClientAdmin {
     /** Close the path's connections and keep it closed until {@link #reconnectPath}. */
     void disconnectPath(String session, String path);
 
-    /** Choose the multipath policy by name (round-robin, min-inflight, min-latency). */
+    /**
+     * Choose the multipath policy by the name a registered policy service announces
+     * ({@code rtrs.mp.policy}: a third-party bundle's as well as round-robin, min-inflight,
+     * min-latency); the appliance's own three are taken while stopped too (the session falls
+     * back until the bundle is back). Any other name is refused, with the names that are known.
+     */
     void setMpPolicy(String session, String policy);
+
+    /**
+     * The multipath policy services registered now, best-ranked first, with their bundles:
+     * what {@link #setMpPolicy} takes.
+     *
+     * @since 1.6
+     */
+    default List<Provider> mpPolicies() {
+        return List.of();
+    }
+
+    /**
+     * The authenticator services registered now, best-ranked first, with their bundles: what
+     * {@code auth.method} takes ({@code rtrs.auth}).
+     *
+     * @since 1.6
+     */
+    default List<Provider> authenticators() {
+        return List.of();
+    }
+
+    /**
+     * The method new paths of this client authenticate with now: the configured
+     * {@code auth.method} (even while its bundle is not running: the paths then wait for it),
+     * else the best-ranked authenticator's; empty when none.
+     *
+     * @since 1.6
+     */
+    default String authMethod() {
+        return "";
+    }
 
     /** -1 = forever, 0..9999. */
     void setMaxReconnectAttempts(String session, int attempts);

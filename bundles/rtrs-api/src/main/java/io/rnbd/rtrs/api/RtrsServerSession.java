@@ -24,6 +24,15 @@ public interface RtrsServerSession {
         return false;
     }
 
+    /**
+     * Whether the client speaks this appliance's RTRS extensions (authentication, FENCE): set
+     * by a bit Linux's client never sends, so false means Linux's rnbd-client or another
+     * peer that knows only Linux's protocol.
+     */
+    default boolean extensions() {
+        return false;
+    }
+
     /** The authentication method that gave {@link #hostId()} ("chap", "none"), or "" if none ran. */
     default String authMethod() {
         return "";

@@ -14,6 +14,18 @@ public record ClientConfig(String sessionName, List<PathAddress> paths, String m
                            String hostId, long hbIntervalMs, int hbMissedMax, long requestTimeoutMs) {
     /** Linux's block layer times a request out after 30 s. */
     public static final long DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+    /**
+     * What a session's IO waits, as configured (component default), while no path is connected:
+     * a minute, as dm-multipath's widely used {@code no_path_retry 12} at its 5 s polling
+     * interval, rather than Linux RTRS's EIO at once. Every hot swap of the appliance's own
+     * bundles (a transport update drops every path) then completes instead of failing IO:
+     * measured at most a few seconds on the default profile (docs/reliability.md). It also
+     * outlasts three reconnect rounds at the default {@code reconnect.delay.sec} of 10 s with its
+     * jitter (at most 15 + 16.5 + 18 s), so a remote server that restarts within about half a
+     * minute costs no IO. A session whose server is really gone fails each request with EIO a
+     * minute after it was queued, and says so in the log.
+     */
+    public static final long DEFAULT_IO_TIMEOUT_MS = 60_000;
 
     public ClientConfig(String sessionName, List<PathAddress> paths, String mpPolicy, int maxReconnectAttempts,
                         int reconnectDelayMs, int reconnectBackoffMs, long ioTimeoutMs, int consPerPath,
@@ -44,7 +56,10 @@ public record ClientConfig(String sessionName, List<PathAddress> paths, String m
         }
     }
 
-    /** Kernel-like defaults for {@code name} over {@code paths}. */
+    /**
+     * Kernel-like defaults for {@code name} over {@code paths}: IO fails at once while no path
+     * is connected, as Linux RTRS does (a configured session waits {@link #DEFAULT_IO_TIMEOUT_MS}).
+     */
     public static ClientConfig of(String name, List<PathAddress> paths) {
         return new ClientConfig(name, paths, MultipathPolicy.MIN_INFLIGHT, -1, 10_000, 1000, 0, 0, hostName(),
                 Rtrs.HB_INTERVAL_MS, Rtrs.HB_MISSED_MAX);

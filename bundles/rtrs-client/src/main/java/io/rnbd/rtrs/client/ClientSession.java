@@ -321,7 +321,11 @@ public final class ClientSession implements RtrsClientSession {
 
         @Override
         public int accepted(ClientPath p, int cid, ConRsp rsp) {
-            int err = permits.negotiated(rsp);
+            boolean othersConnected = false;
+            for (ClientPath o : paths) {
+                othersConnected |= o != p && o.state() == io.rnbd.rtrs.api.PathState.CONNECTED;
+            }
+            int err = permits.negotiated(rsp, othersConnected);
             if (err == 0 && cid == 0) {
                 firstConn.accepted();
             }
@@ -384,6 +388,11 @@ public final class ClientSession implements RtrsClientSession {
     /** The policy services present, best-ranked first; picks the configured one or falls back. */
     public void policies(List<MultipathPolicy> ranked) {
         mp.policies(ranked);
+    }
+
+    /** The same, each service known by the name it announces. */
+    void namedPolicies(List<MpPolicy.Named> ranked) {
+        mp.named(ranked);
     }
 
     public void mpPolicy(String name) {

@@ -11,14 +11,21 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A session's multipath policy: the configured policy service if present, else the
  * best-ranked one, else the built-in round-robin floor (the policy bundle's own class, packed
- * into this bundle: see the README); and the choice of a path for each request.
+ * into this bundle: see the README); and the choice of a path for each request. A service is
+ * known by the name it announces ({@code rtrs.mp.policy}), which is what {@code mp.policy} and
+ * the console give.
  */
 final class MpPolicy {
     /** Stateless: the request counter it rotates over is each session's. */
     private static final MultipathPolicy FLOOR = new RoundRobinPolicy();
 
+    /** A policy service and the name it announces. */
+    record Named(String name, MultipathPolicy policy) {
+    }
+
     private final AtomicReference<MultipathPolicy> policy = new AtomicReference<>(FLOOR);
-    private volatile List<MultipathPolicy> ranked = List.of();
+    private volatile String active = FLOOR.name();
+    private volatile List<Named> ranked = List.of();
     private volatile String configured;
     /** The request counter the policies rotate over. Guarded by the session lock. */
     private long sequence;
@@ -27,8 +34,13 @@ final class MpPolicy {
         this.configured = configured;
     }
 
-    /** The policy services present, best-ranked first. */
+    /** The policy services present, best-ranked first, each known by its own {@code name()}. */
     void policies(List<MultipathPolicy> ranked) {
+        named(ranked.stream().map(p -> new Named(p.name(), p)).toList());
+    }
+
+    /** The policy services present, best-ranked first, by the names they announce. */
+    void named(List<Named> ranked) {
         this.ranked = List.copyOf(ranked);
         choose();
     }
@@ -44,12 +56,12 @@ final class MpPolicy {
     }
 
     String active() {
-        return policy.get().name();
+        return active;
     }
 
-    private void choose() {
-        MultipathPolicy pick = null;
-        for (MultipathPolicy p : ranked) {
+    private synchronized void choose() {
+        Named pick = null;
+        for (Named p : ranked) {
             if (p.name().equals(configured)) {
                 pick = p;
                 break;
@@ -58,7 +70,8 @@ final class MpPolicy {
         if (pick == null && !ranked.isEmpty()) {
             pick = ranked.get(0);
         }
-        policy.set(pick == null ? FLOOR : pick);
+        policy.set(pick == null ? FLOOR : pick.policy());
+        active = pick == null ? FLOOR.name() : pick.name();
     }
 
     /**

@@ -149,8 +149,11 @@ final class PathHandshake {
         }
         int err = session.accepted(path, c.cid, rsp);
         if (err != 0) {
-            path.connectFailed(err | ReconnectPolicy.DNR, "server queue depth changed to " + rsp.queueDepth()
-                    + ": reconnecting stops, as in Linux, until a manual reconnect");
+            // Linux's client stops reconnecting for good here; the session adopts the new sizes
+            // as soon as nothing uses the old (Permits.negotiated), so this path tries again
+            path.connectFailed(err, "server queue depth changed to " + rsp.queueDepth() + " (max IO "
+                    + rsp.maxIoSize() + ") while the session's other paths or requests in flight use "
+                    + session.queueDepth() + ": trying again later");
             return;
         }
         if (c.cid == 0) {

@@ -25,6 +25,10 @@ final class Permits {
     private final Deque<ClientRequest> waiters = new ArrayDeque<>();
     private final Deque<ClientRequest> pending = new ArrayDeque<>();
     private final Deque<Integer> free = new ArrayDeque<>();
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Permits.class);
+
+    /** Whether an io.timeout.ms expiry was logged since a path was last usable. */
+    private boolean expiryLogged;
     private volatile int queueDepth;
     private volatile int maxIoSize;
     private volatile int maxHdrSize;
@@ -35,8 +39,26 @@ final class Permits {
         this.session = session;
     }
 
-    /** First CON_RSP fixes the session's queue depth and chunk size; later ones must agree. Returns an errno. */
-    int negotiated(ConRsp rsp) {
+    /**
+     * First CON_RSP fixes the session's queue depth and chunk size; later ones must agree. A
+     * server restarted with another queue depth or chunk size (Linux's sess_queue_depth,
+     * max_chunk_size; the appliance's queue.depth, chunk.size) is adopted when nothing uses
+     * the old: no other path connected ({@code othersConnected}) and every permit free. Linux's
+     * client refuses it for good instead ("queue depth changed", reconnect_attempts = -1, until
+     * a manual reconnect). Returns an errno: EAGAIN while the old sizes are in use (the path
+     * tries again later), 0 when agreed or adopted.
+     */
+    int negotiated(ConRsp rsp, boolean othersConnected) {
+        if (queueDepth != 0 && !(rsp.queueDepth() == queueDepth && rsp.maxIoSize() == maxIoSize
+                && rsp.maxHdrSize() == maxHdrSize)) {
+            if (othersConnected || free.size() != queueDepth || !pending.isEmpty()) {
+                return Errno.EAGAIN;
+            }
+            LOG.info("session {}: the server now says queue depth {}, max IO {} (was {}, {}): nothing uses the old, "
+                    + "adopting it", session.name(), rsp.queueDepth(), rsp.maxIoSize(), queueDepth, maxIoSize);
+            queueDepth = 0;
+            free.clear();
+        }
         if (queueDepth == 0) {
             queueDepth = rsp.queueDepth();
             maxIoSize = rsp.maxIoSize();
@@ -54,8 +76,7 @@ final class Permits {
             }
             return 0;
         }
-        return rsp.queueDepth() == queueDepth && rsp.maxIoSize() == maxIoSize && rsp.maxHdrSize() == maxHdrSize
-                ? 0 : Errno.EINVAL;
+        return 0;
     }
 
     int queueDepth() {
@@ -167,7 +188,11 @@ final class Permits {
 
     /** A path is up or a fence was answered: what waited for a path goes out, unless a fence is still out. */
     void releasePending() {
-        if (session.failover.barrier() || pending.isEmpty()) {
+        if (session.failover.barrier()) {
+            return;
+        }
+        expiryLogged = false;
+        if (pending.isEmpty()) {
             return;
         }
         List<ClientRequest> w = new ArrayList<>(pending);
@@ -190,12 +215,24 @@ final class Permits {
             return;
         }
         if (waiters.remove(r) || pending.remove(r)) {
+            expired();
             complete(r, Errno.EIO, true);
             return;
         }
         if (session.failover.holds(r)) {
             // the permit stays reserved until the fence says its chunk is free
+            expired();
             complete(r, Errno.EIO, false);
+        }
+    }
+
+    /** The first request failed by io.timeout.ms since a path was last usable: say why, once. */
+    private void expired() {
+        if (!expiryLogged) {
+            expiryLogged = true;
+            LOG.warn("session {}: IO waited io.timeout.ms ({} ms) for a connected path{}; failing it with EIO, and "
+                    + "every request that waits as long, until a path is back", session.name(), session.cfg.ioTimeoutMs(),
+                    session.failover.barrier() ? " and its fence" : "");
         }
     }
 

@@ -1,7 +1,9 @@
 package io.rnbd.rtrs.client;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.api.MultipathPolicy;
+import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 
@@ -33,7 +35,9 @@ public final class RtrsClient implements RtrsClientAdmin, AutoCloseable {
     private final ScheduledExecutorService timer;
     private final LongSupplier nanos;
     private final AtomicReference<Authenticator> auth = new AtomicReference<>();
-    private volatile List<MultipathPolicy> policies = List.of();
+    private volatile List<MpPolicy.Named> policies = List.of();
+    private volatile List<Provider> policyProviders = List.of();
+    private volatile List<Provider> authProviders = List.of();
     private final Map<String, ClientSession> sessions = new ConcurrentHashMap<>();
 
     /** @param timer heartbeats, reconnects, timeouts of every session; owned by the caller */
@@ -51,10 +55,55 @@ public final class RtrsClient implements RtrsClientAdmin, AutoCloseable {
         auth.set(a);
     }
 
-    /** The policy services present, best-ranked first. */
+    /** The policy services present, best-ranked first, each known by its own {@code name()}. */
     public void policies(List<MultipathPolicy> ranked) {
+        named(ranked.stream().map(p -> new MpPolicy.Named(p.name(), p)).toList(), List.of());
+    }
+
+    /**
+     * The policy services present, best-ranked first, each known by the name its provider
+     * announces ({@code rtrs.mp.policy}; its own {@code name()} where none is given).
+     */
+    public void policyServices(List<Ranked.Entry<MultipathPolicy>> ranked) {
+        named(ranked.stream().map(e -> new MpPolicy.Named(e.provider() != null ? e.provider().name()
+                : e.service().name(), e.service())).toList(),
+                ranked.stream().map(Ranked.Entry::provider).filter(p -> p != null).toList());
+    }
+
+    private synchronized void named(List<MpPolicy.Named> ranked, List<Provider> providers) {
         policies = List.copyOf(ranked);
-        sessions.values().forEach(s -> s.policies(policies));
+        policyProviders = List.copyOf(providers);
+        sessions.values().forEach(s -> s.namedPolicies(policies));
+    }
+
+    /** The authenticator services present, best-ranked first (for the console). */
+    public void authenticators(List<Provider> ranked) {
+        authProviders = List.copyOf(ranked);
+    }
+
+    /** Each with the sessions whose active policy it is (the first provider of a name: the one in use). */
+    @Override
+    public List<Provider> mpPolicies() {
+        return used(policyProviders, name -> sessions.values().stream().filter(s -> s.activePolicy().equals(name))
+                .map(ClientSession::name).sorted().toList());
+    }
+
+    /** Each with {@code client} if new paths of this client authenticate with it. */
+    @Override
+    public List<Provider> authenticators() {
+        String method = authMethod();
+        return used(authProviders, name -> name.equals(method) ? List.of("client") : List.of());
+    }
+
+    private static List<Provider> used(List<Provider> providers, java.util.function.Function<String, List<String>> users) {
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        return providers.stream().map(p -> seen.add(p.name()) ? p.usedBy(users.apply(p.name())) : p).toList();
+    }
+
+    @Override
+    public String authMethod() {
+        Authenticator a = auth.get();
+        return a == null ? "" : a.method();
     }
 
     public ClientSession open(ClientConfig cfg) {
@@ -64,7 +113,7 @@ public final class RtrsClient implements RtrsClientAdmin, AutoCloseable {
                 throw new IllegalArgumentException("session " + n + " already exists");
             }
             made[0] = new ClientSession(cfg, devices, auth::get, timer, nanos);
-            made[0].policies(policies);
+            made[0].namedPolicies(policies);
             return made[0];
         });
         return made[0];
@@ -116,14 +165,31 @@ public final class RtrsClient implements RtrsClientAdmin, AutoCloseable {
         get(session).disconnectPath(path);
     }
 
+    /**
+     * By the name a policy service present announces, or one of the appliance's own three
+     * (which may be stopped: the session then falls back until it is back).
+     */
     @Override
     public void setMpPolicy(String session, String policy) {
-        if (!List.of(MultipathPolicy.ROUND_ROBIN, MultipathPolicy.MIN_INFLIGHT, MultipathPolicy.MIN_LATENCY)
-                .contains(policy)) {
-            throw new IllegalArgumentException("unknown multipath policy " + policy
-                    + " (round-robin, min-inflight, min-latency)");
+        ClientSession s = get(session);
+        List<String> known = knownPolicies();
+        if (!known.contains(policy)) {
+            throw new IllegalArgumentException("unknown multipath policy '" + policy + "' (" + String.join(", ", known)
+                    + ")");
         }
-        get(session).mpPolicy(policy);
+        s.mpPolicy(policy);
+    }
+
+    /** What setMpPolicy takes: the names present, best-ranked first, then the appliance's own not present. */
+    private List<String> knownPolicies() {
+        List<String> known = new ArrayList<>();
+        policies.forEach(p -> known.add(p.name()));
+        for (String own : List.of(MultipathPolicy.ROUND_ROBIN, MultipathPolicy.MIN_INFLIGHT, MultipathPolicy.MIN_LATENCY)) {
+            if (!known.contains(own)) {
+                known.add(own);
+            }
+        }
+        return known;
     }
 
     @Override

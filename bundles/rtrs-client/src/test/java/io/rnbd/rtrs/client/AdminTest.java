@@ -1,8 +1,10 @@
 package io.rnbd.rtrs.client;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rtrs.api.MultipathPolicy;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.PathView;
+import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.testkit.Await;
@@ -10,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -116,6 +119,47 @@ class AdminTest {
             s.write(MemoryOps.hdr(0), ByteBuffer.allocate(1024), w::complete);
             assertEquals(io.rnbd.common.Errno.ESHUTDOWN, w.get(5, TimeUnit.SECONDS));
             Await.until("server let go", () -> f.server.sessions().isEmpty());
+        }
+    }
+
+    /**
+     * Issue 34: a policy bundle of the user's own, known by the name its service announces
+     * (rtrs.mp.policy), is taken by setMpPolicy, routes the session's IO, is listed with its
+     * bundle and the sessions using it; when it goes, the session falls back and a request to
+     * choose it again is refused, naming what is known.
+     */
+    @Test
+    void aThirdPartyPolicyIsKnownByItsAnnouncedName() throws Exception {
+        try (SoftFixture f = new SoftFixture(SoftFixture.smallServer(true));
+             RtrsClient client = new RtrsClient(f.timer, System::nanoTime)) {
+            client.devices().add(f.dev1);
+            CountingPolicy minInflight = new CountingPolicy(MultipathPolicy.MIN_INFLIGHT);
+            CountingPolicy mine = new CountingPolicy("FirstPathPolicy"); // its own name() is not what it announces
+            Ranked<MultipathPolicy> ranked = new Ranked<>();
+            ranked.put(minInflight, Map.of("service.id", 10L), new Provider("min-inflight", "rtrs-mp-min-inflight",
+                    "0.1.0.SNAPSHOT", 50, 0));
+            ranked.put(mine, Map.of("service.id", 11L), new Provider("first-path", "org.example.rnbd.mp.firstpath",
+                    "1.0.0", 90, 0));
+            client.policyServices(ranked.entries());
+            ClientSession s = client.open(f.config("own", f.path(f.dev1)));
+            Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+
+            client.setMpPolicy("own", "first-path");
+            assertEquals("first-path", s.activePolicy());
+            write(client, s);
+            assertEquals(1, mine.calls.get(), "the session routes by it");
+            assertEquals(List.of(new Provider("min-inflight", "rtrs-mp-min-inflight", "0.1.0.SNAPSHOT", 50, 0),
+                    new Provider("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", 90, 0, List.of("own"))),
+                    client.mpPolicies());
+
+            ranked.remove(mine); // the jar is deleted from deploy/
+            client.policyServices(ranked.entries());
+            assertEquals(MultipathPolicy.MIN_INFLIGHT, s.activePolicy(), "falls back to the best-ranked present");
+            assertEquals("first-path", client.session("own").orElseThrow().mpPolicy(), "and says what it asked for");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> client.setMpPolicy("own", "first-path"));
+            assertEquals("unknown multipath policy 'first-path' (min-inflight, round-robin, min-latency)", e.getMessage());
+            write(client, s);
         }
     }
 }

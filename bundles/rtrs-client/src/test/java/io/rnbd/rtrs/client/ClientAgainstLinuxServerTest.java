@@ -170,6 +170,60 @@ class ClientAgainstLinuxServerTest {
     }
 
     /** fail_all_outstanding_reqs: with a server that cannot fence, a dead path's requests go elsewhere at once. */
+    private static int write(ClientSession s, long at) throws Exception {
+        CompletableFuture<Integer> f = new CompletableFuture<>();
+        s.write(MemoryOps.hdr(at), ByteBuffer.wrap(new byte[4096]), f::complete);
+        return f.get(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Issue 35 e: the server comes back with another queue depth (Linux's rtrs-srv reloaded with
+     * another sess_queue_depth, the appliance's queue.depth changed). Linux's client stops
+     * reconnecting for good ("queue depth changed", until a manual reconnect); ours adopts the
+     * new depth as soon as nothing uses the old, and until then the path that sees it tries
+     * again, while the other path keeps the session going.
+     */
+    @Test
+    void aServerBackWithAnotherQueueDepthIsAdoptedOnceNothingUsesTheOld() throws Exception {
+        LinuxStyleServer srv = server(false);
+        PathAddress a = srv.path();
+        ClientSession s = open(config("lxqd", a));
+        Await.until("connected", () -> s.state() == SessionState.CONNECTED);
+        assertEquals(8, s.queueDepth());
+        assertEquals(0, write(s, 0));
+
+        srv.qd = 4;
+        srv.disconnectAll();
+        Await.until("reconnected with the new depth", () -> s.state() == SessionState.CONNECTED
+                && s.queueDepth() == 4);
+        assertEquals(0, write(s, 4096), "IO goes on at the new depth");
+        assertTrue(s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+    }
+
+    @Test
+    void aPathSeeingAnotherDepthWhileTheOtherPathUsesTheOldRetriesUntilItCanAdopt() throws Exception {
+        LinuxStyleServer srv = server(false);
+        PathAddress a = srv.path();
+        ClientSession s = open(config("lxqd2", a, new PathAddress(null, a.dst(), a.port())));
+        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        srv.qd = 2;
+        UUID first = srv.conReqs.get(0).pathUuid();
+        int conReqsBefore = srv.conReqs.size();
+        srv.disconnectPath(first);
+        // the cut path comes back to a depth the other path does not use: refused here, tried again
+        Await.until("it tried at least twice", () -> srv.conReqs.stream().skip(conReqsBefore)
+                .filter(c -> c.pathUuid().equals(first) && c.cid() == 0).count() >= 2);
+        assertEquals(8, s.queueDepth());
+        assertEquals(SessionState.CONNECTED, s.state());
+        assertEquals(0, write(s, 0), "the other path carries the IO meanwhile");
+        assertTrue(s.pathInfo().stream().anyMatch(p -> p.state() != PathState.CONNECTED));
+        // the other path goes too: nothing uses depth 8 any more, the first back adopts 2
+        srv.disconnectAll();
+        Await.until("both back at depth 2", () -> s.queueDepth() == 2
+                && s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        assertEquals(0, write(s, 8192));
+    }
+
     @Test
     void failoverWithoutFencingResubmitsAtOnce() throws Exception {
         LinuxStyleServer srv = server(true);

@@ -5,6 +5,7 @@ import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.testkit.Await;
 import io.rnbd.testkit.FakeScheduler;
+import io.rnbd.testkit.LogCapture;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -52,9 +53,14 @@ class IoTimeoutTest {
             }
             fake.advance(Duration.ofMillis(2900));
             assertFalse(ws.get(0).isDone(), "still queued before io.timeout.ms");
-            fake.advance(Duration.ofMillis(200));
-            for (CompletableFuture<Integer> w : ws) {
-                assertEquals(Errno.EIO, w.get(5, TimeUnit.SECONDS));
+            try (LogCapture log = LogCapture.start()) {
+                fake.advance(Duration.ofMillis(200));
+                for (CompletableFuture<Integer> w : ws) {
+                    assertEquals(Errno.EIO, w.get(5, TimeUnit.SECONDS));
+                }
+                // failing clearly: one line for the outage, not one per request
+                assertEquals(1, log.lines().stream().filter(l -> l.contains("session t1: IO waited io.timeout.ms "
+                        + "(3000 ms) for a connected path; failing it with EIO")).count(), log.text());
             }
             // a path coming back within the timeout serves the queued IO
             CompletableFuture<Integer> late = new CompletableFuture<>();

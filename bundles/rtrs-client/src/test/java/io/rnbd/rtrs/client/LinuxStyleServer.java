@@ -44,6 +44,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class LinuxStyleServer implements AutoCloseable {
     static final int QD = 8;
+    /**
+     * The queue depth new connections are told (at most {@link #QD}): a test lowers it to play
+     * a server restarted with another sess_queue_depth.
+     */
+    volatile int qd = QD;
     static final int CHUNK = 16384;
     private static final int RECVS = 64;
     private static final int SLOT = 512;
@@ -92,7 +97,7 @@ final class LinuxStyleServer implements AutoCloseable {
                 }
                 MemoryRegion[] mrs = mrsByPath.computeIfAbsent(cr.pathUuid(), u -> registerChunks());
                 MemoryRegion rx = pd.register(ByteBuffer.allocateDirect(RECVS * SLOT), Access.of(Access.LOCAL_WRITE));
-                ConRsp rsp = ConRsp.accept(QD, CHUNK - 4096, 4096, alwaysInvalidate ? ConRsp.NEW_RKEY_F : 0);
+                ConRsp rsp = ConRsp.accept(qd, CHUNK - 4096, 4096, alwaysInvalidate ? ConRsp.NEW_RKEY_F : 0);
                 QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx, mrs, cr.pathUuid())),
                         (q, e) -> { },
                         rsp.toBytes(), q -> {
@@ -179,8 +184,10 @@ final class LinuxStyleServer implements AutoCloseable {
                 }
                 InfoReq.decode(msg);
                 List<SgDesc> d = new ArrayList<>();
-                for (MemoryRegion mr : mrs) {
-                    d.add(new SgDesc(mr.address(), mr.rkey(), mr.length()));
+                int n = alwaysInvalidate ? qd : 1;
+                for (int i = 0; i < n; i++) {
+                    MemoryRegion mr = mrs[i];
+                    d.add(new SgDesc(mr.address(), mr.rkey(), alwaysInvalidate ? mr.length() : qd * CHUNK));
                 }
                 InfoRsp r = new InfoRsp(d);
                 send(qp, r.size(), r::encode);
@@ -196,8 +203,8 @@ final class LinuxStyleServer implements AutoCloseable {
     }
 
     private void ioReq(QueuePair qp, int imm, MemoryRegion[] mrs, java.util.UUID path) throws Exception {
-        int id = Imm.reqBufId(imm, Imm.offsetBits(QD));
-        int off = Imm.reqOffset(imm, Imm.offsetBits(QD));
+        int id = Imm.reqBufId(imm, Imm.offsetBits(qd));
+        int off = Imm.reqOffset(imm, Imm.offsetBits(qd));
         ByteBuffer chunk = chunks.duplicate().position(id * CHUNK).limit(id * CHUNK + CHUNK).slice()
                 .order(ByteOrder.LITTLE_ENDIAN);
         if (alwaysInvalidate) {

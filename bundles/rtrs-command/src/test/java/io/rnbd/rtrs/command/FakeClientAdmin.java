@@ -1,5 +1,6 @@
 package io.rnbd.rtrs.command;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
@@ -17,6 +18,18 @@ import java.util.TreeMap;
 final class FakeClientAdmin implements RtrsClientAdmin {
     final Map<String, RtrsClientSessionInfo> sessions = new TreeMap<>();
     final List<String> calls = new ArrayList<>();
+    final List<Provider> policies = new ArrayList<>();
+    final List<Provider> authenticators = new ArrayList<>();
+
+    @Override
+    public List<Provider> mpPolicies() {
+        return List.copyOf(policies);
+    }
+
+    @Override
+    public List<Provider> authenticators() {
+        return List.copyOf(authenticators);
+    }
 
     static RtrsClientPathInfo path(String src, String dst, PathState state, long reads) {
         return new RtrsClientPathInfo(src + "@" + dst, src, dst, state, state == PathState.CONNECTED ? "soft0" : "",

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.common.Provider;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -39,6 +40,66 @@ class SessionKnobCommandsTest {
         Map<String, Object> j = MiniJson.object(policy("blk1", null, true));
         assertEquals(Map.of("session", "blk1", "mp_policy", "min-latency", "active_mp_policy", "round-robin"), j);
         assertEquals(List.of("mp blk1 round-robin", "mp blk1 min-latency"), admin.calls);
+    }
+
+    /** Issue 34: a policy bundle of the user's own, by the name its service announces. */
+    @Test
+    void aRegisteredPolicyOfAnyBundleIsTakenByItsName() {
+        assertEquals("Error: unknown multipath policy 'first-path' (round-robin, min-inflight, min-latency, or 0, 1, 2)\n",
+                policy("blk1", "first-path", false), "not deployed: refused");
+        admin.policies.add(new Provider("min-inflight", "rtrs-mp-min-inflight", "0.1.0.SNAPSHOT", 50, 0));
+        admin.policies.add(new Provider("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", 90, 0));
+        assertEquals("blk1: first-path\n", policy("blk1", "first-path", false));
+        assertEquals("blk1: first-path\n", policy("blk1", "First-Path", false), "case aside, as the kernel's");
+        assertEquals(List.of("mp blk1 first-path", "mp blk1 first-path"), admin.calls);
+        assertEquals("Error: unknown multipath policy 'fastest' (min-inflight, first-path, round-robin, min-latency, "
+                + "or 0, 1, 2)\n", policy("blk1", "fastest", false));
+    }
+
+    @Test
+    void listsThePoliciesWithTheirBundlesAndSessions() {
+        admin.policies.add(new Provider("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", 90, 0, List.of("blk1")));
+        MpPoliciesCommand c = new MpPoliciesCommand();
+        c.admin = admin;
+        List<String> lines = Out.run(c).lines().toList();
+        assertEquals(2, lines.size(), lines.toString());
+        assertTrue(lines.get(1).matches("first-path\\s+org.example.rnbd.mp.firstpath\\s+1.0.0\\s+90\\s+0\\s+blk1"),
+                lines.get(1));
+        c.json = true;
+        assertEquals(List.of(Map.of("name", "first-path", "bundle", "org.example.rnbd.mp.firstpath", "version", "1.0.0",
+                "bundle_id", 90L, "ranking", 0L, "sessions", List.of("blk1"))), MiniJson.array(Out.run(c)));
+        admin.policies.clear();
+        c.json = false;
+        assertEquals("no multipath policy registered: sessions use the built-in round-robin\n", Out.run(c));
+    }
+
+    @Test
+    void listsTheAuthenticatorsAndWhichEndUsesThem() {
+        admin.authenticators.add(new Provider("none", "rtrs-auth-none", "0.1.0.SNAPSHOT", 40, 0, List.of("client")));
+        admin.authenticators.add(new Provider("chap", "rtrs-auth-chap", "0.1.0.SNAPSHOT", 41, 10));
+        AuthenticatorsCommand c = new AuthenticatorsCommand();
+        c.admin = admin;
+        c.server = new io.rnbd.rtrs.api.RtrsServerAdmin() {
+            @Override
+            public List<io.rnbd.rtrs.api.RtrsServerSessionInfo> sessions() {
+                return List.of();
+            }
+
+            @Override
+            public boolean closeSession(String name) {
+                return false;
+            }
+
+            @Override
+            public String authMethod() {
+                return "chap";
+            }
+        };
+        List<String> lines = Out.run(c).lines().toList();
+        assertTrue(lines.get(1).matches("none\\s+rtrs-auth-none\\s+0.1.0.SNAPSHOT\\s+40\\s+0\\s+client"), lines.get(1));
+        assertTrue(lines.get(2).matches("chap\\s+rtrs-auth-chap\\s+0.1.0.SNAPSHOT\\s+41\\s+10\\s+server"), lines.get(2));
+        c.json = true;
+        assertEquals(List.of("server"), MiniJson.array(Out.run(c)).get(1).get("used_by"));
     }
 
     @Test

@@ -51,6 +51,9 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
     private static final String NONE = "none";
 
     private final ServerConfig cfg;
+    /** The limits of new sessions ({@link #newSessionLimits}); those of known ones are in {@link #limits}. */
+    private volatile SessionLimits.Limits current;
+    private final SessionLimits limits;
     private final Supplier<RtrsServerOps> ops;
     private final Supplier<Authenticator> auth;
     private final ScheduledExecutorService timer;
@@ -77,6 +80,17 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
      */
     public RtrsServer(ServerConfig cfg, Supplier<RtrsServerOps> ops, Supplier<Authenticator> auth,
                       ScheduledExecutorService timer, LongSupplier nanos) {
+        this(cfg, ops, auth, timer, nanos, new SessionLimits());
+    }
+
+    /**
+     * @param limits the queue depth and chunk size of the sessions seen so far, handed on from
+     *               a server this one replaces: a session coming back gets its own again
+     */
+    public RtrsServer(ServerConfig cfg, Supplier<RtrsServerOps> ops, Supplier<Authenticator> auth,
+                      ScheduledExecutorService timer, LongSupplier nanos, SessionLimits limits) {
+        this.current = new SessionLimits.Limits(cfg.queueDepth(), cfg.chunkSize());
+        this.limits = limits;
         this.cfg = cfg;
         this.ops = ops;
         this.auth = auth;
@@ -176,8 +190,7 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         }
         ServerSession s;
         if (cr.firstConn()) {
-            s = sessions.computeIfAbsent(cr.sessionUuid(),
-                    u -> new ServerSession(this, u, cfg.queueDepth(), cfg.chunkSize()));
+            s = sessions.computeIfAbsent(cr.sessionUuid(), this::newSession);
         } else {
             s = sessions.get(cr.sessionUuid());
             if (s == null) {
@@ -224,6 +237,7 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
                         p = new ServerPath(s, cr.pathUuid(), cr.reconCnt(), cr.cidNum(), cr.extensions(),
                                 req.localAddress().getAddress(), req.remoteAddress().getAddress(), ctx, cfg);
                         s.paths.put(cr.pathUuid(), p);
+                        s.extensions |= cr.extensions();
                         handshakeStarted(p.remoteAddr);
                     }
                     con = p.attach(cr.cid());
@@ -245,11 +259,11 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
         if (cr.extensions()) {
             flags |= ConRsp.EXT_F | (a != null ? ConRsp.AUTH_F : 0);
         }
-        ConRsp rsp = ConRsp.accept(cfg.queueDepth(), cfg.maxIoSize(), Rtrs.MAX_HDR_SIZE, flags);
+        ConRsp rsp = ConRsp.accept(s.queueDepth(), s.maxIoSize(), Rtrs.MAX_HDR_SIZE, flags);
         int max = ctx.device.attributes().maxQpWr();
         // per request: read data, invalidation, answer; plus heartbeats (rtrs-srv create_con)
-        int sendWr = Math.min(max, 3 * cfg.queueDepth() + 64);
-        int recvWr = Math.min(max, cfg.queueDepth() + ServerPath.SERVICE_RECVS + ServerPath.SPARE_RECVS);
+        int sendWr = Math.min(max, 3 * s.queueDepth() + 64);
+        int recvWr = Math.min(max, s.queueDepth() + ServerPath.SERVICE_RECVS + ServerPath.SPARE_RECVS);
         ServerCon c = con;
         try {
             req.accept(new QpInit(ctx.pd, sendWr, recvWr, 1, c), c, rsp.toBytes(), c::setUp);
@@ -283,6 +297,35 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
 
     private static void reject(ConnectRequest req, int errno, boolean doNotRetry) {
         req.reject(errno, ConRsp.refuse(errno, doNotRetry).toBytes());
+    }
+
+    /** A session of {@code uuid}: with the limits it had when this server (or the one before) saw it. */
+    private ServerSession newSession(UUID uuid) {
+        SessionLimits.Limits now = current;
+        SessionLimits.Limits l = limits.of(uuid, now);
+        if (!l.equals(now)) {
+            LOG.info("session {} comes back: it keeps queue depth {} and chunk size {} (new sessions get {} and {}); "
+                    + "Linux's client refuses a changed queue depth for good", uuid, l.queueDepth(), l.chunkSize(),
+                    now.queueDepth(), now.chunkSize());
+        }
+        return new ServerSession(this, uuid, l.queueDepth(), l.chunkSize());
+    }
+
+    /**
+     * queue.depth and chunk.size for sessions this server has not seen; those it has keep
+     * theirs, connected or coming back ({@link SessionLimits}).
+     *
+     * @throws IllegalArgumentException for limits {@link ServerConfig} refuses
+     */
+    public void newSessionLimits(int queueDepth, int chunkSize) {
+        new ServerConfig(cfg.port(), chunkSize, queueDepth, cfg.alwaysInvalidate(), cfg.hbIntervalMs(),
+                cfg.hbMissedMax(), cfg.upperWaitMs(), cfg.handshakeTimeoutMs(), cfg.maxHalfOpenPerSource());
+        SessionLimits.Limits l = new SessionLimits.Limits(queueDepth, chunkSize);
+        if (!l.equals(current)) {
+            LOG.info("new sessions get queue depth {} and chunk size {}; the {} sessions seen keep theirs", queueDepth,
+                    chunkSize, limits.size());
+        }
+        current = l;
     }
 
     private void forgetIfEmpty(ServerSession s) {
@@ -454,6 +497,12 @@ public final class RtrsServer implements IbClient, RtrsServerAdmin, AutoCloseabl
 
     Authenticator authenticator() {
         return auth.get();
+    }
+
+    @Override
+    public String authMethod() {
+        Authenticator a = auth.get();
+        return a == null ? "" : a.method();
     }
 
     ScheduledExecutorService timer() {

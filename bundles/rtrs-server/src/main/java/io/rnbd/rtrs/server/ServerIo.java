@@ -49,9 +49,9 @@ final class ServerIo {
         this.session = path.session;
         this.cfg = cfg;
         this.dev = dev;
-        this.offBits = Imm.offsetBits(cfg.queueDepth());
-        this.chunkMrs = new MemoryRegion[cfg.queueDepth()];
-        this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(cfg.queueDepth() * RkeyRsp.SIZE),
+        this.offBits = Imm.offsetBits(session.queueDepth());
+        this.chunkMrs = new MemoryRegion[session.queueDepth()];
+        this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(session.queueDepth() * RkeyRsp.SIZE),
                 Access.of(Access.LOCAL_WRITE));
     }
 
@@ -91,19 +91,41 @@ final class ServerIo {
         return descs;
     }
 
+    /**
+     * Under the lock: a request arrived in chunk {@code buf_id}. The request to hand to the
+     * upper layer, or null when it is answered already or waits.
+     *
+     * <p>The chunk may still hold a request of another path: Linux's client fails a path's
+     * requests over with the same permit, so the same buf_id (rtrs_clt_failover_req), as soon
+     * as it has stopped that path's connections, while this server's upper layer may still
+     * run the first copy. Linux's server takes the copy as it takes any request (it checks no
+     * chunk), answers it on the new path, and drops the first copy's answer when that path
+     * is no longer connected (rtrs_srv_resp_rdma). Here the copy is taken the same way and
+     * the first copy's answer is dropped whatever its path's state (the client gave up on it
+     * when it resent), but the copy goes to the upper layer only once the first copy has left
+     * it: both use the one chunk (chunks are the session's, only their registrations are the
+     * path's), and the copy's answer frees the permit, after which the client writes its next
+     * request into the chunk. Answered while the first copy still ran, that next request's
+     * bytes could reach the backend as the first copy's data, or a read land over them.
+     * Waiting costs the copy the rest of the first copy's time; it can be no newer than what
+     * the first copy did, so running it again is what the client asked for.
+     *
+     * <p>A chunk reused on the path that holds it is no failover (a path's requests move only
+     * away from it) and closes that path, as before.
+     */
     ServerRequest onIoReq(ServerCon con, int imm) throws ProtoException, RdmaException {
         if (!path.connected()) {
             throw new ProtoException(Errno.EPROTO, "IO before INFO_REQ");
         }
         int bufId = Imm.reqBufId(imm, offBits);
         int off = Imm.reqOffset(imm, offBits);
-        if (bufId >= chunkMrs.length || off >= cfg.chunkSize()) {
+        if (bufId >= chunkMrs.length || off >= session.chunkSize()) {
             throw new ProtoException(Errno.EINVAL, "wrong msg_id " + bufId + ", off " + off);
         }
-        if (session.chunkBusy[bufId]) {
+        ServerRequest holder = session.chunkHolder[bufId];
+        if (holder != null && holder.path == path) {
             throw new ProtoException(Errno.EBUSY, "chunk " + bufId + " reused while in flight");
         }
-        session.chunkBusy[bufId] = true;
         if (cfg.alwaysInvalidate()) {
             chunkMrs[bufId].invalidate();
         }
@@ -120,10 +142,59 @@ final class ServerIo {
         if (r.error != 0) {
             session.stats.rejected();
             LOG.debug("bad IO from path {}: {}", path.uuid, Errno.name(r.error));
+        }
+        if (holder != null) {
+            superseded(holder, r);
+            return null;
+        }
+        session.chunkHolder[bufId] = r;
+        if (r.error != 0) {
+            session.chunkHolder[bufId] = null;
             respond(r, r.error);
             return null;
         }
         return r;
+    }
+
+    /** Under the lock: {@code copy} failed {@code holder} over; it waits for the chunk. */
+    private void superseded(ServerRequest holder, ServerRequest copy) {
+        int bufId = copy.bufId;
+        holder.superseded = true;
+        ServerRequest older = session.chunkNext[bufId];
+        session.chunkNext[bufId] = copy;
+        session.stats.failedOver();
+        LOG.info("chunk {} of {}: the request path {} still runs was sent again on path {} (failover); it runs "
+                + "once the first copy is done, whose answer is dropped", bufId, session, holder.path.uuid, path.uuid);
+        if (older != null) {
+            // sent a third time before the second could start: only the newest is answered
+            older.path.io.drop(older);
+        }
+    }
+
+    /** Under the lock: a request that never reached the upper layer leaves unanswered. */
+    private void drop(ServerRequest r) {
+        if (r.error == 0) {
+            session.stats.finished();
+        }
+        inflight--;
+        path.maybeDrained();
+    }
+
+    /**
+     * Under the lock, as the path closes: its copies still waiting for a chunk go (nobody
+     * waits for their answers), so that the path drains once its own requests are done.
+     */
+    void dropWaiting() {
+        for (int i = 0; i < session.chunkNext.length; i++) {
+            ServerRequest w = session.chunkNext[i];
+            if (w != null && w.path == path) {
+                session.chunkNext[i] = null;
+                inflight--;
+                if (w.error == 0) {
+                    session.stats.finished();
+                }
+            }
+        }
     }
 
     /**
@@ -147,7 +218,7 @@ final class ServerIo {
             if (usrLen > off || usrLen > Rtrs.MAX_HDR_SIZE) {
                 return r.refused(Errno.EMSGSIZE);
             }
-            if (dataLen > cfg.maxIoSize()) {
+            if (dataLen > session.maxIoSize()) {
                 return r.refused(Errno.EMSGSIZE);
             }
             session.stats.started(true, dataLen);
@@ -168,7 +239,7 @@ final class ServerIo {
                 // Linux's server answers nothing to that; an answer with the error is kinder
                 return r.refused(Errno.EINVAL);
             }
-            if (d != null && (d.len() == 0 || d.len() > dataLen || d.len() > cfg.maxIoSize())) {
+            if (d != null && (d.len() == 0 || d.len() > dataLen || d.len() > session.maxIoSize())) {
                 return r.refused(Errno.EMSGSIZE);
             }
             session.stats.started(false, dataLen);
@@ -182,34 +253,80 @@ final class ServerIo {
         return chunk.slice(f, Math.min(len, chunk.capacity() - f));
     }
 
-    /** The upper layer finished {@code r}: answer the client unless the path went away meanwhile. */
+    /**
+     * The upper layer finished {@code r}: answer the client unless the path went away
+     * meanwhile or the client sent the request again elsewhere, and hand the chunk to a copy
+     * that waits for it.
+     */
     void complete(ServerRequest r, int errno) {
+        ServerRequest next;
         synchronized (session) {
             session.stats.finished();
-            if (!path.connected()) {
+            next = release(r);
+            if (!path.connected() || r.superseded) {
+                if (r.superseded) {
+                    LOG.debug("chunk {} of {}: answer ({}) of the copy on path {} dropped, the client resent it",
+                            r.bufId, session, Errno.name(errno), path.uuid);
+                }
                 inflight--;
-                session.chunkBusy[r.bufId] = false;
                 path.maybeDrained();
-                return;
+            } else {
+                try {
+                    respond(r, errno);
+                } catch (RdmaException e) {
+                    path.failLocked(e.errno(), "cannot answer: " + e.getMessage());
+                }
             }
+            next = next == null ? null : next.path.io.takeOver(next);
+        }
+        session.runClosers();
+        if (next != null) {
+            session.server.dispatch(next);
+        }
+    }
+
+    /** Under the lock: {@code r} leaves its chunk; the copy that waited for it, if any, holds it now. */
+    private ServerRequest release(ServerRequest r) {
+        if (session.chunkHolder[r.bufId] != r) {
+            return null;
+        }
+        ServerRequest next = session.chunkNext[r.bufId];
+        session.chunkNext[r.bufId] = null;
+        session.chunkHolder[r.bufId] = next;
+        return next;
+    }
+
+    /**
+     * Under the lock, on the path of {@code r}, a copy that now holds its chunk: the request to
+     * hand to the upper layer, or null when it was answered (a refused copy) or dropped (its
+     * path closed while it waited).
+     */
+    private ServerRequest takeOver(ServerRequest r) {
+        if (!path.connected()) {
+            session.chunkHolder[r.bufId] = null;
+            drop(r);
+            return null;
+        }
+        if (r.error != 0) {
+            session.chunkHolder[r.bufId] = null;
             try {
-                respond(r, errno);
+                respond(r, r.error);
             } catch (RdmaException e) {
                 path.failLocked(e.errno(), "cannot answer: " + e.getMessage());
             }
+            return null;
         }
-        session.runClosers();
+        return r;
     }
 
     /**
      * Under the lock: the answer, as one chain (rdma_write_sg / send_io_resp_imm): the read
      * data, the SEND_WITH_INV the client asked for, then the IO_RSP: an empty
      * RDMA_WRITE_WITH_IMM, or under always_invalidate a SEND_WITH_IMM with the chunk's new
-     * rkey. The chunk is free again once it is posted.
+     * rkey. The caller has released the chunk ({@link #release}).
      */
     private void respond(ServerRequest r, int errno) throws RdmaException {
         inflight--;
-        session.chunkBusy[r.bufId] = false;
         ServerCon con = r.con;
         List<SendWr> chain = new ArrayList<>(3);
         if (!r.write && errno == 0 && r.readDst != null) {
@@ -219,7 +336,9 @@ final class ServerIo {
         if (r.needInval) {
             chain.add(con.invalidate(r.readDst.key()));
         }
-        int imm = Imm.ioRsp(r.bufId, errno, r.needInval);
+        // 9 bits of errno (rtrs_to_io_rsp_imm): Linux's kernel cuts a larger one to garbage
+        // (ENOTSUPP, 524, would arrive as ENOMEM); here it becomes EIO, Linux's catch-all
+        int imm = Imm.ioRsp(r.bufId, errno > Imm.RSP_ERRNO_MASK ? Errno.EIO : errno, r.needInval);
         if (cfg.alwaysInvalidate()) {
             int rkey = chunkMrs[r.bufId].reregister();
             ByteBuffer slot = rspMr.buffer().duplicate().position(r.bufId * RkeyRsp.SIZE);

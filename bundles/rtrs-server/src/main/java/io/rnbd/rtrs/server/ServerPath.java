@@ -143,7 +143,7 @@ final class ServerPath {
             return null;
         }
         RecvPool pool = cid == 0 ? new RecvPool(dev.pd, SERVICE_RECVS, SERVICE_SLOT)
-                : new RecvPool(dev.pd, cfg.queueDepth() + SPARE_RECVS, 0);
+                : new RecvPool(dev.pd, session.queueDepth() + SPARE_RECVS, 0);
         ServerCon con = new ServerCon(session.server, dev, this, cid, pool);
         cons[cid] = con;
         dev.cons.add(con);
@@ -245,6 +245,7 @@ final class ServerPath {
                 c.disconnect();
             }
         }
+        io.dropWaiting();
         maybeDrained();
     }
 

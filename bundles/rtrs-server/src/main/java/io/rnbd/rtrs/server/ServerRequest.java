@@ -21,6 +21,11 @@ final class ServerRequest implements RtrsServerRequest {
     final boolean needInval;
     /** Non-zero: the request cannot be served and is answered with this errno at once. */
     int error;
+    /**
+     * Under the session lock: the client sent this request again on another path (failover)
+     * while it ran; its answer is dropped, the copy's is the one the client waits for.
+     */
+    boolean superseded;
     private final AtomicBoolean completed = new AtomicBoolean();
 
     ServerRequest(ServerPath path, ServerCon con, int bufId, boolean write, ByteBuffer usrHdr, ByteBuffer data,

@@ -26,13 +26,22 @@ public final class ServerSession implements RtrsServerSession {
      */
     private ByteBuffer[] chunks;
     private final int chunkSize;
-    final boolean[] chunkBusy;
+    /**
+     * Per chunk, under the lock: the request the upper layer has on it (null: free), and a
+     * copy of it that a client failed over to another path while the first still runs
+     * (rtrs_clt_failover_req resends with the same permit, so the same chunk). See
+     * {@link ServerIo#onIoReq}.
+     */
+    final ServerRequest[] chunkHolder;
+    final ServerRequest[] chunkNext;
     final Map<UUID, ServerPath> paths = new LinkedHashMap<>();
     final ServerStats stats = new ServerStats();
     private volatile String name = "";
     private volatile String hostId = "";
     private volatile boolean hostIdProven;
     private volatile String authMethod = "";
+    /** Sticky: a path of this session said it speaks the extensions (ConReq.EXT_F). */
+    volatile boolean extensions;
     /** Under the lock: the first path to connect gave the session its identity. */
     private boolean identityBound;
     boolean announced;
@@ -79,13 +88,14 @@ public final class ServerSession implements RtrsServerSession {
         this.server = server;
         this.uuid = uuid;
         this.chunkSize = chunkSize;
-        this.chunkBusy = new boolean[queueDepth];
+        this.chunkHolder = new ServerRequest[queueDepth];
+        this.chunkNext = new ServerRequest[queueDepth];
     }
 
     /** Under the lock: the chunks, allocated on first use (a path's INFO_REQ). */
     ByteBuffer[] chunks() {
         if (chunks == null) {
-            ByteBuffer[] c = new ByteBuffer[chunkBusy.length];
+            ByteBuffer[] c = new ByteBuffer[chunkHolder.length];
             for (int i = 0; i < c.length; i++) {
                 c[i] = ByteBuffer.allocateDirect(chunkSize);
             }
@@ -94,6 +104,20 @@ public final class ServerSession implements RtrsServerSession {
         return chunks;
     }
 
+
+    /** Chunks (permits) of this session: the queue depth it was created with, whatever queue.depth is now. */
+    int queueDepth() {
+        return chunkHolder.length;
+    }
+
+    int chunkSize() {
+        return chunkSize;
+    }
+
+    /** The chunk less the room for headers, as CON_RSP's max_io_size. */
+    int maxIoSize() {
+        return chunkSize - io.rnbd.rtrs.proto.Rtrs.CHUNK_RESERVE;
+    }
 
     @Override
     public String name() {
@@ -112,6 +136,11 @@ public final class ServerSession implements RtrsServerSession {
     @Override
     public boolean hostIdProven() {
         return hostIdProven;
+    }
+
+    @Override
+    public boolean extensions() {
+        return extensions;
     }
 
     @Override
@@ -207,7 +236,7 @@ public final class ServerSession implements RtrsServerSession {
         for (ServerPath p : paths.values()) {
             ps.add(p.info());
         }
-        return new RtrsServerSessionInfo(name, hostId, uuid, chunkBusy.length, chunkSize, ps, stats.snapshot());
+        return new RtrsServerSessionInfo(name, hostId, uuid, chunkHolder.length, chunkSize, ps, stats.snapshot());
     }
 
     @Override

@@ -12,6 +12,7 @@ public final class ServerStats {
     private final LongAdder writeBytes = new LongAdder();
     private final LongAdder inflight = new LongAdder();
     private final LongAdder rejected = new LongAdder();
+    private final LongAdder failedOver = new LongAdder();
 
     void started(boolean write, int bytes) {
         (write ? writes : reads).increment();
@@ -25,6 +26,18 @@ public final class ServerStats {
 
     void rejected() {
         rejected.increment();
+    }
+
+    void failedOver() {
+        failedOver.increment();
+    }
+
+    /**
+     * Requests a client sent again on another path while this server still ran them there
+     * (failover with the same permit): each waited for its first copy (ServerIo.onIoReq).
+     */
+    public long failedOverCount() {
+        return failedOver.sum();
     }
 
     /** Requests refused before reaching the upper layer (malformed, fenced). */
@@ -42,5 +55,6 @@ public final class ServerStats {
         writes.reset();
         writeBytes.reset();
         rejected.reset();
+        failedOver.reset();
     }
 }

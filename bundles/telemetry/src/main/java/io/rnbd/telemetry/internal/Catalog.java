@@ -12,11 +12,13 @@ import static io.rnbd.telemetry.api.Column.state;
 import static io.rnbd.telemetry.api.Column.text;
 
 import io.rnbd.common.LatencyHistogram;
+import io.rnbd.common.Provider;
 import io.rnbd.rdma.api.LinkState;
 import io.rnbd.rnbd.api.BlockIoStats;
 import io.rnbd.rnbd.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.rtrs.api.Authenticators;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
@@ -61,7 +63,11 @@ final class Catalog {
         List<Column> c = new ArrayList<>(ioColumns());
         c.add(4, counter("errors", "errors", "errors", "Requests that failed"));
         c.add(5, counter("timeouts", "timeouts", "timeouts",
-                "Requests answered ETIMEDOUT (on an export: held by its backend beyond backend.timeout.ms)"));
+                "Requests the backend held beyond backend.timeout.ms (exports; answered when the backend gives them back)"));
+        c.add(6, counter("unknown", "unknown", "unknown",
+                "Messages with what this side does not know, handled as Linux does: on an export, requests with "
+                        + "unknown flag bits (ignored) or ops (EOPNOTSUPP); on a device, OPEN answers with unknown "
+                        + "cache_policy bits (ignored)"));
         c.add(histogram("latency", "io_latency", latencyHelp));
         return c;
     }
@@ -185,6 +191,33 @@ final class Catalog {
             text("host_tuning", "", "Host settings that hold the gateway back, each with the command that fixes it"
                     + " (empty: none)")));
 
+    /**
+     * A hot-swappable service's columns: the name it announces (what settings and commands
+     * take), its bundle, and what uses it; as {@code rtrs:mp-policies}, {@code rtrs:authenticators}
+     * and {@code rnbd:backends} print them (command-support's Providers).
+     */
+    private static List<Column> providerColumns(String property, String usedKey, String usedHelp) {
+        return List.of(
+                id("name", "name", "Name the service announces (" + property + ")"),
+                id("bundle", "bundle", "Symbolic name of the bundle that registered it"),
+                text("version", "version", "Version of that bundle"),
+                gauge("bundle_id", "bundle_id", "bundle_id", "Id of that bundle (what bundle:update takes)"),
+                gauge("ranking", "ranking", "ranking", "service.ranking (the best-ranked of a kind is the fallback)"),
+                list(usedKey, usedKey, usedHelp));
+    }
+
+    static final TableSchema RTRS_MP_POLICY = new TableSchema("rtrs_mp_policy",
+            "Multipath policies registered, with their bundles (rtrs:mp-policies)", providerColumns("rtrs.mp.policy",
+            "sessions", "Client sessions whose active policy it is"));
+
+    static final TableSchema RTRS_AUTHENTICATOR = new TableSchema("rtrs_authenticator",
+            "Authenticators registered, with their bundles (rtrs:authenticators)", providerColumns("rtrs.auth",
+            "used_by", "Which end authenticates new paths with it: client, server"));
+
+    static final TableSchema RNBD_BACKEND = new TableSchema("rnbd_backend",
+            "Block backends registered, with their bundles (rnbd:backends)", providerColumns("rnbd.backend",
+            "exports", "Exports it serves"));
+
     /** A table and how its rows are read. */
     record Entry(TableSchema schema, Function<Sources, List<List<Object>>> reader) {
     }
@@ -198,7 +231,10 @@ final class Catalog {
             new Entry(RNBD_EXPORT, Catalog::exports),
             new Entry(RNBD_EXPORT_OPENER, Catalog::openers),
             new Entry(RNBD_DEVICE, Catalog::devices),
-            new Entry(NBD_GATEWAY, Catalog::gateway));
+            new Entry(NBD_GATEWAY, Catalog::gateway),
+            new Entry(RTRS_MP_POLICY, Catalog::mpPolicies),
+            new Entry(RTRS_AUTHENTICATOR, Catalog::authenticators),
+            new Entry(RNBD_BACKEND, Catalog::backends));
 
     // ---- readers ------------------------------------------------------------------------------
 
@@ -255,7 +291,7 @@ final class Catalog {
     private static RowBuilder block(RowBuilder b, BlockIoStats io) {
         BlockIoStats st = io != null ? io : BlockIoStats.ZERO;
         return b.set("reads", st.reads()).set("read_bytes", st.readBytes()).set("writes", st.writes())
-                .set("write_bytes", st.writeBytes()).set("errors", st.errors()).set("timeouts", st.timeouts())
+                .set("write_bytes", st.writeBytes()).set("errors", st.errors()).set("timeouts", st.timeouts()).set("unknown", st.unknown())
                 .set("inflight", st.inflight()).set("latency", st.latency() != null ? st.latency() : LatencyHistogram.EMPTY);
     }
 
@@ -330,5 +366,31 @@ final class Catalog {
                 .set("handshake_timeouts", st.handshakeTimeouts()).set("dropped", st.dropped())
                 .set("requests", st.requests()).set("errors", st.errors()).set("read_bytes", st.bytesRead())
                 .set("write_bytes", st.bytesWritten()).set("host_tuning", g.hostTuning()).build());
+    }
+
+    static List<List<Object>> mpPolicies(Sources s) {
+        var admin = s.rtrsClient().get();
+        return admin == null ? List.of() : providers(RTRS_MP_POLICY, "sessions", admin.mpPolicies());
+    }
+
+    static List<List<Object>> authenticators(Sources s) {
+        var admin = s.rtrsClient().get();
+        if (admin == null) {
+            return List.of();
+        }
+        var server = s.rtrsServer().get();
+        return providers(RTRS_AUTHENTICATOR, "used_by",
+                Authenticators.withServer(admin.authenticators(), server == null ? "" : server.authMethod()));
+    }
+
+    static List<List<Object>> backends(Sources s) {
+        var admin = s.rnbdServer().get();
+        return admin == null ? List.of() : providers(RNBD_BACKEND, "exports", admin.backends());
+    }
+
+    private static List<List<Object>> providers(TableSchema schema, String usedKey, List<Provider> providers) {
+        return providers.stream().map(p -> new RowBuilder(schema).set("name", p.name()).set("bundle", p.bundle())
+                .set("version", p.version()).set("bundle_id", p.bundleId()).set("ranking", p.ranking())
+                .set(usedKey, p.usedBy()).build()).toList();
     }
 }

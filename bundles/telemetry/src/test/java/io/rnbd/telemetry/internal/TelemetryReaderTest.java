@@ -17,6 +17,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import io.rnbd.common.Provider;
 import org.junit.jupiter.api.Test;
 
 class TelemetryReaderTest {
@@ -36,10 +37,13 @@ class TelemetryReaderTest {
         admins.exports.add(f.make(RnbdServerAdmin.ExportInfo.class));
         admins.devices.add(f.make(RnbdClientAdmin.DeviceInfo.class));
         admins.gateway = f.make(NbdGatewayAdmin.GatewayInfo.class);
+        admins.mpPolicies.add(f.make(Provider.class));
+        admins.authenticators.add(f.make(Provider.class));
+        admins.backends.add(f.make(Provider.class));
 
         Set<Object> expected = new HashSet<>();
         for (Object dto : List.of(admins.rdmaDevices, admins.clientSessions, admins.serverSessions, admins.exports,
-                admins.devices, admins.gateway)) {
+                admins.devices, admins.gateway, admins.mpPolicies, admins.authenticators, admins.backends)) {
             Fixtures.leaves(dto, expected);
         }
         Set<Object> seen = new HashSet<>();
@@ -79,6 +83,13 @@ class TelemetryReaderTest {
         Table counters = reader.table("rdma_device").orElseThrow();
         assertEquals(Map.of("polls", 12L, "polls_skipped", 3L), counters.value(counters.rows().get(0), "counters"));
         assertEquals(1, reader.table("nbd_gateway").orElseThrow().rows().size());
+        Table backends = reader.table("rnbd_backend").orElseThrow();
+        assertEquals(Map.of("name", "memory", "bundle", "rnbd-backend-memory", "version", "0.1.0.SNAPSHOT",
+                "bundle_id", 67L, "ranking", 0L, "exports", List.of("mem0")), backends.asMap(backends.rows().get(1)));
+        Table auths = reader.table("rtrs_authenticator").orElseThrow();
+        assertEquals(List.of("client", "server"), auths.value(auths.rows().get(0), "used_by"),
+                "the server's method joins the client's");
+        assertEquals(3, reader.table("rtrs_mp_policy").orElseThrow().rows().size());
         assertTrue(reader.table("no_such_table").isEmpty());
     }
 
@@ -107,6 +118,6 @@ class TelemetryReaderTest {
     void tableNamesAreUniqueAndEveryTableShowsSomethingOfTheConsoleOrTheGateway() {
         List<TableSchema> schemas = new TelemetryReader(new StubAdmins().sources()).schemas();
         assertEquals(schemas.size(), schemas.stream().map(TableSchema::name).distinct().count());
-        assertEquals(9, schemas.size());
+        assertEquals(12, schemas.size());
     }
 }

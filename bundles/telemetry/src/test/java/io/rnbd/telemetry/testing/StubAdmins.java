@@ -1,6 +1,7 @@
 package io.rnbd.telemetry.testing;
 
 import io.rnbd.common.LatencyHistogram;
+import io.rnbd.common.Provider;
 import io.rnbd.rdma.api.LinkState;
 import io.rnbd.rdma.api.RdmaAdmin;
 import io.rnbd.rdma.api.RdmaDeviceInfo;
@@ -40,6 +41,11 @@ public final class StubAdmins {
     public final List<RnbdServerAdmin.ExportInfo> exports = new ArrayList<>();
     public final List<RnbdClientAdmin.DeviceInfo> devices = new ArrayList<>();
     public NbdGatewayAdmin.GatewayInfo gateway;
+    public final List<Provider> mpPolicies = new ArrayList<>();
+    public final List<Provider> authenticators = new ArrayList<>();
+    public final List<Provider> backends = new ArrayList<>();
+    /** What the server's new paths authenticate with. */
+    public String serverAuthMethod = "";
     /** Operations called, one line each ("addPath s p"). */
     public final List<String> calls = new ArrayList<>();
 
@@ -97,6 +103,16 @@ public final class StubAdmins {
         public void resetStats(String session) {
             call("resetStats", session, null);
         }
+
+        @Override
+        public List<Provider> mpPolicies() {
+            return List.copyOf(mpPolicies);
+        }
+
+        @Override
+        public List<Provider> authenticators() {
+            return List.copyOf(authenticators);
+        }
     };
 
     public final RtrsServerAdmin rtrsServer = new RtrsServerAdmin() {
@@ -109,6 +125,11 @@ public final class StubAdmins {
         public boolean closeSession(String name) {
             calls.add("closeSession " + name);
             return true;
+        }
+
+        @Override
+        public String authMethod() {
+            return serverAuthMethod;
         }
     };
 
@@ -126,6 +147,11 @@ public final class StubAdmins {
         @Override
         public void resetStats(String export) {
             calls.add("resetExportStats " + export);
+        }
+
+        @Override
+        public List<Provider> backends() {
+            return List.copyOf(backends);
         }
     };
 
@@ -200,6 +226,14 @@ public final class StubAdmins {
                 latencies(1919, 150_000)), 0));
         gateway = new NbdGatewayAdmin.GatewayInfo("127.0.0.1:10809", "", List.of("rnbd0"), 1,
                 new NbdGatewayAdmin.GatewayStats(4, 0, 0, 1, 1919, 0, 1919 * 4096L, 0));
+        mpPolicies.add(new Provider("min-inflight", "rtrs-mp-min-inflight", "0.1.0.SNAPSHOT", 60, 0,
+                List.of("appliance")));
+        mpPolicies.add(new Provider("min-latency", "rtrs-mp-min-latency", "0.1.0.SNAPSHOT", 61, 0));
+        mpPolicies.add(new Provider("round-robin", "rtrs-mp-round-robin", "0.1.0.SNAPSHOT", 59, 0));
+        authenticators.add(new Provider("none", "rtrs-auth-none", "0.1.0.SNAPSHOT", 57, 0, List.of("client")));
+        serverAuthMethod = "none";
+        backends.add(new Provider("file", "rnbd-backend-file", "0.1.0.SNAPSHOT", 66, 0));
+        backends.add(new Provider("memory", "rnbd-backend-memory", "0.1.0.SNAPSHOT", 67, 0, List.of("mem0")));
         return this;
     }
 

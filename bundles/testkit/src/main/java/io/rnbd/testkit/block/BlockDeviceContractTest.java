@@ -104,16 +104,50 @@ public abstract class BlockDeviceContractTest {
     @Test
     void trimmedRangeReadsAsZerosAndNeighboursSurvive() throws Exception {
         BlockDevice dev = device(SIZE, false);
-        zeroOrTrimLeavesZeros(dev, true);
+        zeroingLeavesZeros(dev, Zeroing.TRIM);
     }
 
     @Test
     void writeZeroesZerosTheRangeOnly() throws Exception {
         BlockDevice dev = device(SIZE, false);
-        zeroOrTrimLeavesZeros(dev, false);
+        zeroingLeavesZeros(dev, Zeroing.ZERO);
     }
 
-    private void zeroOrTrimLeavesZeros(BlockDevice dev, boolean trim) throws Exception {
+    /** WRITE_ZEROES with NOUNMAP (RNBD protocol 2.2) zeroes exactly as without; what it keeps allocated is the backend's test. */
+    @Test
+    void writeZeroesWithNoUnmapZerosTheRangeOnly() throws Exception {
+        BlockDevice dev = device(SIZE, false);
+        zeroingLeavesZeros(dev, Zeroing.ZERO_NO_UNMAP);
+    }
+
+    /** A device that says it can erase securely leaves zeros; one that cannot says EOPNOTSUPP and touches nothing. */
+    @Test
+    void secureEraseZerosTheRangeOrIsNotSupported() throws Exception {
+        BlockDevice dev = device(SIZE, false);
+        if (dev.capabilities().secureErase()) {
+            zeroingLeavesZeros(dev, Zeroing.SECURE_ERASE);
+            return;
+        }
+        int lbs = dev.logicalBlockSize();
+        await(dev.write(0, filled(lbs, 0x3C), false));
+        expect(Errno.EOPNOTSUPP, dev.secureErase(0, lbs));
+        assertArrayEquals(bytes(filled(lbs, 0x3C)), read(dev, 0, lbs, false));
+    }
+
+    /** The ways of zeroing a range a device has. */
+    protected enum Zeroing { TRIM, ZERO, ZERO_NO_UNMAP, SECURE_ERASE }
+
+    protected static CompletableFuture<Void> zero(BlockDevice dev, Zeroing how, long offset, long length,
+                                                  boolean fua) {
+        return switch (how) {
+            case TRIM -> dev.trim(offset, length);
+            case ZERO -> dev.writeZeroes(offset, length, fua);
+            case ZERO_NO_UNMAP -> dev.writeZeroes(offset, length, fua, true);
+            case SECURE_ERASE -> dev.secureErase(offset, length);
+        };
+    }
+
+    private void zeroingLeavesZeros(BlockDevice dev, Zeroing how) throws Exception {
         int lbs = dev.logicalBlockSize();
         int chunk = dev.maxIoSize();
         long span = 4L * chunk;
@@ -122,7 +156,7 @@ public abstract class BlockDeviceContractTest {
         }
         long from = lbs;
         long length = span - 3L * lbs;
-        await(trim ? dev.trim(from, length) : dev.writeZeroes(from, length, false));
+        await(zero(dev, how, from, length, false));
         byte[] all = new byte[(int) span];
         for (long off = 0; off < span; off += chunk) {
             System.arraycopy(read(dev, off, chunk, false), 0, all, (int) off, chunk);
@@ -130,11 +164,11 @@ public abstract class BlockDeviceContractTest {
         for (int i = 0; i < span; i++) {
             byte want = i >= from && i < from + length ? 0 : (byte) 0xAB;
             if (all[i] != want) {
-                fail("byte " + i + " is " + all[i] + ", want " + want);
+                fail(how + ": byte " + i + " is " + all[i] + ", want " + want);
             }
         }
         // the whole device at once, far more than one IO
-        await(trim ? dev.trim(0, SIZE) : dev.writeZeroes(0, SIZE, true));
+        await(zero(dev, how, 0, SIZE, true));
         assertArrayEquals(new byte[lbs], read(dev, 0, lbs, false));
         assertArrayEquals(new byte[lbs], read(dev, span - lbs, lbs, false));
     }
@@ -153,6 +187,8 @@ public abstract class BlockDeviceContractTest {
         expect(Errno.EINVAL, dev.trim(lbs, Long.MAX_VALUE - lbs + 1));
         expect(Errno.EINVAL, dev.writeZeroes(SIZE - lbs, 2L * lbs, false));
         expect(Errno.EINVAL, dev.writeZeroes(0, -lbs, false));
+        expect(Errno.EINVAL, dev.writeZeroes(SIZE - lbs, 2L * lbs, false, true));
+        expect(Errno.EINVAL, dev.secureErase(SIZE - lbs, 2L * lbs));
         assertArrayEquals(bytes(filled(lbs, 0x11)), read(dev, SIZE - lbs, lbs, false));
     }
 
@@ -185,6 +221,8 @@ public abstract class BlockDeviceContractTest {
         expect(Errno.EROFS, dev.write(0, filled(lbs, 1), true));
         expect(Errno.EROFS, dev.trim(0, lbs));
         expect(Errno.EROFS, dev.writeZeroes(0, lbs, false));
+        expect(Errno.EROFS, dev.writeZeroes(0, lbs, false, true));
+        expect(Errno.EROFS, dev.secureErase(0, lbs));
         await(dev.flush());
         assertEquals(lbs, read(dev, 0, lbs, false).length);
     }

@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class FakeBlockDevice implements BlockDevice {
     /** Every capability. */
-    public static final Capabilities ALL = new Capabilities(true, true, true, true, true, true);
+    public static final Capabilities ALL = new Capabilities(true, true, true, true, true, true, true, true);
 
     private final byte[] store;
     private volatile Capabilities caps = ALL;
@@ -39,6 +39,8 @@ public final class FakeBlockDevice implements BlockDevice {
     private final AtomicInteger fuaWrites = new AtomicInteger();
     private final AtomicInteger trims = new AtomicInteger();
     private final AtomicInteger zeroes = new AtomicInteger();
+    private final AtomicInteger noUnmapZeroes = new AtomicInteger();
+    private final AtomicInteger secureErases = new AtomicInteger();
     private final AtomicLong ops = new AtomicLong();
     private final AtomicInteger largestIo = new AtomicInteger();
     private final List<Integer> plugged = Collections.synchronizedList(new ArrayList<>());
@@ -161,8 +163,18 @@ public final class FakeBlockDevice implements BlockDevice {
         return trims.get();
     }
 
+    /** WRITE_ZEROES done, with or without noUnmap. */
     public int writeZeroes() {
         return zeroes.get();
+    }
+
+    /** WRITE_ZEROES done with noUnmap (the range to stay allocated). */
+    public int noUnmapZeroes() {
+        return noUnmapZeroes.get();
+    }
+
+    public int secureErases() {
+        return secureErases.get();
     }
 
     /** How many requests each plug held, in the order the plugs closed. */
@@ -228,6 +240,29 @@ public final class FakeBlockDevice implements BlockDevice {
         return submit(offset, length, true, false, () -> {
             zero(offset, length);
             zeroes.incrementAndGet();
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        return submit(offset, length, true, false, () -> {
+            zero(offset, length);
+            zeroes.incrementAndGet();
+            if (noUnmap) {
+                noUnmapZeroes.incrementAndGet();
+            }
+        });
+    }
+
+    /** EOPNOTSUPP unless the capabilities say {@code secureErase}. */
+    @Override
+    public CompletableFuture<Void> secureErase(long offset, long length) {
+        if (!caps.secureErase()) {
+            return BlockDevice.super.secureErase(offset, length);
+        }
+        return submit(offset, length, true, false, () -> {
+            zero(offset, length);
+            secureErases.incrementAndGet();
         });
     }
 

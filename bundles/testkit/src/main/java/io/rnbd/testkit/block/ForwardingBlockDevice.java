@@ -70,6 +70,16 @@ public class ForwardingBlockDevice implements BlockDevice {
     }
 
     @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        return next.writeZeroes(offset, length, fua, noUnmap);
+    }
+
+    @Override
+    public CompletableFuture<Void> secureErase(long offset, long length) {
+        return next.secureErase(offset, length);
+    }
+
+    @Override
     public BlockPlug plug() {
         return next.plug();
     }

@@ -169,6 +169,8 @@ class KernelSetResolverTest {
         assertEquals("linux-kbuild-7.2.13+deb14", r.get("KBUILD"));
         assertEquals("linux-source-7.2", r.get("SOURCE"));
         assertEquals("gcc-16-for-host", r.get("COMPILER"));
+        assertEquals("linux-base-7.2.13+deb14-amd64 linux-binary-7.2.13+deb14-amd64 linux-modules-7.2.13+deb14-amd64",
+                r.get("IMGPARTS"), "7.x's image package is empty: vmlinuz and the modules are its parts");
     }
 
     /** RXE_KERNEL=newest: unstable and experimental together, experimental's 7.3 release candidate is newer. */
@@ -180,6 +182,25 @@ class KernelSetResolverTest {
         assertEquals("7.3~rc7-1~exp1", r.get("IMGVER"));
         assertEquals("linux-source-7.3", r.get("SOURCE"), "the series of 7.3~rc7 is 7.3");
         assertEquals("7.3~rc7-1~exp1", r.get("SOURCEVER"));
+        assertEquals("linux-base-7.3-amd64 linux-binary-7.3-amd64 linux-modules-7.3-amd64", r.get("IMGPARTS"));
+    }
+
+    /** An image whose vmlinuz (or modules) package is not in the archive yet is no image to boot. */
+    @Test
+    void anImageMissingOneOfItsPartsIsPassedOver() {
+        Path a = archive("newest-2026-11-29");
+        write(a, "madison/linux-modules-7.3-amd64", "");
+        Result r = resolve(a);
+        r.assertOk();
+        assertEquals("7.2.13+deb14-amd64", r.get("KVER"));
+        r.assertSaid("pass over linux-image-amd64 7.3~rc7-1~exp1: linux-modules-7.3-amd64 7.3~rc7-1~exp1 (a part of linux-image-7.3-amd64) is not in the archive");
+    }
+
+    /** Before 7.x (6.1, 6.12) the image package holds everything: no parts. */
+    @Test
+    void sixOneAndSixTwelveImagesHaveNoParts() {
+        assertEquals("", resolve(archive("bookworm-2026-11-29")).get("IMGPARTS"));
+        assertEquals("", resolve(archive("bookworm-backports-2026-11-29")).get("IMGPARTS"));
     }
 
     @Test
@@ -282,7 +303,9 @@ class KernelSetResolverTest {
             for (String l : out.split("\n")) {
                 int eq = l.indexOf('=');
                 if (eq > 0 && !l.startsWith("#")) {
-                    vars.put(l.substring(0, eq), l.substring(eq + 1).replace("\\~", "~").replace("\\+", "+"));
+                    // printf %q: backslash escapes, '' for empty
+                    String v = l.substring(eq + 1).replace("\\~", "~").replace("\\+", "+").replace("\\ ", " ");
+                    vars.put(l.substring(0, eq), v.equals("''") ? "" : v);
                 }
             }
         }

@@ -8,6 +8,7 @@ import io.rnbd.rdma.disni.internal.SysfsDevice;
 import io.rnbd.rdma.disni.internal.SysfsScanner;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
+import io.rnbd.rnbd.backend.file.internal.FileBackend;
 import io.rnbd.rnbd.client.DevicePublisher;
 import io.rnbd.rnbd.client.RnbdClient;
 import io.rnbd.rnbd.server.ExportConfig;
@@ -19,6 +20,7 @@ import io.rnbd.rtrs.client.PathAddress;
 import io.rnbd.rtrs.client.RtrsClient;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.rtrs.server.SessionLimits;
 import io.rnbd.testkit.Await;
 import io.rnbd.testkit.block.FakeBackend;
 import java.net.InetAddress;
@@ -53,27 +55,45 @@ public final class Appliance implements AutoCloseable {
     private static final long HB_INTERVAL_MS = 5000;
     /** 25 s of heartbeat silence on the host, stretched like every wait: emulation stalls are not path failures. */
     private static final int HB_MISSED_MAX = (int) (Guest.timeout(Duration.ofSeconds(25)).toMillis() / HB_INTERVAL_MS);
+    /** The RTRS server's queue depth unless a test gives another. */
+    public static final int QUEUE_DEPTH = 64;
 
     private final Deque<AutoCloseable> closers = new ArrayDeque<>();
     private final List<DisniDevice> devices = new ArrayList<>();
     private final DeviceRegistry registry = new DeviceRegistry();
     private final FakeBackend backend = new FakeBackend();
-    private final RnbdServer rnbdServer;
-    private final RtrsServer rtrsServer;
+    private final FileBackend fileBackend = new FileBackend(4);
+    private final OpTap received = new OpTap();
+    /** Kept across restartServer, as the RTRS server component keeps it across a rebuild. */
+    private final SessionLimits sessionLimits = new SessionLimits();
+    private final List<ExportConfig> exports = new ArrayList<>();
+    private final ScheduledExecutorService rtrsTimer;
+    private final ScheduledExecutorService rnbdTimer;
+    private final int port;
+    private final boolean alwaysInvalidate;
     private final RtrsClient rtrsClient;
     private final RnbdClient rnbdClient;
+    private volatile RnbdServer rnbdServer;
+    private volatile RtrsServer rtrsServer;
 
-    private Appliance(List<String> addresses, int port, boolean alwaysInvalidate) throws Exception {
+    private Appliance(List<String> addresses, int port, boolean alwaysInvalidate, int queueDepth) throws Exception {
+        this.port = port;
+        this.alwaysInvalidate = alwaysInvalidate;
         try {
-            ScheduledExecutorService rtrsTimer = executor(2);
-            ScheduledExecutorService rnbdTimer = executor(1);
-            rnbdServer = new RnbdServer(rnbdTimer);
-            closers.push(rnbdServer::close);
-            rnbdServer.backendAdded("memory", backend);
-            rtrsServer = new RtrsServer(new ServerConfig(port, ServerConfig.DEFAULT_CHUNK_SIZE, 64, alwaysInvalidate,
-                    HB_INTERVAL_MS, HB_MISSED_MAX),
-                    () -> rnbdServer, () -> null, rtrsTimer, System::nanoTime);
-            closers.push(rtrsServer::close);
+            rtrsTimer = executor(2);
+            rnbdTimer = executor(1);
+            closers.push(fileBackend::close);
+            // the server's pieces are replaced by restartServer: close whichever are current
+            closers.push(() -> {
+                if (rnbdServer != null) {
+                    rnbdServer.close();
+                }
+            });
+            closers.push(() -> {
+                if (rtrsServer != null) {
+                    rtrsServer.close();
+                }
+            });
             // the client's sessions close before the registry takes the devices from both sides
             closers.push(registry::close);
             rtrsClient = new RtrsClient(rtrsTimer, System::nanoTime);
@@ -85,12 +105,41 @@ public final class Appliance implements AutoCloseable {
                 devices.add(d);
                 registry.addDevice(d);
             }
-            registry.addClient(rtrsServer);
+            startServer(queueDepth);
             registry.addClient(rtrsClient.devices());
         } catch (Exception | Error e) {
             close();
             throw e;
         }
+    }
+
+    /** A fresh RNBD server (the exports made so far) on a fresh RTRS server, handed every device. */
+    private void startServer(int queueDepth) {
+        RnbdServer rnbd = new RnbdServer(rnbdTimer);
+        rnbd.backendAdded("memory", backend);
+        rnbd.backendAdded("file", fileBackend);
+        exports.forEach(rnbd::addExport);
+        received.upper = rnbd;
+        RtrsServer rtrs = new RtrsServer(new ServerConfig(port, ServerConfig.DEFAULT_CHUNK_SIZE, queueDepth, alwaysInvalidate,
+                HB_INTERVAL_MS, HB_MISSED_MAX), () -> received, () -> null, rtrsTimer, System::nanoTime, sessionLimits);
+        rnbdServer = rnbd;
+        rtrsServer = rtrs;
+        registry.addClient(rtrs);
+    }
+
+    /**
+     * What a {@code bundle:restart} of the appliance's RTRS and RNBD server bundles does, in
+     * plain Java: the RTRS server is taken from the devices (every path closed, as a stopping
+     * bundle closes them), both servers closed, then new ones made with the same exports and
+     * the given queue depth and handed the devices again (listening on the same port). The
+     * sessions' limits are handed on as the component hands them to its replacement: a session
+     * that comes back keeps the queue depth it was created with.
+     */
+    public void restartServer(int queueDepth) {
+        registry.removeClient(rtrsServer);
+        rtrsServer.close();
+        rnbdServer.close();
+        startServer(queueDepth);
     }
 
     /**
@@ -106,9 +155,15 @@ public final class Appliance implements AutoCloseable {
      * 256 KiB chunks, so Linux's client meets the appliance's chunk size; queue depth 64).
      */
     public static Appliance onDisni(List<String> addresses, int port, boolean alwaysInvalidate) throws Exception {
+        return onDisni(addresses, port, alwaysInvalidate, QUEUE_DEPTH);
+    }
+
+    /** As {@link #onDisni(List, int, boolean)} with the RTRS server's queue depth (queue.depth) as given. */
+    public static Appliance onDisni(List<String> addresses, int port, boolean alwaysInvalidate, int queueDepth)
+            throws Exception {
         Optional<String> noNative = new DisniRuntime().unavailableReason();
         Guest.require(noNative.isEmpty(), "DiSNI cannot run here: " + noNative.orElse(""));
-        return new Appliance(addresses, port, alwaysInvalidate);
+        return new Appliance(addresses, port, alwaysInvalidate, queueDepth);
     }
 
     private ScheduledExecutorService executor(int threads) {
@@ -153,8 +208,24 @@ public final class Appliance implements AutoCloseable {
 
     /** An export {@code name} of {@code size} bytes on the memory backend (its bytes: {@code backend().store(name)}). */
     public void exportMemory(String name, int size) throws Exception {
-        rnbdServer.addExport(new ExportConfig(name, "memory", false, Set.of(), 0,
+        export(new ExportConfig(name, "memory", false, Set.of(), 0,
                 Map.of("id", name, "size", Integer.toString(size))));
+    }
+
+    /** An export {@code name} on the file backend: a file or block device at {@code path}, as it is. */
+    public void exportFile(String name, Path path) {
+        export(new ExportConfig(name, "file", false, Set.of(), 0, Map.of("path", path.toString())));
+    }
+
+    /** An export as configured (kept, and made again by {@link #restartServer}). */
+    public void export(ExportConfig config) {
+        exports.add(config);
+        rnbdServer.addExport(config);
+    }
+
+    /** The RNBD IO requests the server received, by op and flags, as the client sent them. */
+    public OpTap received() {
+        return received;
     }
 
     /** Where the RTRS server listens on the device carrying {@code address}. */

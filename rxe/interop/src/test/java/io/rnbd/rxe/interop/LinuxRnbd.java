@@ -162,6 +162,21 @@ public final class LinuxRnbd {
         return new Mapped(name, spec.sessname(), spec);
     }
 
+    /**
+     * The mapping's state (/sys/block/rnbdN/rnbd/state): "open" while mapped and connected,
+     * "closed" while its session has no connected path (IO fails at once then), "init" before
+     * the first OPEN_RSP; after a reconnect rnbd-clt opens the device again (remap) and it
+     * reads "open".
+     */
+    public static String deviceState(Mapped m) {
+        return Guest.readSysfs(m.sysfs().resolve("state"));
+    }
+
+    /** Waits until the mapping reads "open" again (reconnected and re-opened). */
+    public static void awaitOpen(Mapped m, Duration limit) {
+        Await.until(m.dev() + " open", () -> "open".equals(deviceState(m)), limit);
+    }
+
     /** {@code echo normal|force > /sys/block/rnbdN/rnbd/unmap_device}; waits for the device to go. */
     public static void unmap(Mapped m, boolean force) {
         Guest.writeSysfs(m.sysfs().resolve("unmap_device"), force ? "force" : "normal");

@@ -226,9 +226,11 @@ final class Transmission {
                     f = withFlush(f, fua && caps.flush(), dev);
                     break;
                 case CMD_WRITE_ZEROES:
+                    // NO_HOLE: the range must stay allocated, RNBD's NOUNMAP
+                    boolean noHole = r.has(CMD_FLAG_NO_HOLE);
                     f = len == 0 ? CompletableFuture.completedFuture(null)
                             : Splitter.run(r.offset(), len, max,
-                                    (off, n, pos) -> dev.writeZeroes(off, n, fua && caps.fua()));
+                                    (off, n, pos) -> dev.writeZeroes(off, n, fua && caps.fua(), noHole));
                     f = withFlush(f, fua && !caps.fua(), dev);
                     break;
                 default:

@@ -219,6 +219,10 @@ class NbdServerTest {
             assertArrayEquals(new byte[ones.length], tail.array());
             assertEquals(4, syncDev.trims(), "512 KiB trim in 128 KiB chunks");
             assertEquals(8, syncDev.writeZeroes());
+            assertEquals(8, syncDev.noUnmapZeroes(), "the client sent NO_HOLE: the device keeps the range allocated");
+            c.writeZeroes(0, 4096, false, false).get();
+            assertEquals(9, syncDev.writeZeroes());
+            assertEquals(8, syncDev.noUnmapZeroes(), "without NO_HOLE the device may unmap");
         }
     }
 

@@ -2,6 +2,7 @@ package io.rnbd.rtrs.command.completers;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
@@ -59,7 +60,23 @@ class CompletersTest {
         @Override
         public void resetStats(String s) {
         }
+
+        @Override
+        public List<Provider> mpPolicies() {
+            return List.of(new Provider("min-inflight", "rtrs-mp-min-inflight", "0.1.0", 50, 0),
+                    new Provider("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", 90, 0),
+                    new Provider("first-path", "another-first-path", "1.0.0", 91, 0));
+        }
     };
+
+    /** A policy bundle of the user's own is offered, once, then the appliance's own that are not registered. */
+    @Test
+    void policiesRegisteredThenTheAppliancesOwn() {
+        MpPolicyCompleter c = new MpPolicyCompleter();
+        assertEquals(List.of("round-robin", "min-inflight", "min-latency"), c.names(), "no client: the own three");
+        c.admin = ADMIN;
+        assertEquals(List.of("min-inflight", "first-path", "round-robin", "min-latency"), c.names());
+    }
 
     @Test
     void pathsOfTheSessionOnTheLineElseOfAll() {

@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
  */
 final class ConsoleLine {
     private static final Pattern SAFE = Pattern.compile("[A-Za-z0-9._:@/,+][A-Za-z0-9._:@/,+-]*");
+    private static final Pattern KEY = Pattern.compile("[A-Za-z0-9._][A-Za-z0-9._-]*");
 
     private final List<String> words = new ArrayList<>();
 
@@ -30,6 +31,23 @@ final class ConsoleLine {
         if (value != null && !value.isEmpty()) {
             words.add(name);
             words.add(safe(name, value));
+        }
+        return this;
+    }
+
+    /**
+     * {@code name KEY=VALUE} for each parameter: a key of letters, digits and {@code . _ -}, a
+     * value as any other argument's.
+     */
+    ConsoleLine params(String name, String[] params) {
+        for (String p : params == null ? new String[0] : params) {
+            int eq = p == null ? -1 : p.indexOf('=');
+            if (eq < 1 || !KEY.matcher(p.substring(0, eq)).matches()) {
+                throw new IllegalArgumentException("parameter '" + p + "' is not KEY=VALUE (a key of letters, digits "
+                        + "and . _ -)");
+            }
+            words.add(name);
+            words.add(p.substring(0, eq) + "=" + safe("parameter " + p.substring(0, eq), p.substring(eq + 1)));
         }
         return this;
     }

@@ -52,6 +52,12 @@ public final class Operations {
         return result;
     }
 
+    /** One line per provider: what a JMX console shows of a String[] at a glance. */
+    private static String[] lines(java.util.List<io.rnbd.common.Provider> providers) {
+        return providers.stream().map(p -> p.name() + " " + p.bundle() + " " + p.version() + " [" + p.bundleId() + "]")
+                .toArray(String[]::new);
+    }
+
     public RtrsClientMBean rtrsClient() {
         return new RtrsClientMBean() {
             private RtrsClientAdmin admin() {
@@ -90,6 +96,23 @@ public final class Operations {
             @Override
             public void setMpPolicy(String session, String policy) {
                 admin().setMpPolicy(session, policy);
+            }
+
+            @Override
+            public String[] getMpPolicies() {
+                RtrsClientAdmin a = rtrsClient.get();
+                return a == null ? new String[0] : lines(a.mpPolicies());
+            }
+
+            @Override
+            public String[] getAuthenticators() {
+                RtrsClientAdmin a = rtrsClient.get();
+                return a == null ? new String[0] : lines(a.authenticators());
+            }
+
+            @Override
+            public String setAuthMethod(String end, String method) {
+                return ConsoleLine.of("rtrs:auth-method").arg("end", end).arg("method", method).run(console);
             }
 
             @Override
@@ -151,6 +174,18 @@ public final class Operations {
                 return then(ConsoleLine.of("rnbd:export-add").option("--backend", backend).option("--size", size)
                         .option("--path", path).flag("--create", create).flag("--read-only", readOnly)
                         .arg("name", name).run(console));
+            }
+
+            @Override
+            public String addExportWithParams(String name, String backend, String[] params, boolean readOnly) {
+                return then(ConsoleLine.of("rnbd:export-add").option("--backend", backend).params("--param", params)
+                        .flag("--read-only", readOnly).arg("name", name).run(console));
+            }
+
+            @Override
+            public String[] getBackends() {
+                RnbdServerAdmin a = rnbdServer.get();
+                return a == null ? new String[0] : lines(a.backends());
             }
 
             @Override

@@ -17,7 +17,20 @@ public interface RtrsClientMBean {
 
     void disconnectPath(String session, String path);
 
+    /** By the name a registered policy announces (the MBeans {@code io.rnbd:type=rtrs-mp-policy} list them). */
     void setMpPolicy(String session, String policy);
+
+    /** The multipath policies registered, as {@code rtrs:mp-policies} lists them: {@code name bundle version [id]}. */
+    String[] getMpPolicies();
+
+    /** The authenticators registered, as {@code rtrs:authenticators} lists them: {@code name bundle version [id]}. */
+    String[] getAuthenticators();
+
+    /**
+     * {@code rtrs:auth-method END METHOD}: new paths of the client or the server use the registered
+     * authenticator {@code method} ({@code default}: the best-ranked one), kept in configuration.
+     */
+    String setAuthMethod(String end, String method);
 
     void setMaxReconnectAttempts(String session, int attempts);
 

@@ -68,6 +68,13 @@ class JmxExporterTest {
                 "io.rnbd:type=rtrs-client-path,session=appliance,path=127.0.0.1@127.0.0.1",
                 "io.rnbd:type=rtrs-client-path,session=appliance,path=127.0.0.2@127.0.0.2",
                 "io.rnbd:type=rtrs-server-session,session=appliance",
+                // issue 34: every registered policy, authenticator and backend, by its announced name and bundle
+                "io.rnbd:type=rtrs-mp-policy,name=min-inflight,bundle=rtrs-mp-min-inflight",
+                "io.rnbd:type=rtrs-mp-policy,name=min-latency,bundle=rtrs-mp-min-latency",
+                "io.rnbd:type=rtrs-mp-policy,name=round-robin,bundle=rtrs-mp-round-robin",
+                "io.rnbd:type=rtrs-authenticator,name=none,bundle=rtrs-auth-none",
+                "io.rnbd:type=rnbd-backend,name=file,bundle=rnbd-backend-file",
+                "io.rnbd:type=rnbd-backend,name=memory,bundle=rnbd-backend-memory",
                 "io.rnbd:type=rtrs-server-path,session=appliance,path=00000000-0000-0003-0000-000000000004",
                 "io.rnbd:type=rtrs-server-path,session=appliance,path=00000000-0000-0005-0000-000000000006",
                 "io.rnbd:type=rnbd-export,export=mem0", "io.rnbd:type=rnbd-export-opener,export=mem0,session=appliance",
@@ -172,9 +179,27 @@ class JmxExporterTest {
                 new String[] {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String",
                         "boolean", "boolean"});
         server.invoke(srv, "removeExport", new Object[] {"vol1"}, new String[] {"java.lang.String"});
+        // issue 34: any registered backend with its own parameters
+        String[] withParams = {"java.lang.String", "java.lang.String", "[Ljava.lang.String;", "boolean"};
+        server.invoke(srv, "addExportWithParams", new Object[] {"vol2", "rbd", new String[] {"image=vol2", "pool=rbd"},
+                false}, withParams);
         assertEquals(List.of("rnbd:map --session appliance --export mem0 --mode RO rnbd1", "rnbd:unmap rnbd1",
                 "rnbd:export-add --backend file --size 1g --path /srv/vol1.img --create vol1",
-                "rnbd:export-remove vol1"), consoleLines);
+                "rnbd:export-remove vol1",
+                "rnbd:export-add --backend rbd --param image=vol2 --param pool=rbd vol2"), consoleLines);
+        for (String bad : new String[] {"image", "=vol", "-x=1", "image=a b", "image=--force", "k y=1"}) {
+            Exception e = assertThrows(Exception.class, () -> server.invoke(srv, "addExportWithParams",
+                    new Object[] {"vol3", "rbd", new String[] {bad}, false}, withParams));
+            assertTrue(String.valueOf(e.getCause()).contains("parameter"), bad + ": " + e.getCause());
+        }
+        assertEquals(List.of("memory rnbd-backend-memory 0.1.0.SNAPSHOT [67]"),
+                List.of((String[]) server.getAttribute(srv, "Backends")).subList(1, 2));
+        assertEquals("min-inflight rtrs-mp-min-inflight 0.1.0.SNAPSHOT [60]",
+                ((String[]) server.getAttribute(new ObjectName("io.rnbd:type=rtrs-client"), "MpPolicies"))[0]);
+        server.invoke(new ObjectName("io.rnbd:type=rtrs-client"), "setAuthMethod", new Object[] {"client", "none"},
+                new String[] {"java.lang.String", "java.lang.String"});
+        assertEquals("rtrs:auth-method client none", consoleLines.remove(consoleLines.size() - 1));
+        consoleLines.remove(consoleLines.size() - 1);
 
         // an argument can never become an option or a second command
         for (String bad : new String[] {"--force", "rnbd0;shutdown", "a b", "$(x)", ""}) {

@@ -105,7 +105,7 @@ public final class FileBackend implements BlockBackend, AutoCloseable {
         // without size= the export is the whole file and follows it when it grows (or shrinks)
         boolean follow = p.size() == FileParams.NO_SIZE && Files.isRegularFile(p.path());
         FileBlockDevice dev = new FileBlockDevice(ch, p.path().toString(), size, lbs, p.direct(), readOnly,
-                Files.isRegularFile(p.path()), follow, executor, open::remove);
+                Files.isRegularFile(p.path()), follow, executor, open::remove, fallocateFd(p, readOnly));
         open.add(dev);
         if (closed) {
             dev.close();
@@ -114,6 +114,27 @@ public final class FileBackend implements BlockBackend, AutoCloseable {
         LOG.info("opened {} ({} bytes{}{})", p.path(), size, p.direct() ? ", O_DIRECT" : "",
                 readOnly ? ", read-only" : "");
         return dev;
+    }
+
+    /**
+     * A descriptor of the file for fallocate (trim, write-zeroes), or -1: a read-only open needs
+     * none, and without the JNI library (or when the open fails) the device writes zeros.
+     */
+    private static int fallocateFd(FileParams p, boolean readOnly) {
+        if (readOnly) {
+            return -1;
+        }
+        if (FileNative.UNAVAILABLE != null) {
+            LOG.info("{}: trim and write-zeroes write zeros: {}", p.path(), FileNative.UNAVAILABLE);
+            return -1;
+        }
+        int fd = FileNative.open(p.path().toString(), false);
+        if (fd < 0) {
+            LOG.warn("{}: no descriptor for fallocate ({}): trim and write-zeroes write zeros", p.path(),
+                    io.rnbd.common.Errno.name(-fd));
+            return -1;
+        }
+        return fd;
     }
 
     /** The parameters alone: a missing file (created later, or by create=true) is no reason to refuse. */

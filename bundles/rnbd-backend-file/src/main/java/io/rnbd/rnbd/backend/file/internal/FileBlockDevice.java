@@ -19,15 +19,24 @@ import java.util.function.Consumer;
 
 /**
  * A file or block device behind a {@link FileChannel}. Positional reads and writes run
- * concurrently on the backend's IO threads; FLUSH and FUA are {@code fdatasync}. Java cannot
- * punch holes, so trim and write-zeroes write zeros: both are correct but neither frees space,
- * hence {@code trim=false, zero=false}. With O_DIRECT, buffers that are not aligned go through
- * an aligned per-thread bounce buffer. Buffer positions are never moved. Requests arrive
+ * concurrently on the backend's IO threads; FLUSH and FUA are {@code fdatasync}. Trim and
+ * write-zeroes are fallocate(2) through the project's JNI library ({@link FileNative}) on a
+ * descriptor of the device's own: trim and a write-zeroes that may unmap punch a hole
+ * (PUNCH_HOLE), one with noUnmap (RNBD's NOUNMAP) zeroes in place (ZERO_RANGE, or a punch
+ * then an allocation where the file system has no ZERO_RANGE); where the file system or the
+ * library has none of it, they write zeros, correct but freeing nothing (then
+ * {@code trim=false, zero=false}). No secure erase: a file system cannot promise that a
+ * file's old blocks are gone. With O_DIRECT, buffers that are not aligned go through an
+ * aligned per-thread bounce buffer. Buffer positions are never moved. Requests arrive
  * checked by the caller ({@link io.rnbd.rnbd.api.BlockRequests}): the device itself refuses
  * only IO after its close.
  */
 final class FileBlockDevice implements BlockDevice {
+    /** Without fallocate: trim and write-zeroes write zeros. */
     private static final Capabilities CAPS = new Capabilities(true, true, true, false, false, true);
+    /** With fallocate: holes punched, ranges zeroed by the file system, nothing written. */
+    private static final Capabilities CAPS_FALLOCATE = new Capabilities(true, true, true, true, true, true, true,
+            false);
     private static final int ZERO_CHUNK = 256 * 1024;
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
@@ -47,6 +56,16 @@ final class FileBlockDevice implements BlockDevice {
     private final ByteBuffer zeros;
     private final ThreadLocal<ByteBuffer> bounce;
     private volatile boolean closed;
+    /** The descriptor fallocate works on, -1 without the JNI library. */
+    private final int fd;
+    /** The file system refused PUNCH_HOLE / ZERO_RANGE once (EOPNOTSUPP): the next ones go the other way at once. */
+    private volatile boolean noPunch;
+    private volatile boolean noZeroRange;
+    /**
+     * fallocate calls hold it shared, close exclusively: a descriptor closed under a running call
+     * could be reused by another open and the call punch a hole in another file.
+     */
+    private final java.util.concurrent.locks.ReadWriteLock fdLock = new java.util.concurrent.locks.ReentrantReadWriteLock();
 
     @FunctionalInterface
     private interface Io {
@@ -55,6 +74,13 @@ final class FileBlockDevice implements BlockDevice {
 
     FileBlockDevice(FileChannel ch, String name, long size, int lbs, boolean direct, boolean readOnly,
                     boolean regular, boolean follow, Executor executor, Consumer<FileBlockDevice> onClose) {
+        this(ch, name, size, lbs, direct, readOnly, regular, follow, executor, onClose, -1);
+    }
+
+    /** @param fd a descriptor of the same file for fallocate ({@link FileNative#open}), owned now; -1 for none */
+    FileBlockDevice(FileChannel ch, String name, long size, int lbs, boolean direct, boolean readOnly,
+                    boolean regular, boolean follow, Executor executor, Consumer<FileBlockDevice> onClose, int fd) {
+        this.fd = fd;
         this.ch = ch;
         this.name = name;
         this.size = size;
@@ -155,7 +181,8 @@ final class FileBlockDevice implements BlockDevice {
 
     @Override
     public Capabilities capabilities() {
-        return readOnly ? CAPS.readOnly() : CAPS;
+        Capabilities c = fd >= 0 ? CAPS_FALLOCATE : CAPS;
+        return readOnly ? c.readOnly() : c;
     }
 
     @Override
@@ -203,27 +230,106 @@ final class FileBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> trim(long offset, long length) {
-        return writeZeroes(offset, length, false);
+        return writeZeroes(offset, length, false, false);
     }
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+        return writeZeroes(offset, length, fua, false);
+    }
+
+    /**
+     * Without noUnmap: PUNCH_HOLE, else ZERO_RANGE. With noUnmap: ZERO_RANGE, else PUNCH_HOLE
+     * then an allocation of the range. Whatever the file system refuses (EOPNOTSUPP) falls back
+     * to the next, and at last to writing zeros.
+     */
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
         if (closed) {
             return CompletableFuture.failedFuture(closedError());
         }
         return submit(() -> {
-            long at = offset;
-            long left = length;
-            while (left > 0) {
-                int n = (int) Math.min(ZERO_CHUNK, left);
-                writeFully(zeros.duplicate().limit(n), at);
-                at += n;
-                left -= n;
+            if (!(noUnmap ? zeroKeepingAllocated(offset, length) : zeroUnmapping(offset, length))) {
+                writeZeros(offset, length);
             }
             if (fua) {
                 ch.force(false);
             }
         });
+    }
+
+    /** On an IO thread: true when the file system zeroed the range by unmapping (or zeroing) it. */
+    private boolean zeroUnmapping(long offset, long length) throws IOException {
+        if (fd < 0) {
+            return false;
+        }
+        if (!noPunch && fallocated(call(() -> FileNative.punchHole(fd, offset, length)), "PUNCH_HOLE")) {
+            return true;
+        }
+        noPunch = true;
+        return zeroRange(offset, length);
+    }
+
+    /** On an IO thread: true when the file system zeroed the range and kept it allocated. */
+    private boolean zeroKeepingAllocated(long offset, long length) throws IOException {
+        if (fd < 0) {
+            return false;
+        }
+        if (zeroRange(offset, length)) {
+            return true;
+        }
+        if (noPunch || !fallocated(call(() -> FileNative.punchHole(fd, offset, length)), "PUNCH_HOLE")) {
+            noPunch = true;
+            return false;
+        }
+        // punched: allocate it again, or write zeros over the hole (which allocates as well)
+        return fallocated(call(() -> FileNative.allocate(fd, offset, length)), "allocate");
+    }
+
+    private boolean zeroRange(long offset, long length) throws IOException {
+        if (noZeroRange || !fallocated(call(() -> FileNative.zeroRange(fd, offset, length)), "ZERO_RANGE")) {
+            noZeroRange = true;
+            return false;
+        }
+        return true;
+    }
+
+    /** One native call on the descriptor, never after (or during) its close. */
+    private int call(java.util.function.IntSupplier c) throws BlockIoException {
+        fdLock.readLock().lock();
+        try {
+            if (closed) {
+                throw closedError();
+            }
+            return c.getAsInt();
+        } finally {
+            fdLock.readLock().unlock();
+        }
+    }
+
+    /** fallocate's answer: true done, false not supported here (EOPNOTSUPP), else the error. */
+    private boolean fallocated(int r, String what) throws IOException {
+        if (r == 0) {
+            return true;
+        }
+        if (-r == Errno.EOPNOTSUPP) {
+            return false;
+        }
+        if (-r == Errno.ENOSPC) {
+            throw new BlockIoException(Errno.ENOSPC, name + ": fallocate " + what + ": no space left");
+        }
+        throw new BlockIoException(Errno.EIO, name + ": fallocate " + what + ": " + Errno.name(-r));
+    }
+
+    private void writeZeros(long offset, long length) throws IOException {
+        long at = offset;
+        long left = length;
+        while (left > 0) {
+            int n = (int) Math.min(ZERO_CHUNK, left);
+            writeFully(zeros.duplicate().limit(n), at);
+            at += n;
+            left -= n;
+        }
     }
 
     private boolean isAligned(ByteBuffer b) {
@@ -291,6 +397,14 @@ final class FileBlockDevice implements BlockDevice {
             return;
         }
         closed = true;
+        if (fd >= 0) {
+            fdLock.writeLock().lock();
+            try {
+                FileNative.close(fd);
+            } finally {
+                fdLock.writeLock().unlock();
+            }
+        }
         try {
             ch.close();
         } catch (IOException e) {

@@ -67,7 +67,66 @@ class FileBackendTest {
         BlockDevice dev = open(Map.of("path", f.toString(), "size", "1g"));
         assertEquals(1L << 30, dev.size());
         assertEquals(1L << 30, Files.size(f));
-        assertEquals(new Capabilities(true, true, true, false, false, true), dev.capabilities());
+        assertEquals(FileNative.UNAVAILABLE == null ? new Capabilities(true, true, true, true, true, true, true, false)
+                : new Capabilities(true, true, true, false, false, true), dev.capabilities());
+    }
+
+    /** 512-byte blocks the file system holds for {@code f} (st_blocks). */
+    private static long blocks(Path f) throws Exception {
+        io.rnbd.testkit.ExternalTools.Result r = io.rnbd.testkit.ExternalTools.run(java.time.Duration.ofSeconds(10),
+                "stat", "-c", "%b", f.toString());
+        assertEquals(0, r.exit(), r.output());
+        return Long.parseLong(r.output().trim());
+    }
+
+    /**
+     * RNBD 2.2 on a file: WRITE_ZEROES without NOUNMAP and DISCARD punch a hole (fallocate
+     * PUNCH_HOLE), with NOUNMAP the range is zeroed and stays allocated (ZERO_RANGE, or punch
+     * and allocate), also over a hole. Checked on the blocks the file system holds.
+     */
+    @Test
+    void writeZeroesPunchesAHoleUnlessNoUnmapKeepsTheRangeAllocated() throws Exception {
+        zeroesOn(dir.resolve("zeroes.img"));
+    }
+
+    /** tmpfs has PUNCH_HOLE but no ZERO_RANGE: NOUNMAP is a punch and an allocation there. */
+    @Test
+    void noUnmapWithoutZeroRangePunchesAndAllocates() throws Exception {
+        Path shm = Path.of("/dev/shm");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(shm) && Files.isWritable(shm),
+                "no writable /dev/shm (tmpfs) here");
+        Path f = Files.createTempFile(shm, "rnbd-file-test", ".img");
+        Files.delete(f);
+        try {
+            zeroesOn(f);
+        } finally {
+            Files.deleteIfExists(f);
+        }
+    }
+
+    private void zeroesOn(Path f) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(FileNative.UNAVAILABLE == null,
+                () -> "no fallocate here: " + FileNative.UNAVAILABLE);
+        BlockDevice dev = open(Map.of("path", f.toString(), "size", "4m"));
+        int mib = 1 << 20;
+        await(dev.write(0, ByteBuffer.wrap(pattern(mib, 3)), false));
+        await(dev.flush());
+        long written = blocks(f);
+        assertTrue(written >= mib / 512, "1 MiB written: " + written + " blocks");
+
+        await(dev.writeZeroes(0, mib / 2, true, true));
+        assertArrayEquals(new byte[mib / 2], read(dev, 0, mib / 2));
+        assertEquals(written, blocks(f), "NOUNMAP: zeroed and still allocated");
+
+        await(dev.writeZeroes(0, mib / 2, false, false));
+        assertTrue(blocks(f) <= written - mib / 2 / 512, "without NOUNMAP a hole is punched: " + blocks(f));
+        await(dev.trim(mib / 2, mib / 2));
+        assertArrayEquals(new byte[mib], read(dev, 0, mib));
+        assertTrue(blocks(f) < 64, "both halves punched: " + blocks(f));
+
+        await(dev.writeZeroes(2L * mib, mib, false, true));
+        assertTrue(blocks(f) >= mib / 512, "NOUNMAP over a hole allocates it: " + blocks(f));
+        assertArrayEquals(new byte[mib], read(dev, 2L * mib, mib));
     }
 
     @Test

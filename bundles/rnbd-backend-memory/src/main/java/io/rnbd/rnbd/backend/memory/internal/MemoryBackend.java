@@ -8,19 +8,41 @@ import java.io.IOException;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The {@code memory} backend: every {@link #open} creates a new, empty, sparse device whose data
- * lives until the device (or this backend) is closed. Parameters: {@code size} (required).
+ * The {@code memory} backend: a sparse device per export whose data lives as long as the export
+ * does, in a store kept by name in a holder that outlives this backend ({@link MemoryStores}):
+ * closing the device, stopping or updating this backend's bundle keep it, and the export's next
+ * {@link #open(String, Map, boolean)} finds it; {@link #release} frees it. An open without an
+ * export name gets a private device whose data goes when it closes. Parameters: {@code size}
+ * (required; an export whose store is kept has the store's size, which a resize may have changed).
  * Also a {@link java.util.ServiceLoader} provider, so load generators can use it outside OSGi.
  */
 public final class MemoryBackend implements BlockBackend, AutoCloseable {
     public static final String TYPE = "memory";
     /** Largest device: keeps the page directory of a sparse device small. */
     public static final long MAX_SIZE = 1L << 46;
+    private static final Logger LOG = LoggerFactory.getLogger(MemoryBackend.class);
 
     private final Set<MemoryBlockDevice> open = ConcurrentHashMap.newKeySet();
+    private final MemoryStores stores;
     private volatile boolean closed;
+
+    /** With a holder of its own: the stores live as long as this backend (tools, tests). */
+    public MemoryBackend() {
+        this(new ConcurrentHashMap<>());
+    }
+
+    /**
+     * @param holder where the exports' stores are kept, JDK objects by export name: hand the
+     *               same holder to the next backend and it finds the data
+     */
+    public MemoryBackend(ConcurrentMap<String, Object> holder) {
+        this.stores = new MemoryStores(holder);
+    }
 
     @Override
     public String type() {
@@ -29,11 +51,42 @@ public final class MemoryBackend implements BlockBackend, AutoCloseable {
 
     @Override
     public BlockDevice open(Map<String, String> params, boolean readOnly) throws IOException {
+        checkRunning();
+        return track(new MemoryBlockDevice(MemoryStore.empty(size(params)), false, readOnly, open::remove));
+    }
+
+    /** The export's device on its kept store, or on a new empty one of {@code size}. */
+    @Override
+    public BlockDevice open(String export, Map<String, String> params, boolean readOnly) throws IOException {
+        checkRunning();
+        long size = size(params);
+        MemoryStores.Attached a = stores.attach(export, size);
+        MemoryBlockDevice dev = new MemoryBlockDevice(a.store(), true, readOnly, open::remove);
+        if (!a.kept()) {
+            LOG.info("memory export {}: new and empty, {} bytes", export, size);
+        } else {
+            long kept = a.store().size().get();
+            LOG.info("memory export {}: its memory kept, {} bytes ({} in pages){}", export, kept,
+                    a.store().allocatedPages().get() << MemoryBlockDevice.PAGE_SHIFT,
+                    kept == size ? "" : "; size=" + size + " is what it was created with");
+        }
+        return track(dev);
+    }
+
+    @Override
+    public void release(String export) {
+        if (stores.release(export)) {
+            LOG.info("memory export {}: removed, its memory freed", export);
+        }
+    }
+
+    private void checkRunning() throws IOException {
         if (closed) {
             throw new IOException("memory backend is stopped");
         }
-        long size = size(params);
-        MemoryBlockDevice dev = new MemoryBlockDevice(size, readOnly, open::remove);
+    }
+
+    private BlockDevice track(MemoryBlockDevice dev) throws IOException {
         open.add(dev);
         if (closed) {
             dev.close();
@@ -84,7 +137,10 @@ public final class MemoryBackend implements BlockBackend, AutoCloseable {
         return open.size();
     }
 
-    /** Closes every device still open: a stopped backend leaves no memory behind. */
+    /**
+     * Closes every device still open: their requests fail from now on; an export's store stays
+     * in the holder for the next backend, a private device's memory is freed.
+     */
     @Override
     public void close() {
         closed = true;

@@ -11,17 +11,27 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongConsumer;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
- * A sparse device in off-heap pages of 64 KiB, allocated on first write and dropped by trim.
+ * A sparse device in off-heap pages of 64 KiB, allocated on first write and dropped by trim
+ * and by WRITE_ZEROES; WRITE_ZEROES with noUnmap (RNBD's NOUNMAP) zeroes them in place and
+ * allocates what is not, so the range stays allocated; a secure erase zeroes pages before it
+ * drops them, so their bytes are gone from memory, not only from the device.
  * The page directory is two-level; pages are installed by CAS, so concurrent IO never takes a
- * lock. A leaf (4096 pages, 256 MiB of the device) is installed under the device's monitor, as
+ * lock. A leaf (4096 pages, 256 MiB of the device) is installed under the store's directory
+ * reference as monitor (the store's, not the device's: the next device on the store shares it), as
  * is a resize, which replaces the directory by a copy of another length: a leaf installed in
  * the old one while it was copied would be lost. Every operation completes inline. Buffer
  * positions are never moved. Requests arrive checked by the caller ({@link io.rnbd.rnbd.api.BlockRequests}):
  * the device itself refuses only IO after its close.
+ *
+ * <p>Size, directory and page count live in the device's {@link MemoryStore}, JDK objects the
+ * device works on directly. An export's device leaves its store behind when it closes (the
+ * next open of the export, by this class loader or the next one, finds the data); a device
+ * opened without an export frees its pages on close.
  */
 final class MemoryBlockDevice implements BlockDevice {
     static final int SECTOR = 512;
@@ -31,31 +41,40 @@ final class MemoryBlockDevice implements BlockDevice {
     private static final int LEAF = 1 << LEAF_SHIFT;
     private static final byte[] ZEROS = new byte[PAGE];
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
-    private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true);
+    private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true, true, true);
 
-    private volatile long size;
+    private final MemoryStore store;
+    private final AtomicLong size;
+    private final AtomicReference<AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>>> directory;
+    private final AtomicLong allocatedPages;
+    /** Whether the store is an export's, kept when the device closes. */
+    private final boolean keepsStore;
     private final boolean readOnly;
-    private volatile AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> directory;
     private final List<LongConsumer> sizeListeners = new CopyOnWriteArrayList<>();
-    private final AtomicLong allocatedPages = new AtomicLong();
     private final Consumer<MemoryBlockDevice> onClose;
     private volatile boolean closed;
 
-    MemoryBlockDevice(long size, boolean readOnly, Consumer<MemoryBlockDevice> onClose) {
-        this.size = size;
+    /**
+     * @param keepsStore whether {@code store} outlives the device (an export's), or goes with it
+     */
+    MemoryBlockDevice(MemoryStore store, boolean keepsStore, boolean readOnly, Consumer<MemoryBlockDevice> onClose) {
+        this.store = store;
+        this.size = store.size();
+        this.directory = store.directory();
+        this.allocatedPages = store.allocatedPages();
+        this.keepsStore = keepsStore;
         this.readOnly = readOnly;
         this.onClose = onClose;
-        this.directory = new AtomicReferenceArray<>(leaves(size));
     }
 
-    private static int leaves(long size) {
+    static int leaves(long size) {
         long pages = (size + PAGE - 1) >>> PAGE_SHIFT;
         return (int) ((pages + LEAF - 1) >>> LEAF_SHIFT);
     }
 
     @Override
     public long size() {
-        return size;
+        return size.get();
     }
 
     @Override
@@ -93,14 +112,19 @@ final class MemoryBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> write(long offset, ByteBuffer src, boolean fua) {
+        return store(offset, src.remaining(), src);
+    }
+
+    /** Put {@code src} (zeros when null) into the pages of the range, allocating what is missing. */
+    private CompletableFuture<Void> store(long offset, long length, ByteBuffer src) {
         if (closed) {
             return CompletableFuture.failedFuture(closedError());
         }
-        int len = src.remaining();
-        int at = src.position();
+        long len = length;
+        int at = src == null ? 0 : src.position();
         while (len > 0) {
             int inPage = (int) (offset & (PAGE - 1));
-            int n = Math.min(PAGE - inPage, len);
+            int n = (int) Math.min(PAGE - inPage, len);
             ByteBuffer page;
             try {
                 page = allocate(offset >>> PAGE_SHIFT);
@@ -110,9 +134,13 @@ final class MemoryBlockDevice implements BlockDevice {
             } catch (IllegalStateException e) {
                 return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, e.getMessage()));
             }
-            page.put(inPage, src, at, n);
+            if (src == null) {
+                page.put(inPage, ZEROS, 0, n);
+            } else {
+                page.put(inPage, src, at, n);
+                at += n;
+            }
             offset += n;
-            at += n;
             len -= n;
         }
         return DONE;
@@ -133,12 +161,36 @@ final class MemoryBlockDevice implements BlockDevice {
         return discard(offset, length);
     }
 
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        return noUnmap ? store(offset, length, null) : discard(offset, length);
+    }
+
+    @Override
+    public CompletableFuture<Void> secureErase(long offset, long length) {
+        if (closed) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        // zero what is there first: a dropped page's memory goes back to the allocator as it is
+        for (long at = offset, left = length; left > 0; ) {
+            int inPage = (int) (at & (PAGE - 1));
+            int n = (int) Math.min(PAGE - inPage, left);
+            ByteBuffer page = page(at >>> PAGE_SHIFT);
+            if (page != null) {
+                page.put(inPage, ZEROS, 0, n);
+            }
+            at += n;
+            left -= n;
+        }
+        return discard(offset, length);
+    }
+
     /** Full pages are freed, partial ones zeroed in place: both read back as zeros. */
     private CompletableFuture<Void> discard(long offset, long length) {
         if (closed) {
             return CompletableFuture.failedFuture(closedError());
         }
-        discard(offset, length, size);
+        discard(offset, length, size.get());
         return DONE;
     }
 
@@ -161,7 +213,7 @@ final class MemoryBlockDevice implements BlockDevice {
     }
 
     private ByteBuffer page(long index) {
-        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
+        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory.get();
         int d = (int) (index >>> LEAF_SHIFT);
         AtomicReferenceArray<ByteBuffer> leaf = d < dir.length() ? dir.get(d) : null;
         return leaf == null ? null : leaf.get((int) (index & (LEAF - 1)));
@@ -169,7 +221,7 @@ final class MemoryBlockDevice implements BlockDevice {
 
     private ByteBuffer allocate(long index) {
         int d = (int) (index >>> LEAF_SHIFT);
-        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
+        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory.get();
         AtomicReferenceArray<ByteBuffer> leaf = d < dir.length() ? dir.get(d) : null;
         if (leaf == null) {
             leaf = leaf(d);
@@ -192,21 +244,23 @@ final class MemoryBlockDevice implements BlockDevice {
     }
 
     /** The leaf {@code d}, installed now if there is none (rare: once per 256 MiB). */
-    private synchronized AtomicReferenceArray<ByteBuffer> leaf(int d) {
-        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
-        if (d >= dir.length()) {
-            throw new IllegalStateException("page beyond the device: a resize raced this write");
+    private AtomicReferenceArray<ByteBuffer> leaf(int d) {
+        synchronized (directory) {
+            AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory.get();
+            if (d >= dir.length()) {
+                throw new IllegalStateException("page beyond the device: a resize raced this write");
+            }
+            AtomicReferenceArray<ByteBuffer> leaf = dir.get(d);
+            if (leaf == null) {
+                leaf = new AtomicReferenceArray<>(LEAF);
+                dir.set(d, leaf);
+            }
+            return leaf;
         }
-        AtomicReferenceArray<ByteBuffer> leaf = dir.get(d);
-        if (leaf == null) {
-            leaf = new AtomicReferenceArray<>(LEAF);
-            dir.set(d, leaf);
-        }
-        return leaf;
     }
 
     private void free(long index) {
-        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory;
+        AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = directory.get();
         int d = (int) (index >>> LEAF_SHIFT);
         AtomicReferenceArray<ByteBuffer> leaf = d < dir.length() ? dir.get(d) : null;
         if (leaf != null && leaf.getAndSet((int) (index & (LEAF - 1)), null) != null) {
@@ -238,22 +292,22 @@ final class MemoryBlockDevice implements BlockDevice {
             return CompletableFuture.failedFuture(new BlockIoException(Errno.EINVAL, e.getMessage()));
         }
         long before;
-        synchronized (this) {
-            before = size;
+        synchronized (directory) {
+            before = size.get();
             if (bytes < before) {
-                size = bytes; // what checks requests against size() refuses IO beyond the new end from here on
+                size.set(bytes); // what checks requests against size() refuses IO beyond the new end from here on
                 discard(bytes, Math.min(before, ((bytes + PAGE - 1) & ~(long) (PAGE - 1))) - bytes, before);
                 for (long p = (bytes + PAGE - 1) >>> PAGE_SHIFT; p < (before + PAGE - 1) >>> PAGE_SHIFT; p++) {
                     free(p);
                 }
             }
-            AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> old = directory;
+            AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> old = directory.get();
             AtomicReferenceArray<AtomicReferenceArray<ByteBuffer>> dir = new AtomicReferenceArray<>(leaves(bytes));
             for (int d = 0; d < Math.min(old.length(), dir.length()); d++) {
                 dir.set(d, old.get(d));
             }
-            directory = dir;
-            size = bytes;
+            directory.set(dir);
+            size.set(bytes);
         }
         if (before != bytes) {
             for (LongConsumer l : sizeListeners) {
@@ -273,10 +327,11 @@ final class MemoryBlockDevice implements BlockDevice {
             return;
         }
         closed = true;
-        for (int d = 0; d < directory.length(); d++) {
-            directory.set(d, null);
+        if (keepsStore) {
+            MemoryStores.detach(store);
+        } else {
+            store.free();
         }
-        allocatedPages.set(0);
         onClose.accept(this);
     }
 }

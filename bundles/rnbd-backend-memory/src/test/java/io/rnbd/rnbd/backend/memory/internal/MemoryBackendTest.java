@@ -62,7 +62,7 @@ class MemoryBackendTest {
 
     @Test
     void probesEveryCapability() throws IOException {
-        assertEquals(new Capabilities(true, true, true, true, true, true), open("1m").capabilities());
+        assertEquals(new Capabilities(true, true, true, true, true, true, true, true), open("1m").capabilities());
         assertEquals(Capabilities.READ_ONLY, backend.open(Map.of("size", "1m"), true).capabilities());
     }
 
@@ -80,6 +80,29 @@ class MemoryBackendTest {
         assertEquals(PAGE, dev.allocatedBytes());
         dev.writeZeroes((1L << 40) - 2L * PAGE, 2L * PAGE, false).get();
         assertEquals(0, dev.allocatedBytes());
+    }
+
+    /**
+     * RNBD 2.2's NOUNMAP: WRITE_ZEROES with it leaves the range allocated (zeroed in place, the
+     * missing pages allocated), without it frees the range; a secure erase frees it too.
+     */
+    @Test
+    void writeZeroesWithNoUnmapKeepsTheRangeAllocated() throws Exception {
+        MemoryBlockDevice dev = open("1m");
+        dev.write(0, ByteBuffer.wrap(new byte[PAGE]).put(0, (byte) 7), false).get();
+        assertEquals(PAGE, dev.allocatedBytes());
+        dev.writeZeroes(0, 4L * PAGE, false, true).get();
+        assertEquals(4L * PAGE, dev.allocatedBytes(), "zeroed in place and allocated, not unmapped");
+        ByteBuffer back = ByteBuffer.allocate(PAGE);
+        dev.read(0, back).get();
+        assertEquals(0, back.get(0));
+        dev.writeZeroes(0, 2L * PAGE, false, false).get();
+        assertEquals(2L * PAGE, dev.allocatedBytes(), "without NOUNMAP the range is unmapped");
+        dev.write(3L * PAGE, ByteBuffer.wrap(new byte[PAGE]).put(9, (byte) 5), false).get();
+        dev.secureErase(2L * PAGE, 2L * PAGE).get();
+        assertEquals(0, dev.allocatedBytes());
+        dev.read(3L * PAGE, back.clear()).get();
+        assertEquals(0, back.get(9));
     }
 
     @Test

@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
 final class RbdBlockDevice implements BlockDevice {
     static final long CLOSE_WAIT_MS = 10_000;
     private static final Logger LOG = LoggerFactory.getLogger(RbdBlockDevice.class);
-    private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true);
+    /** No secure erase (librbd has none); no fast zero: a thick (NOUNMAP) write-zeroes writes zeros in the OSDs. */
+    private static final Capabilities CAPS = new Capabilities(true, true, true, true, true, true, false, false);
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
     private static final int SECTOR = 512;
     /** How often a closing poller looks again for IO that raced the close. */
@@ -201,10 +202,21 @@ final class RbdBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua) {
+        return writeZeroes(offset, length, fua, false);
+    }
+
+    /**
+     * rbd_aio_write_zeroes: without noUnmap librbd may deallocate the range (as a discard
+     * that reads back zeros), with it (RNBD's NOUNMAP) RBD_WRITE_ZEROES_FLAG_THICK_PROVISION
+     * keeps it allocated, the OSDs writing the zeros.
+     */
+    @Override
+    public CompletableFuture<Void> writeZeroes(long offset, long length, boolean fua, boolean noUnmap) {
+        int thick = noUnmap ? RbdNative.FLAG_THICK : 0;
         if (fua && this.fua == Fua.FLUSH) {
-            return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, 0, null).thenCompose(v -> flush());
+            return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, thick, null).thenCompose(v -> flush());
         }
-        return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, fua ? RbdNative.FLAG_FUA : 0, null);
+        return start(RbdNative.OP_WRITE_ZEROES, offset, length, null, thick | (fua ? RbdNative.FLAG_FUA : 0), null);
     }
 
     /**

@@ -21,6 +21,11 @@ final class RbdNative {
 
     /** librados' LIBRADOS_OP_FLAG_FADVISE_FUA: the write is durable when it completes. */
     static final int FLAG_FUA = 0x80;
+    /**
+     * Not a librados flag: OP_WRITE_ZEROES with RBD_WRITE_ZEROES_FLAG_THICK_PROVISION, the
+     * range stays allocated (RNBD's NOUNMAP); rbd_native.c takes it out of the op flags.
+     */
+    static final int FLAG_THICK = 1 << 30;
 
     /** librbd's RBD_FEATURE_EXCLUSIVE_LOCK. */
     static final long FEATURE_EXCLUSIVE_LOCK = 1L << 2;

@@ -4,6 +4,8 @@ import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.client.RnbdClient;
 import io.rnbd.rtrs.api.RtrsClientSession;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -53,11 +55,15 @@ public final class RnbdClientComponent {
     private final RnbdClient client;
     private final ServiceRegistration<RnbdClientAdmin> registration;
 
+    /** The timer's threads (one at a time), joined when the component stops. */
+    private final List<Thread> timerThreads = new CopyOnWriteArrayList<>();
+
     @Activate
     public RnbdClientComponent(BundleContext context, Config cfg) {
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rnbd-client-timer");
             t.setDaemon(true);
+            timerThreads.add(t);
             return t;
         });
         try {
@@ -96,6 +102,10 @@ public final class RnbdClientComponent {
         scheduler.shutdownNow();
         // a stopped bundle leaves no thread behind; a refresh under way ends with its OPEN
         scheduler.awaitTermination(10, TimeUnit.SECONDS);
+        // a terminated pool's worker may still be leaving run(): wait for it to be gone too
+        for (Thread t : timerThreads) {
+            t.join(10_000);
+        }
         devices.withdrawAll();
     }
 }

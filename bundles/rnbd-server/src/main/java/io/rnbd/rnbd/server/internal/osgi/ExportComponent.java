@@ -56,8 +56,10 @@ public final class ExportComponent {
         String allowed_sessions() default "";
 
         @AttributeDefinition(name = "Offline wait (ms)",
-                description = "How long IO waits for a missing backend before failing with ENODEV; 0 = fail at once")
-        long offline_wait_ms() default 0;
+                description = "How long IO waits for a missing backend (its bundle stopped, updated, not installed) "
+                        + "before failing with ENODEV, logged; the default 20 s outlasts a backend's update and stays "
+                        + "under the client's 30 s request timeout; 0 = fail at once")
+        long offline_wait_ms() default ExportConfig.DEFAULT_OFFLINE_WAIT_MS;
     }
 
     private final ExportConfig config;

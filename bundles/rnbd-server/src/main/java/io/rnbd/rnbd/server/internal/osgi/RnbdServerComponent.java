@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.server.internal.osgi;
 
+import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rnbd.server.RnbdServer;
@@ -13,6 +14,7 @@ import java.util.function.BooleanSupplier;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -54,9 +56,11 @@ public final class RnbdServerComponent {
         String dev_search_path() default "/";
 
         @AttributeDefinition(name = "Backend timeout (ms)", description = "How long a backend may hold one request "
-                + "before it is answered ETIMEDOUT (a write abandoned so refuses the export's writes until it comes "
-                + "back, so that nothing newer can be overtaken by it); 0 = forever. Below the client's 30 s request "
-                + "timeout by default.")
+                + "before it is reported slow (counted in the export's timeouts, logged, the export's last error); "
+                + "0 = never. The request is still answered only when the backend gives it back, as Linux's "
+                + "rnbd-server waits for its bio: its data is the RTRS chunk, which an earlier answer would hand "
+                + "back to the client while the backend still reads or writes it. Below the client's 30 s request "
+                + "timeout by default, so the export shows why before the client fails the path.")
         long backend_timeout_ms() default 25000;
 
         @AttributeDefinition(name = "Open grace (ms)", description = "For this long after the server starts, an "
@@ -138,8 +142,12 @@ public final class RnbdServerComponent {
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
-    void bindBackend(BlockBackend backend, Map<String, Object> props) {
-        server.backendAdded(type(backend, props), backend);
+    void bindBackend(BlockBackend backend, Map<String, Object> props, ServiceReference<BlockBackend> ref) {
+        String type = type(backend, props);
+        Bundle b = ref.getBundle();
+        server.backendAdded(type, backend, b == null ? null
+                : new Provider(type, b.getSymbolicName(), b.getVersion().toString(), b.getBundleId(),
+                        props.get("service.ranking") instanceof Integer r ? r : 0));
     }
 
     void unbindBackend(BlockBackend backend, Map<String, Object> props) {

@@ -52,8 +52,11 @@ public final class ClientSessionComponent {
         @AttributeDefinition(name = "Reconnect delay (s)", description = "Base delay before reconnecting a path; +1 s per failed attempt, spread by +/-50 % jitter.")
         int reconnect_delay_sec() default 10;
 
-        @AttributeDefinition(name = "IO timeout (ms)", description = "How long IO waits while no path is connected; 0 = fail at once with EIO, as the kernel does.")
-        long io_timeout_ms() default 0;
+        @AttributeDefinition(name = "IO timeout (ms)", description = "How long IO waits while no path is connected "
+                + "(dm-multipath's queue_if_no_path with no_path_retry): past it each waiting request fails with EIO and "
+                + "the log says why. The default minute outlasts every hot swap and three reconnect rounds at the default "
+                + "delay; 0 = fail at once, as Linux RTRS does.")
+        long io_timeout_ms() default ClientConfig.DEFAULT_IO_TIMEOUT_MS;
 
         @AttributeDefinition(name = "Request timeout (ms)", description = "A request unanswered this long on a connected "
                 + "path fails that path, and it and its companions go to another path (fenced where the server can), "

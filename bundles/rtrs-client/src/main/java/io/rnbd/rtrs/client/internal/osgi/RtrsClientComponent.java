@@ -8,7 +8,10 @@ import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.client.RtrsClient;
 import org.osgi.annotation.bundle.Capability;
+import io.rnbd.common.Provider;
+import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -84,34 +87,46 @@ public final class RtrsClientComponent {
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
-    void bindAuthenticator(Authenticator a, Map<String, Object> props) {
-        auths.put(a, props);
-        client.authenticator(Authenticators.select(auths.all(), authMethod));
+    void bindAuthenticator(Authenticator a, Map<String, Object> props, ServiceReference<Authenticator> ref) {
+        auths.put(a, props, provider(Authenticator.PROP_METHOD, props, ref));
+        authenticatorsChanged();
     }
 
-    void updatedAuthenticator(Authenticator a, Map<String, Object> props) {
-        bindAuthenticator(a, props);
+    void updatedAuthenticator(Authenticator a, Map<String, Object> props, ServiceReference<Authenticator> ref) {
+        bindAuthenticator(a, props, ref);
     }
 
     void unbindAuthenticator(Authenticator a) {
         auths.remove(a);
+        authenticatorsChanged();
+    }
+
+    private void authenticatorsChanged() {
+        client.authenticators(auths.providers());
         client.authenticator(Authenticators.select(auths.all(), authMethod));
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
-    void bindPolicy(MultipathPolicy p, Map<String, Object> props) {
-        policies.put(p, props);
-        client.policies(policies.all());
+    void bindPolicy(MultipathPolicy p, Map<String, Object> props, ServiceReference<MultipathPolicy> ref) {
+        policies.put(p, props, provider(MultipathPolicy.PROP_NAME, props, ref));
+        client.policyServices(policies.entries());
     }
 
-    void updatedPolicy(MultipathPolicy p, Map<String, Object> props) {
-        bindPolicy(p, props);
+    void updatedPolicy(MultipathPolicy p, Map<String, Object> props, ServiceReference<MultipathPolicy> ref) {
+        bindPolicy(p, props, ref);
     }
 
     void unbindPolicy(MultipathPolicy p) {
         policies.remove(p);
-        client.policies(policies.all());
+        client.policyServices(policies.entries());
+    }
+
+    /** The service as the console lists it: the name in {@code key}, and its bundle. */
+    static Provider provider(String key, Map<String, Object> props, ServiceReference<?> ref) {
+        Bundle b = ref.getBundle();
+        return b == null ? Provider.of(key, props, "", "", -1) // unregistered meanwhile
+                : Provider.of(key, props, b.getSymbolicName(), b.getVersion().toString(), b.getBundleId());
     }
 
     /** Sessions go first (their components close them), then the devices, then the client and its timer. */

@@ -39,6 +39,14 @@ class ClientSessionConfigTest {
         assertEquals(5000, c.hbIntervalMs());
     }
 
+    /** As shipped, IO waits a minute for a path (every hot swap completes), not EIO at once. */
+    @Test
+    void ioWaitsAMinuteForAPathByDefault() {
+        ClientConfig c = ClientSessionComponent.toConfig(config(Map.of("session_name", "s", "paths", "127.0.0.1")));
+        assertEquals(60_000, c.ioTimeoutMs());
+        assertEquals(30_000, c.requestTimeoutMs());
+    }
+
     @Test
     void invalidConfigurationFailsFastWithAClearMessage() {
         assertThrows(IllegalArgumentException.class,

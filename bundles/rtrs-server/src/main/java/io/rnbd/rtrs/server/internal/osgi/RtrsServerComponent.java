@@ -8,6 +8,7 @@ import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.server.RtrsServer;
 import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.rtrs.server.SessionLimits;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -15,6 +16,7 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -50,12 +52,16 @@ public final class RtrsServerComponent {
         int port() default 1234;
 
         @AttributeDefinition(name = "Chunk size", description = "Bytes per chunk (power of two, >= 8192); max IO = chunk "
-                + "size - 4096. Default 262144, so that a 128 KiB request goes whole (Linux's rtrs-srv: 131072).")
+                + "size - 4096. Default 262144, so that a 128 KiB request goes whole (Linux's rtrs-srv: 131072). "
+                + "A change applies to new sessions; a session the server has seen keeps its own, also when it "
+                + "reconnects.")
         int chunk_size() default ServerConfig.DEFAULT_CHUNK_SIZE;
 
         @AttributeDefinition(name = "Queue depth", description = "Chunks per session = permits of each client session, "
                 + "the most IO it has in flight (1..65535). Default 256: queue.depth x chunk.size of memory per session, "
-                + "64 MiB, as Linux's defaults (512 x 128 KiB).")
+                + "64 MiB, as Linux's defaults (512 x 128 KiB). A change applies to new sessions, without a restart; "
+                + "a session the server has seen keeps its own, also when it reconnects (Linux's client gives up for "
+                + "good on a session whose queue depth changed).")
         int queue_depth() default ServerConfig.DEFAULT_QUEUE_DEPTH;
 
         @AttributeDefinition(name = "Always invalidate", description = "Invalidate a chunk's rkey before the upper layer sees it and send a new one with the response (costs 15-20 %).")
@@ -93,24 +99,64 @@ public final class RtrsServerComponent {
     });
     private final Ranked<RtrsServerOps> ops = new Ranked<>();
     private final Ranked<Authenticator> auths = new Ranked<>();
-    private final RtrsServer server;
-    private final String authMethod;
+    /** The sessions' queue depths and chunk sizes, handed from each server to the next (see {@link #modified}). */
+    private final SessionLimits limits = new SessionLimits();
+    private volatile RtrsServer server;
+    private ServerConfig sc;
+    private volatile String authMethod;
+    private BundleContext context;
     private ServiceRegistration<?> registration;
 
     @Activate
     public RtrsServerComponent(Config cfg) {
-        ServerConfig sc;
         try {
-            sc = new ServerConfig(cfg.port(), cfg.chunk_size(), cfg.queue_depth(), cfg.always_invalidate(),
-                    cfg.hb_interval_ms(), cfg.hb_missed_max(), cfg.upper_wait_ms(), cfg.handshake_timeout_ms(),
-                    cfg.max_half_open_per_source());
+            sc = serverConfig(cfg);
         } catch (IllegalArgumentException e) {
             timer.shutdownNow();
             throw e;
         }
         authMethod = cfg.auth_method();
-        server = new RtrsServer(sc, ops::best, () -> Authenticators.select(auths.all(), authMethod), timer,
-                System::nanoTime);
+        server = newServer();
+    }
+
+    private static ServerConfig serverConfig(Config cfg) {
+        return new ServerConfig(cfg.port(), cfg.chunk_size(), cfg.queue_depth(), cfg.always_invalidate(),
+                cfg.hb_interval_ms(), cfg.hb_missed_max(), cfg.upper_wait_ms(), cfg.handshake_timeout_ms(),
+                cfg.max_half_open_per_source());
+    }
+
+    private RtrsServer newServer() {
+        return new RtrsServer(sc, ops::best, () -> Authenticators.select(auths.all(), authMethod), timer,
+                System::nanoTime, limits);
+    }
+
+    /**
+     * A new configuration. queue.depth and chunk.size alone apply to new sessions while
+     * everything runs on: a mapped Linux client, whose rtrs-clt stops reconnecting for good
+     * when its session's queue depth changes, keeps its own across reconnects and across
+     * this server being rebuilt ({@link SessionLimits}). An authentication method alone
+     * applies to new paths. Anything else rebuilds the server, as a restart would: every path
+     * drops and reconnects.
+     */
+    @Modified
+    void modified(Config cfg) {
+        ServerConfig next = serverConfig(cfg);
+        authMethod = cfg.auth_method();
+        ServerConfig sameLimits = new ServerConfig(next.port(), sc.chunkSize(), sc.queueDepth(),
+                next.alwaysInvalidate(), next.hbIntervalMs(), next.hbMissedMax(), next.upperWaitMs(),
+                next.handshakeTimeoutMs(), next.maxHalfOpenPerSource());
+        if (sameLimits.equals(sc)) {
+            server.newSessionLimits(next.queueDepth(), next.chunkSize());
+            sc = next;
+            return;
+        }
+        sc = next;
+        unregister();
+        server.close();
+        server = newServer();
+        if (context != null) {
+            register(context);
+        }
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
@@ -156,13 +202,12 @@ public final class RtrsServerComponent {
      */
     @Activate
     void register(BundleContext context) {
+        this.context = context;
         registration = context.registerService(new String[] {IbClient.class.getName(),
                 RtrsServerAdmin.class.getName()}, server, null);
     }
 
-    /** The registry removes every device from the server first (its IB client goes), then the server closes. */
-    @Deactivate
-    void deactivate() throws InterruptedException {
+    private void unregister() {
         if (registration != null) {
             try {
                 registration.unregister();
@@ -171,6 +216,12 @@ public final class RtrsServerComponent {
             }
             registration = null;
         }
+    }
+
+    /** The registry removes every device from the server first (its IB client goes), then the server closes. */
+    @Deactivate
+    void deactivate() throws InterruptedException {
+        unregister();
         server.close();
         timer.shutdownNow();
         timer.awaitTermination(5, TimeUnit.SECONDS);

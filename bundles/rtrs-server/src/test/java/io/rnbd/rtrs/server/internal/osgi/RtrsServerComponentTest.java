@@ -11,6 +11,7 @@ import java.net.InetAddress;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -47,6 +48,29 @@ class RtrsServerComponentTest {
         }
         assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("rtrs-server-timer")
                 && t.isAlive()), "timer thread stopped");
+    }
+
+    /**
+     * Issue 35 e: a new queue.depth or chunk.size goes to new sessions without a restart (a
+     * mapped Linux client keeps its session, which it would otherwise give up for good); any
+     * other change rebuilds the server, handing it the sessions' limits.
+     */
+    @Test
+    void aNewQueueDepthAloneKeepsTheServerAnythingElseRebuildsIt() throws Exception {
+        RtrsServerComponent c = new RtrsServerComponent(config(Map.of("port", 0, "queue_depth", 4, "chunk_size", 8192)));
+        try {
+            io.rnbd.rtrs.server.RtrsServer first = c.server();
+            c.modified(config(Map.of("port", 0, "queue_depth", 8, "chunk_size", 16384)));
+            assertSame(first, c.server(), "queue.depth and chunk.size alone: no restart");
+            c.modified(config(Map.of("port", 0, "queue_depth", 8, "chunk_size", 16384, "auth_method", "none")));
+            assertSame(first, c.server(), "the authentication method alone: no restart");
+            c.modified(config(Map.of("port", 0, "queue_depth", 8, "chunk_size", 16384, "hb_missed_max", 7)));
+            assertNotSame(first, c.server(), "another setting rebuilds the server");
+            assertThrows(IllegalArgumentException.class,
+                    () -> c.modified(config(Map.of("port", 0, "queue_depth", 0))), "refused like at activation");
+        } finally {
+            c.deactivate();
+        }
     }
 
     @Test

@@ -1,0 +1,30 @@
+#!/bin/bash
+# One fair number against a peer nobody here wrote (issue 35): in the rxe guest, Linux's own
+# rnbd-client drives fio against the appliance's RNBD server and against Linux's in-kernel
+# rnbd-server, over the same rxe0, each exporting a brd RAM disk of the same size, the points
+# alternated in the same run (bench/linux-peer/10-linux-peer.sh is the guest side). TCG makes
+# absolute numbers meaningless; the ratio appliance / Linux is the figure (target >= 0.8).
+#
+#   mvn -B -q install -DskipTests -pl bundles/rdma-disni,rxe/interop -am    # first, from the root
+#   bench/linux-peer-ratio.sh                 # ~10 min; RXE_KERNEL=newest for 7.x
+#
+# Env: BENCH_SECONDS (15) per run, BENCH_REPS (3); RXE_WORK, RXE_KERNEL as for rxe/run-rxe-tests.sh.
+# Prints the host's load before and after (the figures mean something only on a quiet machine)
+# and the table of medians; the table is kept in RXE_WORK/out-linux-peer/linux-peer.md.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+PROJECT=$(dirname "$HERE")
+export RXE_WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
+echo "host load before: $(cat /proc/loadavg) ($(nproc) CPUs)"
+# into the guest hook's environment (RXE_GUEST_ENV, rxe/run-rxe-tests.sh)
+export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3}"
+RXE_TESTS=- RXE_RUN=linux-peer RXE_GUEST_HOOKS="$HERE/linux-peer" RXE_TIMEOUT=${RXE_TIMEOUT:-1800} \
+  bash "$PROJECT/rxe/run-rxe-tests.sh" > "$RXE_WORK/linux-peer.log" 2>&1
+rc=$?
+echo "host load after:  $(cat /proc/loadavg)"
+grep -E '^BENCH\[' "$RXE_WORK/linux-peer.log"
+if [ $rc != 0 ] || [ ! -s "$RXE_WORK/out-linux-peer/linux-peer.md" ]; then
+  echo "FAILED rc=$rc (log $RXE_WORK/linux-peer.log)"
+  exit 1
+fi
+cat "$RXE_WORK/out-linux-peer/linux-peer.md"

@@ -1,0 +1,109 @@
+#!/bin/bash
+# Guest hook of bench/linux-peer-ratio.sh (runs inside the rxe guest, after rxe/lib/guest-init.sh
+# set up rxe0/rxe1): Linux's own rnbd-client drives fio against two servers over the same rxe0,
+# each exporting a brd RAM disk of the same size:
+#   appliance   ApplianceServerMain (the appliance's RTRS + RNBD servers, file backend on
+#               /dev/ram0, queue depth 128, always_invalidate on) in a JVM of its own
+#   linux       Linux's rnbd-server (rtrs-server always_invalidate=Y) exporting /dev/ram1
+# and alternates the two, point by point, REPS times. Prints one line per run and a table of
+# medians with appliance/linux ratios; the table also goes to $OUT/linux-peer.md.
+#
+# Env (from guest.env / guest-init.sh): RDMA_TEST_ADDR, JAVA, NATIVE_DIR, OUT, PROJECT, TIMEOUT_FACTOR
+#      BENCH_SECONDS (default 15) per run, BENCH_REPS (default 3)
+set -u
+SECS=${BENCH_SECONDS:-15}
+REPS=${BENCH_REPS:-3}
+A=$RDMA_TEST_ADDR
+APP_PORT=1241
+SIZE_MIB=256   # with 512 MiB each, Linux's server failed the second fill with EIO 256 MiB in (the guest has 4 GiB: two brd disks, the appliance's page cache over one, two JVMs; likely memory)
+log() { echo "BENCH[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+fail() { log "FAILED: $*"; dmesg | grep -iE 'rtrs|rnbd|brd|error' | tail -30; exit 1; }
+
+modprobe brd rd_nr=2 rd_size=$((SIZE_MIB * 1024)) || fail "modprobe brd"
+# Linux's server on ram1
+modprobe rtrs-server always_invalidate=Y && modprobe rnbd-server port_nr=1234 dev_search_path=/dev \
+  || fail "Linux's rnbd-server"
+modprobe rnbd-client || fail "rnbd-client"
+
+# the appliance on ram0, in its own JVM (the classpath the JUnit run uses)
+"$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1g \
+  -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 bench0=/dev/ram0 \
+  > "$OUT/linux-peer-appliance.log" 2>&1 &
+APP=$!
+trap 'kill $APP 2>/dev/null; wait $APP 2>/dev/null' EXIT
+for _ in $(seq 1 600); do
+  grep -q LISTENING "$OUT/linux-peer-appliance.log" && break
+  kill -0 $APP 2>/dev/null || fail "the appliance exited: $(tail -5 "$OUT/linux-peer-appliance.log")"
+  sleep 1
+done
+grep -q LISTENING "$OUT/linux-peer-appliance.log" || fail "the appliance did not listen"
+
+map() {   # map SESS PORT DEVICE -> /dev/rnbdN
+  echo "dest_port=$2 sessname=$1 path=ip:$A device_path=$3 access_mode=rw" > /sys/class/rnbd-client/ctl/map_device \
+    || fail "map $3 of $1"
+  local link=/sys/class/rnbd-client/ctl/devices/$3@$1
+  for _ in $(seq 1 100); do [ -L "$link" ] && break; sleep 0.5; done
+  echo "/dev/$(basename "$(readlink "$link")")"
+}
+DEV_APP=$(map bench-app $APP_PORT bench0)
+DEV_LNX=$(map bench-lnx 1234 ram1)
+log "appliance: $DEV_APP ($(cat /sys/block/${DEV_APP#/dev/}/size) sectors), linux: $DEV_LNX ($(cat /sys/block/${DEV_LNX#/dev/}/size) sectors)"
+# fill both once, so reads read data and brd has its pages
+for d in "$DEV_APP" "$DEV_LNX"; do
+  fio --name=fill --filename="$d" --ioengine=libaio --direct=1 --rw=write --bs=1m --iodepth=8 --size=${SIZE_MIB}m \
+    --output-format=terse >/dev/null || fail "fill $d"
+done
+
+# point: name rw bs iodepth
+POINTS="rr4k:randread:4k:32 rw4k:randwrite:4k:32 sr128k:read:128k:32 sw128k:write:128k:32"
+results=$OUT/linux-peer-runs.txt
+: > "$results"
+run() {   # run TARGET DEV NAME RW BS QD -> "target name iops kib_s"
+  local out
+  out=$(fio --name="$3" --filename="$2" --ioengine=libaio --direct=1 --rw="$4" --bs="$5" --iodepth="$6" \
+    --numjobs=1 --time_based --runtime="$SECS" --ramp_time=3 --size=${SIZE_MIB}m --group_reporting \
+    --output-format=json 2>&1) || { fail "fio $3 on $1: $out" >&2; return 1; }
+  echo "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+side = "read" if j["job options"]["rw"].endswith("read") else "write"
+if j["error"]: raise SystemExit("fio error %d" % j["error"])
+print("%s %s %.0f %.0f" % (sys.argv[1], sys.argv[2], j[side]["iops"], j[side]["bw"]))' "$1" "$3"
+}
+for rep in $(seq 1 "$REPS"); do
+  for p in $POINTS; do
+    IFS=: read -r name rw bs qd <<< "$p"
+    # alternate which goes first, so neither always runs on the warmer machine
+    if [ $((rep % 2)) = 1 ]; then order="appliance linux"; else order="linux appliance"; fi
+    for t in $order; do
+      d=$DEV_APP; [ "$t" = linux ] && d=$DEV_LNX
+      line=$(run "$t" "$d" "$name" "$rw" "$bs" "$qd") || exit 1
+      log "rep $rep: $line"
+      echo "$line" >> "$results"
+    done
+  done
+done
+for d in "$DEV_APP" "$DEV_LNX"; do echo normal > "/sys/block/${d#/dev/}/rnbd/unmap_device"; done
+
+python3 - "$results" "$SECS" "$REPS" > "$OUT/linux-peer.md" <<'PY'
+import statistics, sys
+runs = {}
+for l in open(sys.argv[1]):
+    t, name, iops, bw = l.split()
+    runs.setdefault((name, t), []).append((float(iops), float(bw)))
+print("| point | appliance | Linux rnbd-server | appliance / Linux |")
+print("|---|---|---|---|")
+for name, label, key, unit in [("rr4k", "4 KiB random read, QD32", 0, "IOPS"),
+                               ("rw4k", "4 KiB random write, QD32", 0, "IOPS"),
+                               ("sr128k", "128 KiB read, QD32", 1, "MiB/s"),
+                               ("sw128k", "128 KiB write, QD32", 1, "MiB/s")]:
+    a = statistics.median(v[key] for v in runs[(name, "appliance")])
+    b = statistics.median(v[key] for v in runs[(name, "linux")])
+    f = (lambda x: "%.0f %s" % (x, unit)) if key == 0 else (lambda x: "%.1f %s" % (x / 1024, unit))
+    print("| %s | %s | %s | **%.2f** |" % (label, f(a), f(b), a / b))
+print()
+print("medians of %s runs of %s s each per point and server, alternated" % (sys.argv[3], sys.argv[2]))
+PY
+cat "$OUT/linux-peer.md"

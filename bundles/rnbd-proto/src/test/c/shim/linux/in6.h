@@ -1,0 +1,1 @@
+/* test shim: rnbd-proto.h includes it; nothing of it is used */

@@ -1,0 +1,30 @@
+package io.rnbd.rtrs.command.completers;
+
+import io.rnbd.command.support.Providers;
+import io.rnbd.rtrs.api.RtrsClientAdmin;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.karaf.shell.api.action.lifecycle.Reference;
+import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.apache.karaf.shell.api.console.CommandLine;
+import org.apache.karaf.shell.api.console.Completer;
+import org.apache.karaf.shell.api.console.Session;
+import org.apache.karaf.shell.support.completers.StringsCompleter;
+
+/** Completes authenticator names: those registered now (a bundle dropped into deploy/ too), then {@code default}. */
+@Service
+public class AuthMethodCompleter implements Completer {
+    @Reference(optional = true)
+    RtrsClientAdmin admin;
+
+    @Override
+    public int complete(Session session, CommandLine commandLine, List<String> candidates) {
+        return new StringsCompleter(names()).complete(session, commandLine, candidates);
+    }
+
+    List<String> names() {
+        List<String> names = new ArrayList<>(admin == null ? List.of() : Providers.names(admin.authenticators()));
+        names.add("default");
+        return names;
+    }
+}

@@ -1,0 +1,198 @@
+package io.rnbd.rxe.interop;
+
+import static io.rnbd.rxe.interop.LinuxRnbd.path;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
+import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
+import io.rnbd.testkit.Await;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Linux's rnbd-client on an appliance file export whose device answers in 20 ms (dm-delay over
+ * a loop device), two paths, fio writing 128 KiB requests at queue depth 16 and verifying every
+ * block (crc32c) run after run, while the second path is cut twice: first disconnected through
+ * rtrs-client's sysfs ({@code paths/<path>/disconnect}, then {@code reconnect}), then its link
+ * taken down ({@code ip link set dummy3 down}: nothing closes, the path dies of silence, as a
+ * pulled cable does; Linux's client gives it up when its requests and heartbeats go
+ * unanswered) and, since rxe does not come back from that, removed. Zero IO errors, zero
+ * verify errors, and the first path never leaves "connected".
+ *
+ * <p>The second path runs over rxe3 ({@link Guest#linkDownAddr()}), which stays down after the
+ * test as a failed port stays until replaced: on 6.1 {@code rdma link delete} of a device
+ * whose netdev went down blocks in the kernel (CI run 39: past 5 minutes), so a shared device
+ * could not be made anew for the classes after this one.
+ *
+ * <p>With 20 ms per request, requests sit in the backend when the path goes: Linux's client
+ * fails them over to the first path with the same permit (buf_id) while the appliance's
+ * backend may still be working on the first copy (rtrs_clt_failover_req).
+ */
+class SlowBackendPathFailureTest {
+    private static final int PORT = 1237;
+    private static final String SESS = "interop-slow";
+    private static final int DELAY_MS = 20;
+
+    @TempDir
+    Path tmp;
+    private Mapped mapped;
+    private SlowDevice slow;
+
+    @BeforeAll
+    static void prerequisites() {
+        Guest.requireGuest();
+        LinuxRnbd.requireModules();
+        SlowDevice.require();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
+            LinuxRnbd.unmap(mapped, true);
+        }
+        LinuxRnbd.unloadAll();
+        if (slow != null) {
+            slow.close();
+        }
+    }
+
+    @BeforeEach
+    void stepName(TestInfo test) {
+        Guest.step("test " + test.getDisplayName());
+    }
+
+    @Test
+    void fioVerifiesThroughADisconnectAndALinkDownOnASlowDevice() throws Exception {
+        LinuxRnbd.unloadAll();
+        slow = SlowDevice.create("slow0", 64, DELAY_MS, tmp);
+        try (Appliance a = Appliance.onDisni(List.of(Guest.addr(), Guest.linkDownAddr()), PORT)) {
+            a.exportFile("slow0", slow.path());
+            LinuxRnbd.loadClient();
+            mapped = LinuxRnbd.map(MapSpec.of(SESS, "slow0", path(Guest.addr()), path(Guest.linkDownAddr())).destPort(PORT));
+            assertEquals(64L << 20, mapped.size());
+            LinuxRnbd.mpathPolicy(SESS, "round-robin");
+            Path first = LinuxRnbd.pathTo(SESS, Guest.addr()).orElseThrow();
+            Path second = LinuxRnbd.pathTo(SESS, Guest.linkDownAddr()).orElseThrow();
+            long errorsBefore = Disk.ioErrorLines();
+            try (FioLoop fio = new FioLoop(mapped.dev()); PathWatch watch = new PathWatch(first)) {
+                fio.awaitMore(1);
+
+                Guest.step("disconnect the path to " + Guest.linkDownAddr() + " during fio");
+                LinuxRnbd.disconnect(second);
+                assertEquals("disconnected", LinuxRnbd.state(second));
+                fio.awaitMore(2);
+                Guest.step("reconnect it");
+                LinuxRnbd.reconnect(second);
+                Await.until("the path reconnected", () -> "connected".equals(LinuxRnbd.state(second)),
+                        Guest.timeout(Duration.ofSeconds(15)));
+                fio.awaitMore(2);
+                assertTrue(LinuxRnbd.stats(second).requests() > 0, "the reconnected path carries IO");
+
+                Guest.step("take dummy3 (rxe3) down during fio: the path dies of silence");
+                Guest.check("ip", "link", "set", "dummy3", "down");
+                Await.until("Linux's client gave the silent path up",
+                        () -> !"connected".equals(LinuxRnbd.state(second)), Guest.timeout(Duration.ofSeconds(60)));
+                fio.awaitMore(3);
+                // rxe does not recover a device whose netdev went down and up (seen on 6.1 and 7.3:
+                // every later connect over it times out), so the dead path is removed, as a host
+                // gives up a failed port; rxe3 stays down (see the class comment)
+                Guest.step("remove the dead path");
+                LinuxRnbd.removePath(second);
+                fio.awaitMore(1);
+                assertEquals(List.of(), watch.leftConnected(), "the first path stayed connected throughout");
+            }
+            assertEquals(errorsBefore, Disk.ioErrorLines(), "I/O errors in the kernel log:\n" + Guest.dmesgTail(30));
+            Guest.step("rtrs-client's view at the end: " + Guest.sh(Guest.timeout(Guest.COMMAND),
+                    "dmesg | grep -E 'rtrs|rnbd' | tail -20"));
+            LinuxRnbd.unmap(mapped, false);
+            mapped = null;
+        }
+    }
+
+    /**
+     * fio runs one after another until closed, each writing 16 MiB in 128 KiB requests at depth
+     * 16 and reading every block back against its crc32c; one that exits non-zero (an IO error,
+     * a verify error) ends the loop with its output.
+     */
+    static final class FioLoop implements AutoCloseable {
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final AtomicInteger runs = new AtomicInteger();
+        private final CompletableFuture<Void> loop;
+
+        FioLoop(Path dev) {
+            loop = CompletableFuture.runAsync(() -> {
+                for (int k = 0; !stop.get(); k++) {
+                    Guest.check(Guest.timeout(Duration.ofSeconds(120)), "fio", "--name=verify" + k, "--filename=" + dev,
+                            "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=128k", "--iodepth=16",
+                            "--offset=" + ((k % 3) * 16) + "m", "--size=16m", "--verify=crc32c", "--do_verify=1",
+                            "--verify_fatal=1", "--randseed=" + (1000 + k), "--output-format=terse");
+                    runs.incrementAndGet();
+                }
+            });
+        }
+
+        void awaitMore(int more) throws Exception {
+            int n = runs.get() + more;
+            Await.until(n + " fio runs", () -> loop.isDone() || runs.get() >= n, Guest.timeout(Duration.ofSeconds(30)));
+            if (loop.isDone()) {
+                loop.get();
+                throw new AssertionError("the fio loop stopped before " + n + " runs");
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            stop.set(true);
+            loop.get(Guest.timeout(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Polls a path's state twice a second and remembers every reading that was not "connected". */
+    static final class PathWatch implements AutoCloseable {
+        private final List<String> left = new CopyOnWriteArrayList<>();
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final Thread thread;
+
+        PathWatch(Path path) {
+            thread = new Thread(() -> {
+                while (!stop.get()) {
+                    String s = LinuxRnbd.state(path);
+                    if (!"connected".equals(s)) {
+                        left.add(s);
+                    }
+                    try {
+                        Thread.sleep(500);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "watch " + path.getFileName());
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        List<String> leftConnected() {
+            return List.copyOf(left);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop.set(true);
+            thread.join(5000);
+        }
+    }
+}
