@@ -31,10 +31,14 @@
 #   FIO_REPS=2    repetitions per fio point
 #   SIZE=256m     device size (both targets; written once before measuring)
 #   PROFILE=1     0 skips the JFR profile
-#   SERVER_POLL_USEC=50  poll.usec of the RNBD server's soft device: it busy-polls up to 50 us
-#                 before sleeping, while a CPU is spare, as storage targets poll (rdma-soft
-#                 README); 0 = the device default (off)
-#   POLL_USEC=0   the same for the RNBD client's soft device (off: at depth it costs IOPS)
+#
+#   Every run measures the appliance's default profile unless one of the settings below is given;
+#   each figure is printed with the settings it ran with that are not the default ("default" when
+#   none: SETTINGS lines of the Java side, which reads the defaults from the code that ships them).
+#   SERVER_POLL_USEC=  poll.usec of the RNBD server's soft device in the primary comparison (unset:
+#                 the device default, an adaptive window of up to 50 us; 0 = never poll)
+#   POLL_USEC=    the same for the RNBD client's soft device, and for both devices of the gateway
+#                 JVM's profile topology
 #   BATCH=4       the load generator's submission batch for both targets (LoadSpec.batch, fio's
 #                 iodepth_batch_submit): ready IOs, up to this many, go out under one plug;
 #                 1 = each alone (the generator before session 5)
@@ -43,18 +47,25 @@
 #                 (soft0 and soft1, one path each, both ends of a path on its device, min-inflight;
 #                 both devices poll as POLL_USEC says), "split" the primary comparison's (a server
 #                 device and a client device, one path)
-#   GW_POLL_USEC=100  nbd-gateway's poll.usec: a connection's reader busy-polls its socket for the
-#                 next request before it sleeps, while a CPU is spare; 0 = sleep at once
-#   UNIX_WMEM=4194304  net.core.wmem_default during the gateway comparisons: the send buffer every
-#                 new Unix socket gets, fio's included. TCP sizes its send buffer itself (up to
-#                 tcp_wmem's 4 MiB), so fio's writes to nbdkit never wait for room; a Unix socket
-#                 keeps this default (the kernel's is 212992 bytes, less than two 128 KiB
-#                 requests), and fio would sleep for room in the middle of each 128 KiB write. The
-#                 appliance's host tuning raises it (README, "Host tuning"); the script raises it
-#                 for the run when it may (as root) and puts the host's value back at the end;
-#                 keep = run with the host's value
+#   GW_POLL_USEC= nbd-gateway's poll.usec (unset: the gateway's default, an adaptive window of up to
+#                 100 us for a connection's reader to poll its socket for the next request; 0 = never)
+#   UNIX_WMEM=keep  net.core.wmem_default during the gateway comparisons (keep: the host's, as a
+#                 user's appliance has it): the send buffer every new Unix socket gets, fio's
+#                 included. TCP sizes its send buffer itself (up to tcp_wmem's 4 MiB), so fio's
+#                 writes to nbdkit never wait for room; a Unix socket keeps this default (the
+#                 kernel's is 212992 bytes, less than two 128 KiB requests), and fio sleeps for room
+#                 in the middle of each 128 KiB write. README, "Host tuning" says to raise it to
+#                 4194304 and the gateway logs so; a byte count here raises it for the gateway
+#                 comparisons when the script may (as root), prints it beside those figures, and
+#                 puts the host's value back at the end
 #   PRIMARY=1     0 skips the primary (load generator) comparison, for a quick gateway-only run
 #   CHART=path    also copy the gateway chart there (e.g. docs/perf-gateway.png)
+#   SPLIT=1       after the gateway comparisons, where the gateway JVM's CPU per IO goes at
+#                 SPLIT_POINTS (default "write:128k:8 randread:4k:32 randread:4k:1", fio over the
+#                 Unix socket): perf record -g of the JVM, Java named through its perf map, each
+#                 sample put down to the soft transport's TCP socket work, the gateway's Unix
+#                 socket, sleeping/waking, or the appliance's own code (bench/cpu_split.py); needs
+#                 perf (linux-perf) and jcmd; 0 skips it
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,7 +78,9 @@ FIO_REPS=${FIO_REPS:-2}
 SIZE=${SIZE:-256m}
 PROFILE=${PROFILE:-1}
 PRIMARY=${PRIMARY:-1}
-UNIX_WMEM=${UNIX_WMEM:-4194304}
+SPLIT=${SPLIT:-1}
+SPLIT_POINTS=${SPLIT_POINTS:-write:128k:8 randread:4k:32 randread:4k:1}
+UNIX_WMEM=${UNIX_WMEM:-keep}
 if [[ $UNIX_WMEM != keep && ! $UNIX_WMEM =~ ^[1-9][0-9]*$ ]]; then
     echo "UNIX_WMEM must be a byte count or 'keep', not '$UNIX_WMEM'" >&2
     exit 1
@@ -90,18 +103,22 @@ def med(rows):
         by[(r["target"], r["point"])].append(r)
     return {k: {f: statistics.median(x[f] for x in v) for f in v[0] if isinstance(v[0][f], (int, float))} | {"n": len(v)}
             for k, v in by.items()}
+S = dict(l.rstrip("\n").split(": ", 1) for l in open(f"{out}/settings.txt") if ": " in l) \
+    if os.path.exists(f"{out}/settings.txt") else {}
 T = load(f"{out}/tcp.jsonl")
 tcp = statistics.median(r["mibPerSecond"] for r in T) if T else float("nan")
 P, F = med(load(f"{out}/primary.jsonl")), med(load(f"{out}/fio.jsonl"))
 points = list(dict.fromkeys([p for _, p in P] + [p for _, p in F]))
-def table(title, M, a, b, cpu):
+def table(title, M, a, b, cpu, settings="not recorded (a run before issue 36)"):
     print(f"\n{title}")
     print(f"  A = {a}, B = {b}")
+    print(f"  A's settings beyond the default profile: {settings} (also the last column)")
     hdr = f"{'point':<17}{'A IOPS':>10}{'B IOPS':>10}{'ratio':>7}{'A MiB/s':>9}{'B MiB/s':>9}{'A mean us':>11}{'B mean us':>11}{'lat ratio':>10}"
     if cpu:
         hdr += f"{'A CPU us/IO':>13}{'B CPU us/IO':>13}"
     if cpu == "split":
         hdr += f"{'A srv+fio':>17}{'B srv+fio':>17}{'others %CPU':>13}"
+    hdr += "  settings"
     print(hdr)
     rows = []
     for p in points:
@@ -115,6 +132,7 @@ def table(title, M, a, b, cpu):
         if cpu == "split":
             line += (f"{x['serverCpuUsPerIo']:>10.1f}+{x['fioCpuUsPerIo']:<6.1f}{y['serverCpuUsPerIo']:>10.1f}+"
                      f"{y['fioCpuUsPerIo']:<6.1f}{max(x['otherCpuPct'], y['otherCpuPct']):>13.0f}")
+        line += f"  {settings}"
         print(line)
         rows.append((p, x['iops'] / y['iops'], x['meanUs'] / y['meanUs']))
     return rows
@@ -122,7 +140,8 @@ def check(name, val, ok, fmt):
     print(f"  {'MET   ' if ok else 'MISSED'} {name}: {fmt.format(val)}")
 if P:
     print(f"loopback TCP bandwidth (median): {tcp:.0f} MiB/s")
-    table(f"primary: rnbd load generator, {next(iter(P.values()))['n']} runs/point (CPU = whole JVM [+ nbdkit])", P, "rnbd", "nbdkit", True)
+    table(f"primary: rnbd load generator, {next(iter(P.values()))['n']} runs/point (CPU = whole JVM [+ nbdkit])", P, "rnbd", "nbdkit", True,
+          *([S["primary"]] if "primary" in S else []))
     print("\ntargets (primary):")
     for rw in ("randread", "randwrite"):
         p = f"{rw}:4k:32"
@@ -146,10 +165,11 @@ if F:
         if os.path.exists(f"{out}/machine.txt") else []
     if unix and wmem:
         print(f"\n{wmem[0]}")
+    gs = [S["gateway"]] if "gateway" in S else []
     charts = []
     if unix:
         c1 = table(f"comparison 1, deployment-shaped: fio -> gateway Unix socket vs fio -> nbdkit TCP, {n} runs/point{note}",
-                   F, "gateway-unix", "nbdkit", split)
+                   F, "gateway-unix", "nbdkit", split, *gs)
         print("\ntargets (comparison 1):")
         for p, r, lat in c1:
             check(f"{p} IOPS >= 1.0x nbdkit", r, r >= 1.0, "{:.2f}x")
@@ -157,7 +177,7 @@ if F:
                 check(f"{p} mean latency <= 1.2x nbdkit", lat, lat <= 1.2, "{:.2f}x")
         charts.append(("1: gateway Unix socket / nbdkit TCP", 1.0, c1))
     c2 = table(f"{'comparison 2, same transport' if unix else 'secondary'}: fio -> gateway TCP vs fio -> nbdkit TCP, "
-               f"{n} runs/point{note}", F, "gateway", "nbdkit", split)
+               f"{n} runs/point{note}", F, "gateway", "nbdkit", split, *gs)
     if unix:
         print("\ntargets (comparison 2):")
         for p, r, _ in c2:
@@ -170,6 +190,10 @@ if F:
                 d.write(f"{p} {r:.3f}\n")
             d.write("\n\n")
 EOF
+if [[ -s $OUT/split.txt ]]; then
+    echo; echo "where the gateway JVM's CPU per IO goes (perf; transport = the soft RDMA hop's TCP socket work, own = the appliance's code and the JVM):"
+    grep -v '^SPLIT' "$OUT/split.txt"
+fi
 }
 # The gateway chart: IOPS ratio per point for each comparison, with its target line.
 chart() {
@@ -225,7 +249,7 @@ mkdir -p "$OUT"
 
 if [ "$CPUS" = none ]; then pin=(); else pin=(taskset -c "$CPUS"); fi
 jvm=("${pin[@]}" java -Xms1g -Xmx1g -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
-     -Drnbd.bench.poll.usec="${POLL_USEC:-0}" -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-50}"
+     ${POLL_USEC:+-Drnbd.bench.poll.usec=$POLL_USEC} ${SERVER_POLL_USEC:+-Drnbd.bench.server.poll.usec=$SERVER_POLL_USEC}
      -Drnbd.bench.batch="${BATCH:-4}" -cp "$jar")
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -252,10 +276,11 @@ trap cleanup EXIT
     echo "jdk:       $(java -version 2>&1 | head -1)"
     echo "tools:     $(nbdkit --version 2>&1 | head -1), $(fio --version)"
     if [ "$CPUS" = none ]; then echo "placement: no taskset (nproc=$ncpu)"; else echo "placement: every process under 'taskset -c $CPUS' (nproc=$ncpu)"; fi
-    echo "soft devices: poll.usec client ${POLL_USEC:-0}, server ${SERVER_POLL_USEC:-50}; load generator batch ${BATCH:-4}"
+    echo "soft devices: poll.usec client ${POLL_USEC:-default}, server ${SERVER_POLL_USEC:-default}; gateway poll.usec ${GW_POLL_USEC:-default}; load generator batch ${BATCH:-4}"
     echo "loadavg:   $(cat /proc/loadavg) (before)"
     echo "points:    $POINTS, ${REPS}x${SECS}s each (fio ${FIO_REPS}x), size $SIZE"
 } | tee "$OUT/machine.txt"
+: >"$OUT/settings.txt"   # per phase: the settings beyond the default profile its figures ran with
 
 # Per-process CPU ticks from /proc, to name what else ran during a phase.
 snap() { python3 - "$1" <<'EOF'
@@ -327,6 +352,7 @@ sleep 2; echo "loadgen JVM: pid $runpid, affinity $(taskset -cp "$runpid" | sed 
 wait "$runpid"
 t1=$(date +%s); snap "$OUT/cpu1"
 grep -v '^RESULT' "$OUT/primary.txt"
+echo "primary: $(sed -n 's/^SETTINGS //p' "$OUT/primary.txt" | head -1)" >>"$OUT/settings.txt"
 cpu_report primary "$OUT/cpu0" "$OUT/cpu1" $((t1 - t0)) "$runpid" "$nbdpid" | tee "$OUT/cpu-primary.txt"
 fi
 
@@ -343,13 +369,18 @@ gwport=$(free_port)
 gwsock="$OUT/gw.sock"
 mkfifo "$OUT/gw.in"
 "${jvm[@]}" -Drnbd.bench.topology="${GW_TOPOLOGY:-profile}" io.rnbd.bench.PeerBenchMain gateway --port "$gwport" \
-    --unix "$gwsock" --size "$SIZE" --poll-usec "${GW_POLL_USEC:-100}" <"$OUT/gw.in" >"$OUT/gw.out" 2>"$OUT/gw.err" &
+    --unix "$gwsock" --size "$SIZE" ${GW_POLL_USEC:+--poll-usec "$GW_POLL_USEC"} <"$OUT/gw.in" >"$OUT/gw.out" 2>"$OUT/gw.err" &
 gwpid=$!
 pids_to_kill+=("$gwpid")
 exec 7>"$OUT/gw.in"
 for _ in $(seq 300); do grep -q READY "$OUT/gw.out" 2>/dev/null && break; sleep 0.1; done
 grep -q READY "$OUT/gw.out" || { echo "gateway did not start:"; cat "$OUT/gw.err"; exit 1; }
-echo "gateway JVM: pid $gwpid, nbd://127.0.0.1:$gwport/rnbd0 and nbd+unix:///rnbd0?socket=$gwsock; topology ${GW_TOPOLOGY:-profile}, gateway poll.usec ${GW_POLL_USEC:-100}, devices poll.usec ${POLL_USEC:-0}"
+gwset=$(sed -n 's/^SETTINGS //p' "$OUT/gw.out" | head -1)
+if [[ -n $wmem_restore ]]; then
+    gwset="$( [[ $gwset == default ]] || echo "$gwset; ")net.core.wmem_default=$(cat "$wmem_file") (host: $wmem_restore)"
+fi
+echo "gateway: $gwset" >>"$OUT/settings.txt"
+echo "gateway JVM: pid $gwpid, nbd://127.0.0.1:$gwport/rnbd0 and nbd+unix:///rnbd0?socket=$gwsock; topology ${GW_TOPOLOGY:-profile}; settings: $gwset"
 # name, URI, the process that serves it (its CPU is counted per IO)
 targets=("gateway-unix nbd+unix:///rnbd0?socket=$gwsock $gwpid" "gateway nbd://127.0.0.1:$gwport/rnbd0 $gwpid"
          "nbdkit nbd://127.0.0.1:$nbdport $nbdpid")
@@ -393,6 +424,45 @@ for rep in $(seq "$FIO_REPS"); do
 done
 t3=$(date +%s); snap "$OUT/cpu3"
 cpu_report gateway "$OUT/cpu2" "$OUT/cpu3" $((t3 - t2)) "$gwpid" "$nbdpid" | tee "$OUT/cpu-fio.txt"
+
+# ---- 3b. where the gateway JVM's CPU per IO goes (perf): the soft transport's TCP socket work,
+# the gateway's Unix socket, sleeping and waking, and the appliance's own code (bench/cpu_split.py)
+if [[ $SPLIT == 1 ]] && command -v perf >/dev/null 2>&1 && command -v jcmd >/dev/null 2>&1; then
+    echo; echo "== where the gateway JVM's CPU per IO goes (perf -g at 999 Hz over ${SECS} s of fio over the Unix socket)"
+    hz=$(getconf CLK_TCK)
+    : >"$OUT/split.jsonl"
+    for pt in $SPLIT_POINTS; do
+        IFS=: read -r rw bs qd <<<"$pt"
+        "${pin[@]}" fio --name=split --ioengine=nbd --uri="nbd+unix:///rnbd0?socket=$gwsock" --rw="$rw" --bs="$bs" \
+            --iodepth="$qd" --size="$SIZE" --time_based --runtime=$((SECS + 3)) --output-format=json \
+            >"$OUT/split-$pt.fio.json" 2>/dev/null &
+        fpid=$!
+        sleep 1.5
+        c0=$(awk '{print $14 + $15}' "/proc/$gwpid/stat"); w0=$(date +%s.%N)
+        perf record -q -F 999 -g -p "$gwpid" -o "$OUT/split-$pt.data" -- sleep "$SECS" >/dev/null 2>&1 || true
+        c1=$(awk '{print $14 + $15}' "/proc/$gwpid/stat"); w1=$(date +%s.%N)
+        wait "$fpid" || true
+        python3 - "$OUT/split-$pt.fio.json" "$c0" "$c1" "$w0" "$w1" "$hz" "$pt" >>"$OUT/split-cpu.txt" <<'EOF2'
+import json, sys
+f, c0, c1, w0, w1, hz, pt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+t = open(f).read()
+j = json.loads(t[t.index("{"):])["jobs"][0]
+r = j["read"] if j["read"]["io_bytes"] > 0 else j["write"]
+ios = r["iops"] * (w1 - w0)
+print(pt, (c1 - c0) / hz * 1e6 / max(ios, 1), r["iops"])
+EOF2
+    done
+    jcmd "$gwpid" Compiler.perfmap >/dev/null 2>&1 || true
+    while read -r pt cpu iops; do
+        perf script -i "$OUT/split-$pt.data" 2>/dev/null \
+            | python3 "$here/cpu_split.py" "$cpu" "$pt (fio over the Unix socket, $(printf '%.0f' "$iops") IOPS; settings: $gwset)" \
+            | tee -a "$OUT/split.txt" | grep -v '^SPLIT' || true
+    done <"$OUT/split-cpu.txt"
+    grep '^SPLIT' "$OUT/split.txt" | sed 's/^SPLIT //' >"$OUT/split.jsonl" || true
+    # the recordings stay in $OUT (perf script -i ... | cpu_split.py re-reads them)
+else
+    [[ $SPLIT == 1 ]] && echo "no perf or jcmd: the CPU split is not measured (apt-get install linux-perf)"
+fi
 exec 7>&-
 wait "$gwpid" 2>/dev/null || true
 restore_wmem

@@ -37,9 +37,16 @@
 #   SIZE=256              image size in MiB (4 images; the OSD (memstore) holds 4 x SIZE + 512 MiB of RAM)
 #   OUT=dir               logs and raw results (default: a new /tmp/rnbd-rbd.*)
 #   CEPH_PORT=            the monitor's port (default: a free one)
-#   BATCH=4, POLL_USEC=0, SERVER_POLL_USEC=0   the load generator's submission batch and the
-#                         soft devices' busy polling, as in compare-peers.sh (polling is off
-#                         here by default: the OSD needs the CPUs a poller would take)
+#   BATCH=4               the load generator's submission batch, as in compare-peers.sh
+#   POLL_USEC=, SERVER_POLL_USEC=  the soft devices' poll.usec, client and server side (unset: the
+#                         default profile's, an adaptive window that opens only while a CPU is spare,
+#                         so the OSD keeps the CPUs it needs; 0 = never poll)
+#   SPLIT=1               afterwards, where the appliance JVM's CPU per IO goes at SPLIT_POINTS
+#                         (default "write:128k:8 randread:4k:32"): perf -g of the appliance target
+#                         alone, put down to the soft transport's socket work, waking, librbd and
+#                         the appliance's own code (bench/cpu_split.py; needs perf and jcmd); 0 skips
+#   The appliance's settings beyond the default profile (from the bench JVM's SETTINGS line) are
+#   printed beside its figures; "default" when there are none.
 #   CLIENT_CPUS=          run fio, rbd bench and the bench JVM under `taskset -c CLIENT_CPUS`
 #                         (e.g. 1), the cluster free (compare-peers.sh's CPUS pins every
 #                         process; here the OSD must stay free); default: every tool free. The same
@@ -70,9 +77,14 @@ M = {k: {f: statistics.median(x[f] for x in v) for f in ("iops", "mibPerSecond",
      for k, v in by.items()}
 points = ["randread:4k:32", "randwrite:4k:32", "read:128k:8", "write:128k:8"]
 tools = ["fio", "rbdbench", "backend", "appliance"]
+try:
+    settings = open(f"{out}/settings.txt").read().strip() or "not recorded"
+except OSError:
+    settings = "not recorded (a run before issue 36)"
 print(f"\n== medians of {max(v['n'] for v in M.values())} runs per point and tool "
       f"(4 KiB: IOPS; 128 KiB: MiB/s; mean latency in us)")
-print(f"{'point':<17}" + "".join(f"{t:>20}" for t in tools) + f"{'app/fio':>9}{'app/rbd':>9}{'be/fio':>8}")
+print(f"the appliance's settings beyond the default profile: {settings} (also the last column)")
+print(f"{'point':<17}" + "".join(f"{t:>20}" for t in tools) + f"{'app/fio':>9}{'app/rbd':>9}{'be/fio':>8}  settings")
 def val(t, p):
     m = M.get((t, p))
     if not m:
@@ -87,7 +99,7 @@ for p in points:
         x, y = val(a, p), val(b, p)
         return f"{x / y:.2f}" if x and y else "-"
     print(f"{p:<17}" + "".join(f"{c:>20}" for c in cells) + f"{ratio('appliance', 'fio'):>9}"
-          f"{ratio('appliance', 'rbdbench'):>9}{ratio('backend', 'fio'):>8}")
+          f"{ratio('appliance', 'rbdbench'):>9}{ratio('backend', 'fio'):>8}  {settings}")
 C = {k: statistics.median(x["cpuUsPerIo"] for x in v) for k, v in by.items() if all("cpuUsPerIo" in x for x in v)}
 print(f"\nCPU per IO in us (the client process + the OSD; load-independent where IOPS are not)")
 print(f"{'point':<17}" + "".join(f"{t:>12}" for t in tools) + f"{'app/fio':>9}{'be/fio':>8}")
@@ -99,7 +111,7 @@ print("\ntarget: the appliance adds at most 15 % to librbd alone (appliance / fi
 for p in points:
     x, y = val("appliance", p), val("fio", p)
     if x and y:
-        print(f"  {'MET   ' if x / y >= 0.85 else 'MISSED'} {p}: {x / y:.2f}")
+        print(f"  {'MET   ' if x / y >= 0.85 else 'MISSED'} {p}: {x / y:.2f} ({settings})")
 try:
     F = {d["point"]: d for d in (json.loads(l) for l in open(f"{out}/floor.jsonl") if l.strip())}
 except OSError:
@@ -121,7 +133,11 @@ if F:
                   f"{'within reach' if top >= 0.85 else 'out of reach if each message pays its own write and wake-up'}")
 EOF
 }
-if [[ ${1:-} == --report ]]; then OUT=$2; report; exit 0; fi
+if [[ ${1:-} == --report ]]; then
+    OUT=$2; report
+    [[ -s $OUT/split.txt ]] && { echo; grep -v '^SPLIT' "$OUT/split.txt"; }
+    exit 0
+fi
 
 missing=()
 for tool in java fio rbd ceph ceph-mon ceph-osd uuidgen python3; do
@@ -213,6 +229,7 @@ EOF2
     echo "tools:     $(fio --version), $(rbd --version | cut -d' ' -f1-3)"
     echo "loadavg:   $(cat /proc/loadavg) (before)"
     echo "points:    $POINTS, ${REPS}x${SECS}s each, images of $SIZE MiB"
+    echo "soft devices: poll.usec client ${POLL_USEC:-default}, server ${SERVER_POLL_USEC:-default}; load generator batch ${BATCH:-4}"
     if [[ -n $CLIENT_CPUS ]]; then
         echo "placement: fio, rbd bench and the bench JVM on CPUs $CLIENT_CPUS (taskset), the cluster free"
     else
@@ -285,11 +302,12 @@ for rep in $(seq "$REPS"); do
         python3 "$OUT/measure.py" rbd bench-rbd "$rw" "$bs" "$qd" "$SECS" "$osd" "$pt" "$rep" | tee -a "$OUT/results.jsonl"
     done
     "${pin[@]}" java -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=1g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-        -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" -Drnbd.bench.poll.usec="${POLL_USEC:-0}" \
-        -Drnbd.bench.server.poll.usec="${SERVER_POLL_USEC:-0}" -cp "$jar" io.rnbd.bench.RbdBenchMain run \
+        -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" ${POLL_USEC:+-Drnbd.bench.poll.usec=$POLL_USEC} \
+        ${SERVER_POLL_USEC:+-Drnbd.bench.server.poll.usec=$SERVER_POLL_USEC} -cp "$jar" io.rnbd.bench.RbdBenchMain run \
         --conf "$CEPH_CONF" --backend-image bench-be --appliance-image bench-app --points "${POINTS// /,}" \
-        --rep "$rep" --seconds "$SECS" --peer-pid "$osd" 2>"$OUT/java-$rep.err" | grep '^RESULT' | sed 's/^RESULT //' \
-        | python3 -c 'import json,sys
+        --rep "$rep" --seconds "$SECS" --peer-pid "$osd" 2>"$OUT/java-$rep.err" >"$OUT/java-$rep.out"
+    sed -n 's/^SETTINGS //p' "$OUT/java-$rep.out" | head -1 >"$OUT/settings.txt"
+    grep '^RESULT' "$OUT/java-$rep.out" | sed 's/^RESULT //' | python3 -c 'import json,sys
 for l in sys.stdin:
     d=json.loads(l); print(json.dumps({k: d[k] for k in ("target","point","rep","iops","mibPerSecond","meanUs","cpuUsPerIo")}))' \
         | tee -a "$OUT/results.jsonl"
@@ -318,8 +336,44 @@ EOF2
 else
     echo "no gcc or taskset: the transport's floor is not measured"
 fi
+# Where the appliance JVM's CPU per IO goes (issue 36): the appliance target alone at SPLIT_POINTS,
+# perf -g over its measured seconds, Java named through the JVM's perf map, each sample put down
+# to the soft transport's TCP socket work, sleeping/waking, librbd (the backend) or the appliance's
+# own code (bench/cpu_split.py). Outside the interleaved reps, so it moves none of their figures.
+if [[ ${SPLIT:-1} == 1 ]] && command -v perf >/dev/null 2>&1 && command -v jcmd >/dev/null 2>&1; then
+    echo; echo "== where the appliance JVM's CPU per IO goes (perf -g at 999 Hz, ${SECS} s per point)"
+    hz=$(getconf CLK_TCK)
+    : >"$OUT/split.txt"
+    for pt in ${SPLIT_POINTS:-write:128k:8 randread:4k:32}; do
+        "${pin[@]}" java -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=1g \
+            -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Djava.library.path="$native" -Drnbd.bench.batch="${BATCH:-4}" \
+            ${POLL_USEC:+-Drnbd.bench.poll.usec=$POLL_USEC} ${SERVER_POLL_USEC:+-Drnbd.bench.server.poll.usec=$SERVER_POLL_USEC} \
+            -cp "$jar" io.rnbd.bench.RbdBenchMain run --conf "$CEPH_CONF" --backend-image bench-be \
+            --appliance-image bench-app --points "$pt" --only appliance --seconds $((SECS + 4)) --peer-pid "$osd" \
+            >"$OUT/split-$pt.out" 2>"$OUT/split-$pt.err" &
+        jp=$!
+        for _ in $(seq 600); do grep -q '^MEASURING' "$OUT/split-$pt.err" 2>/dev/null && break; sleep 0.2; done
+        sleep 1
+        c0=$(awk '{print $14 + $15}' "/proc/$jp/stat"); w0=$(date +%s.%N)
+        perf record -q -F 999 -g -p "$jp" -o "$OUT/split-$pt.data" -- sleep "$SECS" >/dev/null 2>&1 || true
+        c1=$(awk '{print $14 + $15}' "/proc/$jp/stat"); w1=$(date +%s.%N)
+        jcmd "$jp" Compiler.perfmap >/dev/null 2>&1 || true
+        wait "$jp" || true
+        iops=$(sed -n 's/^RESULT //p' "$OUT/split-$pt.out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["iops"])')
+        cpu=$(python3 -c "print(($c1 - $c0) / $hz * 1e6 / max(1, $iops * ($w1 - $w0)))")
+        perf script -i "$OUT/split-$pt.data" 2>/dev/null \
+            | python3 "$here/cpu_split.py" "$cpu" "$pt (the appliance target, $(printf '%.0f' "$iops") IOPS; settings: $(cat "$OUT/settings.txt"))" \
+            | tee -a "$OUT/split.txt" | grep -v '^SPLIT' || true
+        # the recording stays in $OUT
+    done
+fi
+
 echo
 cpu_report "$OUT/cpu0" "$OUT/cpu1" $((t1 - t0)) "$osd" "$(cat "$OUT/ceph/pid.mon")" | tee "$OUT/cpu.txt"
 report
+if [[ -s $OUT/split.txt ]]; then
+    echo; echo "where the appliance JVM's CPU per IO goes (transport = the soft RDMA hop's TCP socket work, own = the appliance's code and the JVM, backend = librbd):"
+    grep -v '^SPLIT' "$OUT/split.txt"
+fi
 echo; echo "loadavg:   $(cat /proc/loadavg) (after)"
 echo "raw results and logs: $OUT"

@@ -232,6 +232,15 @@
     fill(document.getElementById('gateway'), headers, rows, 'the NBD gateway is not running');
   }
 
+  // Host settings that hold the appliance back (today the gateway's Unix send buffer), each with the
+  // command that fixes it: shown above everything while one applies, gone once it is fixed.
+  function drawTuning(state) {
+    const hints = rowsOf(state, 'nbd_gateway').map(g => g.host_tuning).filter(h => h);
+    const list = document.getElementById('tuning-list');
+    list.replaceChildren(...hints.map(h => el('li', {}, h)));
+    document.getElementById('tuning').hidden = hints.length === 0;
+  }
+
   // ---- charts ----------------------------------------------------------------------------
 
   function push(map, name, t, v) {
@@ -351,6 +360,7 @@
     drawServerSessions(state);
     drawRdma(state);
     drawGateway(state);
+    drawTuning(state);
     drawProviders(state);
     drawEvents();
     forget(t);

@@ -64,7 +64,9 @@ public final class PeerBenchMain {
         String uri = o.get("--nbd");
         String size = o.getOrDefault("--size", "1g");
         List<Runner.Sample> all = new ArrayList<>();
-        try (RnbdStack rnbd = new RnbdStack(size, !"off".equals(o.get("--always-invalidate")));
+        boolean invalidate = !"off".equals(o.get("--always-invalidate"));
+        System.out.println(Settings.line(Settings.stack(), invalidate));
+        try (RnbdStack rnbd = new RnbdStack(size, invalidate);
              NbdClient nbd = uri == null ? null : NbdClient.connect(uri)) {
             Map<String, BlockDevice> targets = new LinkedHashMap<>();
             targets.put("rnbd", rnbd.device);
@@ -94,14 +96,19 @@ public final class PeerBenchMain {
 
     private static void gateway(Map<String, String> o) throws Exception {
         int port = Integer.parseInt(o.getOrDefault("--port", "10809"));
-        try (RnbdStack rnbd = new RnbdStack(o.getOrDefault("--size", "1g"),
-                !"off".equals(o.get("--always-invalidate")))) {
+        boolean invalidate = !"off".equals(o.get("--always-invalidate"));
+        // --poll-usec: the gateway's poll.usec (its readers busy-poll for the next request); default: the gateway's
+        int pollUsec = Integer.parseInt(o.getOrDefault("--poll-usec", String.valueOf(NbdServerConfig.DEFAULT_POLL_USEC)));
+        List<String> settings = Settings.gateway(pollUsec);
+        if (o.containsKey("--unix")) {
+            settings.add("gateway unix.socket set"); // the default profile listens on TCP only
+        }
+        System.out.println(Settings.line(settings, invalidate));
+        try (RnbdStack rnbd = new RnbdStack(o.getOrDefault("--size", "1g"), invalidate)) {
             DeviceExports exports = new DeviceExports();
             exports.add("rnbd0", rnbd.device);
             String unix = o.get("--unix");
             // --unix: also serve on a Unix socket, as a local tool would reach the gateway.
-            // --poll-usec: the gateway's poll.usec (its readers busy-poll for the next request)
-            int pollUsec = Integer.parseInt(o.getOrDefault("--poll-usec", "0"));
             try (NbdServer srv = new NbdServer(NbdServerConfig.of(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), port),
                     unix == null ? null : java.nio.file.Path.of(unix)).withPollUsec(pollUsec), exports)) {

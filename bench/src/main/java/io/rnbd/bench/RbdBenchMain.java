@@ -19,7 +19,7 @@ import java.util.Map;
  * appliance path but the NBD gateway.</li>
  * </ul>
  * Usage: {@code run --conf CEPH_CONF --keyring K --id ID --backend-image A --appliance-image B
- * [--points P] [--rep N] [--seconds S] [--peer-pid OSD_PID]}; prints RESULT lines (one per
+ * [--points P] [--rep N] [--seconds S] [--peer-pid OSD_PID] [--only backend|appliance]}; prints RESULT lines (one per
  * point and target, interleaved) for the script's table. CPU per IO counts this JVM plus the
  * peer (the OSD), as the script's fio and rbd bench rows cannot split theirs.
  */
@@ -44,12 +44,17 @@ public final class RbdBenchMain {
         long peer = Long.parseLong(o.getOrDefault("--peer-pid", "0"));
         RbdSettings settings = new RbdSettings("rbd", o.get("--conf"), o.getOrDefault("--id", "admin"),
                 o.getOrDefault("--keyring", ""), 0, 10);
+        System.out.println(Settings.line(Settings.stack(), true));
         try (RbdBackend rbd = new RbdBackend(settings);
              BlockDevice backend = BlockRequests.checked(rbd.open(Map.of("image", o.get("--backend-image")), false));
              RnbdStack appliance = new RnbdStack(rbd, Map.of("image", o.get("--appliance-image")), true)) {
             Map<String, BlockDevice> targets = new LinkedHashMap<>();
             targets.put("backend", backend);
             targets.put("appliance", appliance.device);
+            // --only T: that target alone (the script's CPU split profiles one target's points)
+            if (o.containsKey("--only")) {
+                targets.keySet().retainAll(List.of(o.get("--only")));
+            }
             // JIT and librbd warm-up, on both, not measured
             for (Map.Entry<String, BlockDevice> t : targets.entrySet()) {
                 System.err.println("warm-up " + t.getKey() + ": " + Runner.warmUp(t.getValue(), 12) + " rounds");

@@ -41,6 +41,8 @@ final class Runner {
 
     static Sample run(String target, BlockDevice dev, Point p, int rep, Duration d, long peerPid) throws Exception {
         LoadGenerator gen = new LoadGenerator(dev, p.spec(d, 1 + rep));
+        // for a script that profiles the measured part alone (rbd-compare.sh's CPU split)
+        System.err.println("MEASURING " + target + " " + p);
         long cpu0 = ownCpuNanos() + peerCpuNanos(peerPid);
         LoadResult r = gen.start(null).get(d.toMillis() + 60_000, TimeUnit.MILLISECONDS);
         long cpu = ownCpuNanos() + peerCpuNanos(peerPid) - cpu0;

@@ -17,7 +17,7 @@ import java.util.List;
  * <li>{@code profile}: the appliance's default profile, soft0 (127.0.0.1) and soft1
  * (127.0.0.2), the session's two paths 127.0.0.1@127.0.0.1 and 127.0.0.2@127.0.0.2, so each
  * device carries both ends of its path, and min-inflight spreads IO over the two; both
- * devices poll as {@code -Drnbd.bench.poll.usec} says (the profile's default: 0).</li>
+ * devices poll as {@code -Drnbd.bench.poll.usec} says (default: the devices' default).</li>
  * </ul>
  */
 final class SoftStack implements AutoCloseable {
@@ -28,9 +28,12 @@ final class SoftStack implements AutoCloseable {
      */
     static final int IO_THREADS = Integer.getInteger("rnbd.bench.io.threads", 1);
     static final int SERVER_IO_THREADS = Integer.getInteger("rnbd.bench.server.io.threads", IO_THREADS);
-    /** The devices' poll.usec: client side (-Drnbd.bench.poll.usec), server side (-Drnbd.bench.server.poll.usec). */
-    static final int POLL_USEC = Integer.getInteger("rnbd.bench.poll.usec", 0);
-    static final int SERVER_POLL_USEC = Integer.getInteger("rnbd.bench.server.poll.usec", 0);
+    /**
+     * The devices' poll.usec: client side (-Drnbd.bench.poll.usec), server side
+     * (-Drnbd.bench.server.poll.usec); both default to what a device gets by default.
+     */
+    static final int POLL_USEC = Integer.getInteger("rnbd.bench.poll.usec", SoftDevice.DEFAULT_POLL_USEC);
+    static final int SERVER_POLL_USEC = Integer.getInteger("rnbd.bench.server.poll.usec", SoftDevice.DEFAULT_POLL_USEC);
 
     final SoftDevice serverDev;
     final SoftDevice clientDev;

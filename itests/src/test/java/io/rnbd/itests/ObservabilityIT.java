@@ -372,6 +372,57 @@ public class ObservabilityIT extends KarafTestSupport {
         assertTrue(Files.size(reports.resolve("dashboard-failover.png")) > 10_000);
     }
 
+    /**
+     * A host setting that holds the gateway back (the Unix socket's send buffer, README "Host
+     * tuning") is shown in the dashboard's "Host tuning" box with the command that fixes it, as
+     * the gateway logs it, while the Unix listener is on; without one, the box stays hidden. The
+     * host's own value decides which (CI's is the kernel's default, 212992: the box shows).
+     */
+    @Test
+    public void theDashboardNamesAHostSettingThatHoldsTheGatewayBack() throws Exception {
+        String why = Chromium.unavailable();
+        Assume.assumeTrue("skipped: " + why, why == null);
+        Path wmem = Path.of("/proc/sys/net/core/wmem_default");
+        Assume.assumeTrue("skipped: no " + wmem, Files.isReadable(wmem));
+        boolean short_ = Long.parseLong(new String(Files.readAllBytes(wmem)).trim()) < 1024 * 1024;
+        awaitApplianceUp();
+        org.osgi.service.cm.ConfigurationAdmin cm = waitForService(org.osgi.service.cm.ConfigurationAdmin.class, null,
+                TIMEOUT_MS);
+        org.osgi.service.cm.Configuration gw = cm.getConfiguration("io.rnbd.nbd.gateway", "?");
+        java.util.Dictionary<String, Object> before = gw.getProperties();
+        assertTrue("the feature configures the gateway", before != null);
+        java.util.Hashtable<String, Object> withUnix = new java.util.Hashtable<>();
+        for (java.util.Enumeration<String> k = before.keys(); k.hasMoreElements(); ) {
+            String key = k.nextElement();
+            withUnix.put(key, before.get(key));
+        }
+        Path sock = Files.createTempDirectory("rnbd-obs").resolve("nbd.sock");
+        withUnix.put("unix.socket", sock.toString());
+        String box = "(() => { const b = document.getElementById('tuning'); return b ? (b.hidden ? 'hidden' : "
+                + "b.textContent) : 'no box'; })()";
+        try (Chromium browser = new Chromium(1400, 900, Path.of(System.getProperty("rnbd.itest.reports"))
+                .resolve("chromium-tuning.log"))) {
+            browser.navigate("http://127.0.0.1:" + httpPort() + "/rnbd/");
+            browser.await("the login page", "!!document.getElementById('login')", TIMEOUT_MS, "location.href");
+            browser.eval(login("karaf", "karaf"));
+            browser.await("the dashboard with the gateway", "document.body.dataset.page === 'dashboard' && "
+                    + "document.querySelectorAll('#gateway tr').length > 1", TIMEOUT_MS, box);
+            assertEquals("no Unix listener: nothing to tune", "hidden", browser.text(box));
+            gw.update(withUnix);
+            if (short_) {
+                browser.await("the Host tuning box", box + ".includes('sysctl -w net.core.wmem_default=4194304')",
+                        TIMEOUT_MS, box);
+                browser.screenshot(Path.of(System.getProperty("rnbd.itest.reports")).resolve("dashboard-tuning.png"));
+            } else {
+                browser.await("the gateway on its Unix socket", "document.getElementById('gateway').textContent"
+                        + ".includes(" + JsonText.quote(sock.toString()) + ")", TIMEOUT_MS, box);
+                assertEquals("this host's net.core.wmem_default is raised: nothing to tune", "hidden", browser.text(box));
+            }
+        } finally {
+            gw.update(before);
+        }
+    }
+
     private static String login(String user, String password) {
         return "document.getElementById('username').value = " + JsonText.quote(user) + ";"
                 + "document.getElementById('password').value = " + JsonText.quote(password) + ";"

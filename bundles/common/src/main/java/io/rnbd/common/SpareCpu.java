@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.function.LongSupplier;
 
 /**
  * Whether a CPU is spare right now: fewer runnable tasks in the system than CPUs, counting
@@ -77,7 +78,7 @@ public final class SpareCpu implements AutoCloseable {
 
     /**
      * The busy poll of every IO thread that has one (the soft devices' and the NBD gateway
-     * readers' {@code poll.usec}): look at {@code ready} for up to {@code nanos}, yielding
+     * readers' {@code poll.usec}, for a window {@link AdaptivePoll} chooses): look at {@code ready} for up to {@code nanos}, yielding
      * between looks so that a thread woken on this CPU (typically the one our last answer
      * woke) runs at once; and, like the kernel's busy loop that stops on
      * {@code need_resched()}, give up when a yield kept us off the CPU for
@@ -85,14 +86,19 @@ public final class SpareCpu implements AutoCloseable {
      * caller's question ({@link #available}), asked once per poll. True when ready.
      */
     public static boolean spin(long nanos, Ready ready) throws IOException {
-        long now = System.nanoTime();
+        return spin(System::nanoTime, nanos, ready);
+    }
+
+    /** {@link #spin(long, Ready)} on {@code clock} (tests: fake time). */
+    public static boolean spin(LongSupplier clock, long nanos, Ready ready) throws IOException {
+        long now = clock.getAsLong();
         long end = now + nanos;
         do {
             if (ready.now()) {
                 return true;
             }
             Thread.yield();
-            long t = System.nanoTime();
+            long t = clock.getAsLong();
             if (t - now > YIELD_LOST_NANOS) {
                 return false;
             }

@@ -2,7 +2,8 @@
  * The bottom of the appliance: what every layer shares. {@link io.rnbd.common.Errno}, the
  * Linux errno values that are the status of every layer because the kernel's protocols carry
  * them on the wire, and {@link io.rnbd.common.LatencyHistogram}, which every {@code *Stats}
- * class fills. Nothing here knows RDMA, RTRS or block devices, so the block layer, the
+ * class fills; and what an IO thread needs to busy-poll without harm ({@link io.rnbd.common.AdaptivePoll},
+ * {@link io.rnbd.common.SpareCpu}). Nothing here knows RDMA, RTRS or block devices, so the block layer, the
  * backends and the NBD gateway depend on this and not on the verbs SPI.
  */
 @Export

@@ -14,11 +14,20 @@ public interface NbdGatewayAdmin {
      * @param unixSocket      the Unix socket path listened on ("" when none)
      * @param exports         names of the devices served, sorted
      * @param connectionsOpen NBD connections open now
+     * @param hostTuning      host settings that hold the gateway back, each with the command that
+     *                        fixes it ("" when none): what the gateway logged at start, read afresh
      */
     record GatewayInfo(String address, String unixSocket, List<String> exports, int connectionsOpen,
-                       GatewayStats stats) {
+                       GatewayStats stats, String hostTuning) {
         public GatewayInfo {
             exports = List.copyOf(exports);
+            hostTuning = hostTuning == null ? "" : hostTuning;
+        }
+
+        /** Without host tuning advice. */
+        public GatewayInfo(String address, String unixSocket, List<String> exports, int connectionsOpen,
+                           GatewayStats stats) {
+            this(address, unixSocket, exports, connectionsOpen, stats, "");
         }
     }
 

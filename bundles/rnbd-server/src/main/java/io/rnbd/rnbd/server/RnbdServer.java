@@ -23,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -228,8 +227,9 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
     }
 
     @Override
-    public void onRequest(RtrsServerRequest request) {
-        Reply req = new Reply(request);
+    public void onRequest(RtrsServerRequest req) {
+        // a failure after the answer went out answers again: the transport drops that
+        // (RtrsServerRequest.complete), so nothing here guards it a second time
         try {
             dispatch(req);
         } catch (ProtoException e) {
@@ -241,45 +241,6 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         } catch (RuntimeException e) {
             LOG.warn("session {}: request failed", req.session().name(), e);
             req.complete(Errno.EIO);
-        }
-    }
-
-    /** Answers a request at most once, even when a failure comes after the answer went out. */
-    private static final class Reply implements RtrsServerRequest {
-        private final RtrsServerRequest req;
-        private final AtomicBoolean answered = new AtomicBoolean();
-
-        Reply(RtrsServerRequest req) {
-            this.req = req;
-        }
-
-        @Override
-        public RtrsServerSession session() {
-            return req.session();
-        }
-
-        @Override
-        public boolean isWrite() {
-            return req.isWrite();
-        }
-
-        @Override
-        public ByteBuffer userHeader() {
-            return req.userHeader();
-        }
-
-        @Override
-        public ByteBuffer data() {
-            return req.data();
-        }
-
-        @Override
-        public void complete(int errno) {
-            if (answered.compareAndSet(false, true)) {
-                req.complete(errno);
-            } else {
-                LOG.debug("session {}: second answer ({}) dropped", req.session().name(), Errno.name(errno));
-            }
         }
     }
 

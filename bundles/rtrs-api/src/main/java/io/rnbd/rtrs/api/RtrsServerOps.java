@@ -6,8 +6,8 @@ package io.rnbd.rtrs.api;
  */
 public interface RtrsServerOps {
     /**
-     * A request from a client. Call {@link RtrsServerRequest#complete} exactly once, from
-     * any thread. Must not block the calling transport thread on slow work.
+     * A request from a client. Call {@link RtrsServerRequest#complete} once, from any thread
+     * (a later call is ignored). Must not block the calling transport thread on slow work.
      */
     void onRequest(RtrsServerRequest request);
 

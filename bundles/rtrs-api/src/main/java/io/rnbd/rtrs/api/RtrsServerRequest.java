@@ -18,6 +18,10 @@ public interface RtrsServerRequest {
      */
     ByteBuffer data();
 
-    /** Answer the client: 0 on success or a positive errno. Exactly once. */
+    /**
+     * Answer the client: 0 on success or a positive errno. The first call answers; a later
+     * one is ignored (the transport guards it, so an upper layer that fails after it answered
+     * need not). Since 1.8.
+     */
     void complete(int errno);
 }

@@ -9,6 +9,7 @@ import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.PathView;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
+import io.rnbd.rtrs.core.Heartbeat;
 import io.rnbd.rtrs.proto.AuthMsg;
 import io.rnbd.rtrs.proto.FenceReq;
 import io.rnbd.rtrs.proto.FenceRsp;
@@ -32,8 +33,8 @@ import java.util.concurrent.ScheduledFuture;
  *
  * <p>This class is the path's instance and life: its state ({@link PathStateMachine}), what
  * it receives, failure, reconnect and teardown. Its parts: {@link PathHandshake} (connecting
- * an instance), {@link PathIo} (the requests in flight on it), {@link Heartbeat}. It and they
- * see the session only through {@link PathSession}.
+ * an instance), {@link PathIo} (the requests in flight on it), and its {@link Heartbeat}
+ * (rtrs-core's, the server's too). It and they see the session only through {@link PathSession}.
  *
  * <p>The exchange is Linux's (rtrs-clt.c): each connection's CON_REQ rides in its connect,
  * the CON_RSP in the accept; INFO_REQ/INFO_RSP on connection 0; requests are
@@ -76,7 +77,6 @@ final class ClientPath implements PathView {
     // ---- what policies and admins read (PathView, info) -------------------------------
     volatile int inflightCount;
     volatile long ioLatency;
-    volatile long hbRtt;
     int attempts;
     int lastError;
     private boolean everConnected;
@@ -87,7 +87,22 @@ final class ClientPath implements PathView {
         this.addr = addr;
         this.handshake = new PathHandshake(this);
         this.io = new PathIo(this);
-        this.hb = new Heartbeat(this);
+        this.hb = new Heartbeat(new Heartbeat.Path() {
+            @Override
+            public boolean connected() {
+                return sm.state() == PathState.CONNECTED;
+            }
+
+            @Override
+            public void writeImmEmpty(int imm) throws RdmaException {
+                cons[0].writeImmEmpty(imm);
+            }
+
+            @Override
+            public void fail(int errno, String why) {
+                ClientPath.this.fail(errno, why);
+            }
+        }, session, session.cfg().hbIntervalMs(), session.cfg().hbMissedMax());
     }
 
     @Override
@@ -102,7 +117,7 @@ final class ClientPath implements PathView {
 
     @Override
     public long heartbeatRttNanos() {
-        return hbRtt;
+        return hb.rttNanos();
     }
 
     @Override
@@ -360,7 +375,7 @@ final class ClientPath implements PathView {
         RdmaDevice d = device;
         return new RtrsClientPathInfo(name(), addr.src() == null ? "" : addr.src().getHostAddress(),
                 addr.dst().getHostAddress() + ":" + addr.port(), sm.state(), d == null ? "" : d.name(), attempts,
-                lastError, stats.snapshot(inflightCount, hbRtt, ioLatency));
+                lastError, stats.snapshot(inflightCount, hb.rttNanos(), ioLatency));
     }
 
     @Override

@@ -12,6 +12,7 @@ import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.api.RtrsPlug;
 import io.rnbd.rtrs.api.RtrsSessionListener;
 import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.rtrs.core.SessionLock;
 import io.rnbd.rtrs.proto.ConRsp;
 import io.rnbd.rtrs.proto.FenceRsp;
 import io.rnbd.rtrs.proto.Rtrs;
@@ -35,8 +36,8 @@ import java.util.function.Supplier;
  * An RTRS client session: named, one or more paths, one pool of permits (the server's
  * queue depth) shared by all paths, requests beyond the permits queued FIFO. This class is
  * the session's face (its API, state, paths and admin); its parts, each guarded by the
- * session lock, are {@link SessionLock} and {@link Doorbells} (the lock, and what runs and
- * posts after it), {@link Permits} (submission and completion), {@link Failover} (fencing),
+ * session lock, are {@link SessionLock} (rtrs-core's, the server's too: the lock and what runs
+ * after it) and {@link Doorbells} (the IO posts it rings after the lock, as its stage), {@link Permits} (submission and completion), {@link Failover} (fencing),
  * {@link FirstConn} (who may create the session on the server) and {@link MpPolicy}. Its
  * paths see it only through {@link PathSession}.
  *
@@ -60,7 +61,7 @@ public final class ClientSession implements RtrsClientSession {
     final ScheduledExecutorService timer;
     final List<ClientPath> paths = new CopyOnWriteArrayList<>();
     final Doorbells doorbells = new Doorbells(this);
-    final SessionLock lock;
+    final SessionLock<PathIo.Post[]> lock;
     final Permits permits = new Permits(this);
     final Failover failover = new Failover(this);
     final MpPolicy mp;
@@ -93,15 +94,31 @@ public final class ClientSession implements RtrsClientSession {
         this.auth = auth;
         this.timer = timer;
         this.nanos = nanos;
-        this.lock = new SessionLock(this, doorbells, timer);
+        this.lock = new SessionLock<>(this, LOG, timer, new SessionLock.Stage<>() {
+            @Override
+            public void beforeUnlock() {
+                updateState();
+            }
+
+            @Override
+            public PathIo.Post[] take() {
+                return doorbells.isEmpty() ? null : doorbells.take();
+            }
+
+            @Override
+            public void run(PathIo.Post[] posts) {
+                if (!doorbells.hold(posts)) {
+                    doorbells.ring(posts);
+                }
+            }
+        });
         this.mp = new MpPolicy(cfg.mpPolicy());
         this.reconnectPolicy = new ReconnectPolicy(cfg.maxReconnectAttempts(), cfg.reconnectDelayMs(),
                 cfg.reconnectBackoffMs(), uuid.getLeastSignificantBits() ^ cfg.sessionName().hashCode());
         devices.listen(onDeviceRemoved);
         if (cfg.requestTimeoutMs() > 0) {
             long period = Math.max(10, Math.min(1000, cfg.requestTimeoutMs() / 4));
-            timeoutSweep = timer.scheduleAtFixedRate(() -> lock.locked(this::sweepStuckRequests), period, period,
-                    TimeUnit.MILLISECONDS);
+            timeoutSweep = lock.every(period, this::sweepStuckRequests);
         }
         lock.locked(() -> {
             for (PathAddress a : cfg.paths()) {
@@ -298,12 +315,12 @@ public final class ClientSession implements RtrsClientSession {
 
         @Override
         public ScheduledFuture<?> later(long delayMs, Runnable underLock) {
-            return timer.schedule(() -> lock.locked(underLock), delayMs, TimeUnit.MILLISECONDS);
+            return lock.later(delayMs, underLock);
         }
 
         @Override
         public ScheduledFuture<?> every(long periodMs, Runnable underLock) {
-            return timer.scheduleAtFixedRate(() -> lock.locked(underLock), periodMs, periodMs, TimeUnit.MILLISECONDS);
+            return lock.every(periodMs, underLock);
         }
 
         @Override

@@ -2,6 +2,7 @@ package io.rnbd.rtrs.client;
 
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rtrs.api.Authenticator;
+import io.rnbd.rtrs.core.Heartbeat;
 import io.rnbd.rtrs.proto.ConRsp;
 import io.rnbd.rtrs.proto.FenceRsp;
 
@@ -17,7 +18,7 @@ import java.util.concurrent.ScheduledFuture;
  * (so the calls on the IO path stay monomorphic); unless said otherwise, called under the
  * session lock.
  */
-interface PathSession {
+interface PathSession extends Heartbeat.Clock {
 
     // ---- what the path belongs to ----------------------------------------------------
 
@@ -43,11 +44,13 @@ interface PathSession {
     ScheduledFuture<?> later(long delayMs, Runnable underLock);
 
     /** Run {@code underLock} under the session lock every {@code periodMs}, on the session's timer. */
+    @Override
     ScheduledFuture<?> every(long periodMs, Runnable underLock);
 
     /** Queue-pair teardown, which waits for a provider thread: run after the lock is released. */
     void closeAfterUnlock(Runnable teardown);
 
+    @Override
     long nanoTime();
 
     // ---- connecting (CON_REQ first_conn, CON_RSP) ------------------------------------

@@ -9,12 +9,16 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** What the server holds on one device between add and remove. */
+/**
+ * What the server holds on one device between add and remove: the {@link Acceptor}'s, lent
+ * to the paths on it (their protection domain, the connections to close with the device).
+ */
 final class DeviceContext {
     final RdmaDevice device;
     final ProtectionDomain pd;
     final List<CmListener> listeners = new CopyOnWriteArrayList<>();
-    final Set<ServerCon> cons = ConcurrentHashMap.newKeySet();
+    /** The connections accepted on the device, closed with it. */
+    final Set<Connection> cons = ConcurrentHashMap.newKeySet();
 
     DeviceContext(RdmaDevice device, ProtectionDomain pd) {
         this.device = device;

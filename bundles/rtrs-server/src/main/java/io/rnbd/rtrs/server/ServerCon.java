@@ -2,8 +2,6 @@ package io.rnbd.rtrs.server;
 
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
-import io.rnbd.rdma.api.CmEventHandler;
-import io.rnbd.rdma.api.CompletionHandler;
 import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.QueuePair;
@@ -28,8 +26,7 @@ import java.util.function.Consumer;
  * One accepted connection of a path. Its CON_REQ came with the connect request and its
  * CON_RSP left with the accept, as in Linux; from then on the path's session lock guards it.
  */
-final class ServerCon implements CompletionHandler, CmEventHandler {
-    final RtrsServer server;
+final class ServerCon implements Connection {
     final DeviceContext dev;
     final ServerPath path;
     final int cid;
@@ -41,8 +38,7 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
     private volatile QueuePair qp;
     private volatile boolean closed;
 
-    ServerCon(RtrsServer server, DeviceContext dev, ServerPath path, int cid, RecvPool recvs) {
-        this.server = server;
+    ServerCon(DeviceContext dev, ServerPath path, int cid, RecvPool recvs) {
         this.dev = dev;
         this.path = path;
         this.cid = cid;
@@ -50,9 +46,15 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
     }
 
     /** Between the queue pair's creation and the accept: nothing the client sends may find no RECV. */
-    void setUp(QueuePair q) throws RdmaException {
+    @Override
+    public void setUp(QueuePair q) throws RdmaException {
         this.qp = q;
         recvs.postAll(q);
+    }
+
+    @Override
+    public void acceptFailed(int errno) {
+        path.fail(errno, "accept failed");
     }
 
     QueuePair qp() {
@@ -158,7 +160,8 @@ final class ServerCon implements CompletionHandler, CmEventHandler {
     }
 
     /** Destroy the queue pair and buffers. Idempotent. */
-    void close() {
+    @Override
+    public void close() {
         if (closed) {
             return;
         }

@@ -13,7 +13,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The handshake of one path once its connections are accepted: authentication on
@@ -26,7 +25,7 @@ final class ServerHandshake {
     private static final Logger LOG = LoggerFactory.getLogger(ServerPath.class);
 
     private final ServerPath path;
-    private final ServerSession session;
+    private final PathSession session;
     private final ServerConfig cfg;
     private boolean authenticated;
     private AuthExchange auth;
@@ -42,8 +41,7 @@ final class ServerHandshake {
         this.cfg = cfg;
         // A path that never finishes its handshake (CON_REQ accepted; authentication or
         // INFO_REQ never come) is closed at the deadline, so it holds nothing for long.
-        this.deadline = session.server.timer().schedule(this::deadlineReached, cfg.handshakeTimeoutMs(),
-                TimeUnit.MILLISECONDS);
+        this.deadline = session.later(cfg.handshakeTimeoutMs(), this::deadlineReached);
     }
 
     /** The path connected or is closing: no deadline any more. */
@@ -51,21 +49,19 @@ final class ServerHandshake {
         deadline.cancel(false);
     }
 
+    /** Under the lock. */
     private void deadlineReached() {
-        synchronized (session) {
-            if (path.connecting()) {
-                int up = path.connectionsUp();
-                int all = path.cidNum();
-                String step = up < all ? up + " of " + all + " connections up"
-                        : path.extensions && auth != null && !authenticated ? "authentication (" + authMethod + ") unfinished"
-                        : "no INFO_REQ";
-                LOG.warn("closing path {} ({}) of {}: handshake not finished within {} ms (handshake.timeout.ms): {}",
-                        path.remoteAddr.getHostAddress(), path.uuid, session, cfg.handshakeTimeoutMs(), step);
-                session.server.handshakeTimedOut();
-                path.failLocked(Errno.ETIMEDOUT, "handshake timeout");
-            }
+        if (path.connecting()) {
+            int up = path.connectionsUp();
+            int all = path.cidNum();
+            String step = up < all ? up + " of " + all + " connections up"
+                    : path.extensions && auth != null && !authenticated ? "authentication (" + authMethod + ") unfinished"
+                    : "no INFO_REQ";
+            LOG.warn("closing path {} ({}) of {}: handshake not finished within {} ms (handshake.timeout.ms): {}",
+                    path.remoteAddr.getHostAddress(), path.uuid, session, cfg.handshakeTimeoutMs(), step);
+            session.handshakeTimedOut();
+            path.failLocked(Errno.ETIMEDOUT, "handshake timeout");
         }
-        session.runClosers();
     }
 
     void onAuth(ServerCon con, AuthMsg m) throws ProtoException {
@@ -76,7 +72,7 @@ final class ServerHandshake {
             throw new ProtoException(m.status(), "client aborted authentication");
         }
         if (auth == null) {
-            Authenticator a = session.server.authenticator();
+            Authenticator a = session.authenticator();
             if (a == null) {
                 throw new ProtoException(Errno.EPROTO, "AUTH while authentication is off");
             }
@@ -120,7 +116,7 @@ final class ServerHandshake {
         if (!path.connecting()) {
             throw new ProtoException(Errno.EPROTO, "INFO_REQ out of sequence");
         }
-        if (path.extensions && session.server.authenticator() != null && !authenticated) {
+        if (path.extensions && session.authenticator() != null && !authenticated) {
             throw new ProtoException(Errno.EACCES, "INFO_REQ before authentication");
         }
         if (path.connectionsUp() < path.cidNum()) {
@@ -130,21 +126,14 @@ final class ServerHandshake {
         if (name.indexOf('/') >= 0 || name.indexOf('.') >= 0) {
             throw new ProtoException(Errno.EINVAL, "session name " + name + " contains / or .");
         }
-        if (session.server.nameTakenElsewhere(name, session)) {
-            throw new ProtoException(Errno.EPERM, "session name " + name + " is another session's");
-        }
-        if (!session.name().isEmpty() && !session.name().equals(name)) {
-            throw new ProtoException(Errno.EINVAL, "path names another session");
-        }
-        String identityProblem = session.bindIdentity(peerHostId, authenticated && peerProven,
+        PathSession.Refusal no = session.join(name, peerHostId, authenticated && peerProven,
                 authenticated ? authMethod : "");
-        if (identityProblem != null) {
-            LOG.warn("refusing path {} ({}) of session {}: {}", path.remoteAddr.getHostAddress(), path.uuid, name,
-                    identityProblem);
-            throw new ProtoException(Errno.EACCES, identityProblem);
-        }
-        if (session.name().isEmpty()) {
-            session.name(name);
+        if (no != null) {
+            if (no.errno() == Errno.EACCES) {
+                LOG.warn("refusing path {} ({}) of session {}: {}", path.remoteAddr.getHostAddress(), path.uuid, name,
+                        no.why());
+            }
+            throw new ProtoException(no.errno(), no.why());
         }
         try {
             path.io.registerChunks();
@@ -156,7 +145,7 @@ final class ServerHandshake {
         path.changeState(ServerPathState.CONNECTED);
         // announced before the client can send anything: a session whose requests the upper
         // layer saw is one whose close it will be told of
-        session.server.pathConnected(path);
+        session.connected();
         con.send(rsp.size(), rsp::encode, null);
         path.heartbeat.start();
         LOG.info("path {} ({}) of session {} connected, host id {}{}", path.remoteAddr.getHostAddress(), path.uuid,

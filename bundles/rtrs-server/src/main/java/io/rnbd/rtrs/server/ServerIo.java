@@ -35,7 +35,9 @@ final class ServerIo {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     private final ServerPath path;
-    private final ServerSession session;
+    private final PathSession session;
+    private final Chunks chunks;
+    private final ServerStats stats;
     private final ServerConfig cfg;
     private final DeviceContext dev;
     private final int offBits;
@@ -47,11 +49,13 @@ final class ServerIo {
     ServerIo(ServerPath path, DeviceContext dev, ServerConfig cfg) throws RdmaException {
         this.path = path;
         this.session = path.session;
+        this.chunks = session.chunks();
+        this.stats = session.stats();
         this.cfg = cfg;
         this.dev = dev;
-        this.offBits = Imm.offsetBits(session.queueDepth());
-        this.chunkMrs = new MemoryRegion[session.queueDepth()];
-        this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(session.queueDepth() * RkeyRsp.SIZE),
+        this.offBits = Imm.offsetBits(chunks.queueDepth());
+        this.chunkMrs = new MemoryRegion[chunks.queueDepth()];
+        this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(chunks.queueDepth() * RkeyRsp.SIZE),
                 Access.of(Access.LOCAL_WRITE));
     }
 
@@ -65,10 +69,10 @@ final class ServerIo {
      * the server allocate and register chunk memory.
      */
     void registerChunks() throws RdmaException {
-        ByteBuffer[] chunks = session.chunks();
+        ByteBuffer[] memory = chunks.memory();
         try {
             for (int i = 0; i < chunkMrs.length; i++) {
-                chunkMrs[i] = dev.pd.register(chunks[i].duplicate().clear(),
+                chunkMrs[i] = dev.pd.register(memory[i].duplicate().clear(),
                         Access.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE, Access.REMOTE_READ));
             }
         } catch (RdmaException e) {
@@ -119,10 +123,10 @@ final class ServerIo {
         }
         int bufId = Imm.reqBufId(imm, offBits);
         int off = Imm.reqOffset(imm, offBits);
-        if (bufId >= chunkMrs.length || off >= session.chunkSize()) {
+        if (bufId >= chunkMrs.length || off >= chunks.chunkSize()) {
             throw new ProtoException(Errno.EINVAL, "wrong msg_id " + bufId + ", off " + off);
         }
-        ServerRequest holder = session.chunkHolder[bufId];
+        ServerRequest holder = chunks.holder[bufId];
         if (holder != null && holder.path == path) {
             throw new ProtoException(Errno.EBUSY, "chunk " + bufId + " reused while in flight");
         }
@@ -130,7 +134,7 @@ final class ServerIo {
             chunkMrs[bufId].invalidate();
         }
         inflight++;
-        ByteBuffer chunk = session.chunks()[bufId].duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer chunk = chunks.memory()[bufId].duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
         ServerRequest r;
         try {
             r = parse(con, bufId, off, chunk);
@@ -140,16 +144,16 @@ final class ServerIo {
             r = new ServerRequest(path, con, bufId, false, EMPTY, EMPTY, null, false).refused(e.errno());
         }
         if (r.error != 0) {
-            session.stats.rejected();
+            stats.rejected();
             LOG.debug("bad IO from path {}: {}", path.uuid, Errno.name(r.error));
         }
         if (holder != null) {
             superseded(holder, r);
             return null;
         }
-        session.chunkHolder[bufId] = r;
+        chunks.holder[bufId] = r;
         if (r.error != 0) {
-            session.chunkHolder[bufId] = null;
+            chunks.holder[bufId] = null;
             respond(r, r.error);
             return null;
         }
@@ -160,9 +164,9 @@ final class ServerIo {
     private void superseded(ServerRequest holder, ServerRequest copy) {
         int bufId = copy.bufId;
         holder.superseded = true;
-        ServerRequest older = session.chunkNext[bufId];
-        session.chunkNext[bufId] = copy;
-        session.stats.failedOver();
+        ServerRequest older = chunks.next[bufId];
+        chunks.next[bufId] = copy;
+        stats.failedOver();
         LOG.info("chunk {} of {}: the request path {} still runs was sent again on path {} (failover); it runs "
                 + "once the first copy is done, whose answer is dropped", bufId, session, holder.path.uuid, path.uuid);
         if (older != null) {
@@ -174,7 +178,7 @@ final class ServerIo {
     /** Under the lock: a request that never reached the upper layer leaves unanswered. */
     private void drop(ServerRequest r) {
         if (r.error == 0) {
-            session.stats.finished();
+            stats.finished();
         }
         inflight--;
         path.maybeDrained();
@@ -185,13 +189,13 @@ final class ServerIo {
      * waits for their answers), so that the path drains once its own requests are done.
      */
     void dropWaiting() {
-        for (int i = 0; i < session.chunkNext.length; i++) {
-            ServerRequest w = session.chunkNext[i];
+        for (int i = 0; i < chunks.next.length; i++) {
+            ServerRequest w = chunks.next[i];
             if (w != null && w.path == path) {
-                session.chunkNext[i] = null;
+                chunks.next[i] = null;
                 inflight--;
                 if (w.error == 0) {
-                    session.stats.finished();
+                    stats.finished();
                 }
             }
         }
@@ -218,10 +222,10 @@ final class ServerIo {
             if (usrLen > off || usrLen > Rtrs.MAX_HDR_SIZE) {
                 return r.refused(Errno.EMSGSIZE);
             }
-            if (dataLen > session.maxIoSize()) {
+            if (dataLen > chunks.maxIoSize()) {
                 return r.refused(Errno.EMSGSIZE);
             }
-            session.stats.started(true, dataLen);
+            stats.started(true, dataLen);
             return r;
         }
         if (type == MsgType.RDMA_READ) {
@@ -239,10 +243,10 @@ final class ServerIo {
                 // Linux's server answers nothing to that; an answer with the error is kinder
                 return r.refused(Errno.EINVAL);
             }
-            if (d != null && (d.len() == 0 || d.len() > dataLen || d.len() > session.maxIoSize())) {
+            if (d != null && (d.len() == 0 || d.len() > dataLen || d.len() > chunks.maxIoSize())) {
                 return r.refused(Errno.EMSGSIZE);
             }
-            session.stats.started(false, dataLen);
+            stats.started(false, dataLen);
             return r;
         }
         throw new ProtoException(Errno.EPROTO, "IO message of type " + type);
@@ -261,7 +265,7 @@ final class ServerIo {
     void complete(ServerRequest r, int errno) {
         ServerRequest next;
         synchronized (session) {
-            session.stats.finished();
+            stats.finished();
             next = release(r);
             if (!path.connected() || r.superseded) {
                 if (r.superseded) {
@@ -279,20 +283,20 @@ final class ServerIo {
             }
             next = next == null ? null : next.path.io.takeOver(next);
         }
-        session.runClosers();
+        session.afterUnlock();
         if (next != null) {
-            session.server.dispatch(next);
+            session.dispatch(next);
         }
     }
 
     /** Under the lock: {@code r} leaves its chunk; the copy that waited for it, if any, holds it now. */
     private ServerRequest release(ServerRequest r) {
-        if (session.chunkHolder[r.bufId] != r) {
+        if (chunks.holder[r.bufId] != r) {
             return null;
         }
-        ServerRequest next = session.chunkNext[r.bufId];
-        session.chunkNext[r.bufId] = null;
-        session.chunkHolder[r.bufId] = next;
+        ServerRequest next = chunks.next[r.bufId];
+        chunks.next[r.bufId] = null;
+        chunks.holder[r.bufId] = next;
         return next;
     }
 
@@ -303,12 +307,12 @@ final class ServerIo {
      */
     private ServerRequest takeOver(ServerRequest r) {
         if (!path.connected()) {
-            session.chunkHolder[r.bufId] = null;
+            chunks.holder[r.bufId] = null;
             drop(r);
             return null;
         }
         if (r.error != 0) {
-            session.chunkHolder[r.bufId] = null;
+            chunks.holder[r.bufId] = null;
             try {
                 respond(r, r.error);
             } catch (RdmaException e) {

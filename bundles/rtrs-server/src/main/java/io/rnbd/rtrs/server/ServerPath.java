@@ -6,6 +6,7 @@ import io.rnbd.rdma.api.RecvPool;
 import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rtrs.api.RtrsServerPathInfo;
+import io.rnbd.rtrs.core.Heartbeat;
 import io.rnbd.rtrs.proto.AuthMsg;
 import io.rnbd.rtrs.proto.FenceReq;
 import io.rnbd.rtrs.proto.FenceRsp;
@@ -26,8 +27,9 @@ import java.util.function.IntConsumer;
 /**
  * One path of a session: its connections (connection 0 is the service connection), its
  * state, and how it closes and drains. Its handshake ({@link ServerHandshake}), its IO
- * ({@link ServerIo}) and its heartbeats ({@link ServerHeartbeat}) each have a class of their
- * own; all of them run under the session's lock.
+ * ({@link ServerIo}) and its heartbeats (rtrs-core's {@link Heartbeat}, the client's too) each
+ * have a class of their own; all of them run under the session's lock and reach the session
+ * only through {@link PathSession}.
  *
  * <p>The exchange is Linux's (rtrs-srv.c): requests arrive as RDMA_WRITE_WITH_IMM into a
  * chunk, on connection 0 (the client's admin messages) or an IO connection; the answer
@@ -50,7 +52,7 @@ final class ServerPath {
     /** Beyond one per chunk on an IO connection, for what arrives while answers are reposted. */
     static final int SPARE_RECVS = 16;
 
-    final ServerSession session;
+    final PathSession session;
     final UUID uuid;
     final int reconCnt;
     final DeviceContext dev;
@@ -59,17 +61,17 @@ final class ServerPath {
     final InetAddress localAddr;
     final InetAddress remoteAddr;
     final ServerIo io;
-    final ServerHeartbeat heartbeat;
+    final Heartbeat heartbeat;
     private final ServerHandshake handshake;
     private final ServerCon[] cons;
-    private final ServerConfig cfg;
     private ServerPathState state = ServerPathState.CONNECTING;
     private int dropped;
     private boolean resourcesReleased;
     private final List<IntConsumer> onDrained = new ArrayList<>();
 
-    ServerPath(ServerSession session, UUID uuid, int reconCnt, int cidNum, boolean extensions, InetAddress localAddr,
-               InetAddress remoteAddr, DeviceContext dev, ServerConfig cfg) throws RdmaException {
+    ServerPath(PathSession session, UUID uuid, int reconCnt, int cidNum, boolean extensions, InetAddress localAddr,
+               InetAddress remoteAddr, DeviceContext dev) throws RdmaException {
+        ServerConfig cfg = session.cfg();
         this.session = session;
         this.uuid = uuid;
         this.reconCnt = reconCnt;
@@ -77,10 +79,24 @@ final class ServerPath {
         this.localAddr = localAddr;
         this.remoteAddr = remoteAddr;
         this.dev = dev;
-        this.cfg = cfg;
         this.cons = new ServerCon[cidNum];
         this.io = new ServerIo(this, dev, cfg);
-        this.heartbeat = new ServerHeartbeat(this, cfg);
+        this.heartbeat = new Heartbeat(new Heartbeat.Path() {
+            @Override
+            public boolean connected() {
+                return ServerPath.this.connected();
+            }
+
+            @Override
+            public void writeImmEmpty(int imm) throws RdmaException {
+                service().writeImmEmpty(imm);
+            }
+
+            @Override
+            public void fail(int errno, String why) {
+                failLocked(errno, why);
+            }
+        }, session, cfg.hbIntervalMs(), cfg.hbMissedMax());
         // last: it arms the handshake's deadline
         this.handshake = new ServerHandshake(this, cfg);
     }
@@ -127,7 +143,7 @@ final class ServerPath {
         }
         LOG.debug("path {} of {}: {} -> {}", uuid, session, state, to);
         if (state == ServerPathState.CONNECTING) {
-            session.server.handshakeEnded(remoteAddr);
+            session.handshakeEnded(remoteAddr);
         }
         state = to;
         return true;
@@ -138,13 +154,13 @@ final class ServerPath {
      * the slot is taken or the path no longer connecting (Linux: "Connection already exists",
      * "Session in wrong state").
      */
-    ServerCon attach(int cid) throws RdmaException {
+    Connection attach(int cid) throws RdmaException {
         if (state != ServerPathState.CONNECTING || cons[cid] != null) {
             return null;
         }
         RecvPool pool = cid == 0 ? new RecvPool(dev.pd, SERVICE_RECVS, SERVICE_SLOT)
-                : new RecvPool(dev.pd, session.queueDepth() + SPARE_RECVS, 0);
-        ServerCon con = new ServerCon(session.server, dev, this, cid, pool);
+                : new RecvPool(dev.pd, session.chunks().queueDepth() + SPARE_RECVS, 0);
+        ServerCon con = new ServerCon(dev, this, cid, pool);
         cons[cid] = con;
         dev.cons.add(con);
         return con;
@@ -179,9 +195,9 @@ final class ServerPath {
                 failLocked(e.errno(), e.getMessage());
             }
         }
-        session.runClosers();
+        session.afterUnlock();
         if (start != null) {
-            session.server.dispatch(start);
+            session.dispatch(start);
         }
         return !closingOrClosed();
     }
@@ -204,7 +220,7 @@ final class ServerPath {
     }
 
     private void onFenceReq(ServerCon con, FenceReq req) {
-        ServerPath target = session.paths.get(req.pathUuid());
+        ServerPath target = session.path(req.pathUuid());
         int waitedFor = target == null ? 0 : target.io.inflight();
         IntConsumer answer = dropped -> {
             FenceRsp rsp = new FenceRsp(req.fenceId(), 0, waitedFor, dropped);
@@ -229,7 +245,7 @@ final class ServerPath {
         synchronized (session) {
             failLocked(errno, why);
         }
-        session.runClosers();
+        session.afterUnlock();
     }
 
     /** Close the connections; the path leaves the session once its started requests are done. */
@@ -255,7 +271,7 @@ final class ServerPath {
             failLocked(Errno.ENODEV, "device removed");
             release();
         }
-        session.runClosers();
+        session.afterUnlock();
     }
 
     private void release() {
@@ -281,7 +297,7 @@ final class ServerPath {
         }
         changeState(ServerPathState.CLOSED);
         release();
-        session.server.pathGone(this);
+        session.pathGone(this);
         for (IntConsumer c : onDrained) {
             c.accept(dropped);
         }

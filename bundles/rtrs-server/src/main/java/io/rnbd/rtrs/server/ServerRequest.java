@@ -1,14 +1,35 @@
 package io.rnbd.rtrs.server;
 
+import io.rnbd.common.Errno;
 import io.rnbd.rtrs.api.RtrsServerRequest;
 import io.rnbd.rtrs.api.RtrsServerSession;
 import io.rnbd.rtrs.proto.SgDesc;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-/** One request handed to the upper layer; answers the client exactly once. */
+/**
+ * One request handed to the upper layer. It answers the client at most once, and this is the
+ * one place that guards it: the first {@link #complete} answers, any later one (an upper layer
+ * failing after it answered, the handoff's EIO for an upper layer that threw, a parked
+ * request's timeout racing its delivery) is dropped here, so no caller guards it again.
+ */
 final class ServerRequest implements RtrsServerRequest {
+    /** The path's log, as before ServerPath was split: operators filter it by that name. */
+    private static final Logger LOG = LoggerFactory.getLogger(ServerPath.class);
+    private static final VarHandle COMPLETED;
+
+    static {
+        try {
+            COMPLETED = MethodHandles.lookup().findVarHandle(ServerRequest.class, "completed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final ServerPath path;
     final ServerCon con;
     final int bufId;
@@ -26,7 +47,9 @@ final class ServerRequest implements RtrsServerRequest {
      * while it ran; its answer is dropped, the copy's is the one the client waits for.
      */
     boolean superseded;
-    private final AtomicBoolean completed = new AtomicBoolean();
+    /** Set by the first {@link #complete} (through {@link #COMPLETED}: no object per request). */
+    @SuppressWarnings("unused")
+    private volatile boolean completed;
 
     ServerRequest(ServerPath path, ServerCon con, int bufId, boolean write, ByteBuffer usrHdr, ByteBuffer data,
                   SgDesc readDst, boolean needInval) {
@@ -47,7 +70,7 @@ final class ServerRequest implements RtrsServerRequest {
 
     @Override
     public RtrsServerSession session() {
-        return path.session;
+        return path.session.view();
     }
 
     @Override
@@ -65,10 +88,12 @@ final class ServerRequest implements RtrsServerRequest {
         return write ? data.asReadOnlyBuffer() : data.duplicate();
     }
 
+    /** The first call answers the client (errno 0 or positive); a later one is dropped. */
     @Override
     public void complete(int errno) {
-        if (!completed.compareAndSet(false, true)) {
-            throw new IllegalStateException("request completed twice");
+        if (!COMPLETED.compareAndSet(this, false, true)) {
+            LOG.debug("chunk {} of {}: second answer ({}) dropped", bufId, path.session, Errno.name(Math.abs(errno)));
+            return;
         }
         path.io.complete(this, Math.abs(errno));
     }

@@ -1,131 +1,275 @@
 package io.rnbd.rtrs.server;
 
 import io.rnbd.common.Errno;
+import io.rnbd.rdma.api.RdmaException;
+import io.rnbd.rtrs.api.Authenticator;
 import io.rnbd.rtrs.api.RtrsServerPathInfo;
+import io.rnbd.rtrs.api.RtrsServerRequest;
 import io.rnbd.rtrs.api.RtrsServerSession;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;
+import io.rnbd.rtrs.core.SessionLock;
+import io.rnbd.rtrs.proto.ConReq;
+import io.rnbd.rtrs.proto.Rtrs;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-import java.nio.ByteBuffer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ScheduledFuture;
 
 /**
  * A client session on the server: its chunks (one per client permit, shared by all its
- * paths) and its paths by UUID. The session object is the lock for all of them.
+ * paths), its paths by UUID, its identity. The session object is the lock for all of them
+ * (rtrs-core's {@link SessionLock} on its monitor). Its paths see it only as
+ * {@link PathSession}; the upper layer as {@link RtrsServerSession}.
  */
-public final class ServerSession implements RtrsServerSession {
-    final RtrsServer server;
+public final class ServerSession implements RtrsServerSession, PathSession {
+    private static final Logger LOG = LoggerFactory.getLogger(ServerSession.class);
+
+    private final SessionTable table;
     private final UUID uuid;
-    /**
-     * The chunks, allocated when the session's first path finishes its handshake: a connect
-     * request costs no chunk memory (64 MiB at the defaults), so nobody can make the server
-     * allocate it without authenticating.
-     */
-    private ByteBuffer[] chunks;
-    private final int chunkSize;
-    /**
-     * Per chunk, under the lock: the request the upper layer has on it (null: free), and a
-     * copy of it that a client failed over to another path while the first still runs
-     * (rtrs_clt_failover_req resends with the same permit, so the same chunk). See
-     * {@link ServerIo#onIoReq}.
-     */
-    final ServerRequest[] chunkHolder;
-    final ServerRequest[] chunkNext;
-    final Map<UUID, ServerPath> paths = new LinkedHashMap<>();
-    final ServerStats stats = new ServerStats();
+    private final SessionLock<Void> lock;
+    private final Chunks chunks;
+    private final Map<UUID, ServerPath> paths = new LinkedHashMap<>();
+    private final ServerStats stats = new ServerStats();
     private volatile String name = "";
     private volatile String hostId = "";
     private volatile boolean hostIdProven;
     private volatile String authMethod = "";
     /** Sticky: a path of this session said it speaks the extensions (ConReq.EXT_F). */
-    volatile boolean extensions;
+    private volatile boolean extensions;
     /** Under the lock: the first path to connect gave the session its identity. */
     private boolean identityBound;
-    boolean announced;
     /** Set once, when the session leaves the server for good; see {@link #closed()}. */
     private volatile boolean closed;
-    /** Whether the upper layer was told of the close already (at most once). */
-    private final java.util.concurrent.atomic.AtomicBoolean closeAnnounced = new java.util.concurrent.atomic.AtomicBoolean();
-    private final java.util.ArrayDeque<Runnable> closers = new java.util.ArrayDeque<>();
 
-    /** Under the lock: queue work that waits for a provider thread (closing queue pairs). */
-    void closeAfterUnlock(Runnable r) {
-        closers.add(r);
+    ServerSession(SessionTable table, UUID uuid, SessionLimits.Limits limits) {
+        this.table = table;
+        this.uuid = uuid;
+        this.lock = new SessionLock<>(this, LOG, table.timer(), SessionLock.NO_STAGE);
+        this.chunks = new Chunks(limits.queueDepth(), limits.chunkSize());
     }
+
+    // ---- admission (the acceptor, through the table) ----------------------------------
 
     /**
-     * Outside the lock: hand what {@link #closeAfterUnlock} queued to the timer thread.
-     * Closing a queue pair waits for its provider thread, and we may be on another
-     * device's provider thread (a session's paths span devices): two of them closing
-     * each other's queue pairs inline would wait for each other forever. Device removal
-     * does not depend on this: {@link RtrsServer#remove} closes that device's queue pairs
-     * and protection domain itself.
+     * rtrs_rdma_connect's checks of the session and the path, under the lock: the path by its
+     * uuid (sess_uuid), created if new; connection {@code cid} reserved.
      */
-    void runClosers() {
-        if (Thread.holdsLock(this)) {
-            return;
-        }
-        while (true) {
-            Runnable r;
-            synchronized (this) {
-                r = closers.poll();
-            }
-            if (r == null) {
-                return;
-            }
+    Sessions.Admission admit(ConReq cr, DeviceContext dev, InetSocketAddress local, InetSocketAddress remote) {
+        Connection con = null;
+        int errno;
+        boolean dnr = false;
+        synchronized (this) {
+            ServerPath p = paths.get(cr.pathUuid());
             try {
-                server.timer().execute(r);
-            } catch (java.util.concurrent.RejectedExecutionException stopped) {
-                r.run();
+                if (closed) {
+                    // its last path left between the lookup and here: the client tries again
+                    // and meets a new session
+                    errno = Errno.ECONNRESET;
+                } else if (p != null && p.reconCnt != cr.reconCnt()) {
+                    // the client reconnects while we still tear the old instance down
+                    p.failLocked(Errno.ECONNRESET, "client reconnected");
+                    errno = Errno.EBUSY;
+                } else if (p != null && (p.cidNum() != cr.cidNum())) {
+                    errno = Errno.ECONNRESET;
+                } else if (p == null && paths.size() >= Rtrs.MAX_PATHS) {
+                    errno = Errno.ECONNRESET;
+                    dnr = true;
+                } else if (p == null && hasPathBetween(local, remote)) {
+                    // Linux's __is_path_w_addr_exists: one path per pair of addresses
+                    errno = Errno.EEXIST;
+                } else if (p == null && !table.mayStartHandshake(remote.getAddress())) {
+                    // many paths of one source in their handshake at once: a flood, or a host
+                    // reconnecting everything at once, which retries (EAGAIN is not final)
+                    errno = Errno.EAGAIN;
+                } else {
+                    if (p == null) {
+                        p = new ServerPath(this, cr.pathUuid(), cr.reconCnt(), cr.cidNum(), cr.extensions(),
+                                local.getAddress(), remote.getAddress(), dev);
+                        paths.put(cr.pathUuid(), p);
+                        extensions |= cr.extensions();
+                        table.handshakeStarted(p.remoteAddr);
+                    }
+                    con = p.attach(cr.cid());
+                    errno = con == null ? Errno.ECONNRESET : 0;
+                }
+            } catch (RdmaException e) {
+                errno = e.errno();
             }
         }
+        lock.afterUnlock();
+        return errno != 0 ? Sessions.Admission.refused(errno, dnr)
+                : new Sessions.Admission(0, false, con, chunks.queueDepth(), chunks.maxIoSize(),
+                        chunks.queueDepth() + ServerPath.SERVICE_RECVS + ServerPath.SPARE_RECVS);
     }
 
-    ServerSession(RtrsServer server, UUID uuid, int queueDepth, int chunkSize) {
-        this.server = server;
-        this.uuid = uuid;
-        this.chunkSize = chunkSize;
-        this.chunkHolder = new ServerRequest[queueDepth];
-        this.chunkNext = new ServerRequest[queueDepth];
-    }
-
-    /** Under the lock: the chunks, allocated on first use (a path's INFO_REQ). */
-    ByteBuffer[] chunks() {
-        if (chunks == null) {
-            ByteBuffer[] c = new ByteBuffer[chunkHolder.length];
-            for (int i = 0; i < c.length; i++) {
-                c[i] = ByteBuffer.allocateDirect(chunkSize);
+    /** Under the lock: whether a live path already joins these two addresses (ports aside). */
+    private boolean hasPathBetween(InetSocketAddress local, InetSocketAddress remote) {
+        for (ServerPath p : paths.values()) {
+            if (!p.closingOrClosed() && p.localAddr.equals(local.getAddress())
+                    && p.remoteAddr.equals(remote.getAddress())) {
+                return true;
             }
-            chunks = c;
         }
+        return false;
+    }
+
+    /** The device leaves: the paths on it give back everything of it now, and drain later. */
+    void deviceRemoved(DeviceContext dev) {
+        List<ServerPath> onDev = new ArrayList<>();
+        synchronized (this) {
+            for (ServerPath p : paths.values()) {
+                if (p.dev == dev) {
+                    onDev.add(p);
+                }
+            }
+        }
+        onDev.forEach(ServerPath::releaseResources);
+    }
+
+    /** Under the lock: no path left. */
+    boolean empty() {
+        return paths.isEmpty();
+    }
+
+    /** The session left the server: no path may join it, and the upper layer must let go of it. */
+    void markClosed() {
+        closed = true;
+    }
+
+    // ---- PathSession -------------------------------------------------------------------
+
+    @Override
+    public ServerConfig cfg() {
+        return table.cfg();
+    }
+
+    @Override
+    public RtrsServerSession view() {
+        return this;
+    }
+
+    @Override
+    public Authenticator authenticator() {
+        return table.authenticator();
+    }
+
+    @Override
+    public void locked(Runnable r) {
+        lock.locked(r);
+    }
+
+    @Override
+    public void afterUnlock() {
+        lock.afterUnlock();
+    }
+
+    @Override
+    public void closeAfterUnlock(Runnable teardown) {
+        lock.closeAfterUnlock(teardown);
+    }
+
+    @Override
+    public ScheduledFuture<?> later(long delayMs, Runnable underLock) {
+        return lock.later(delayMs, underLock);
+    }
+
+    @Override
+    public ScheduledFuture<?> every(long periodMs, Runnable underLock) {
+        return lock.every(periodMs, underLock);
+    }
+
+    @Override
+    public long nanoTime() {
+        return table.nanoTime();
+    }
+
+    @Override
+    public Chunks chunks() {
         return chunks;
     }
 
-
-    /** Chunks (permits) of this session: the queue depth it was created with, whatever queue.depth is now. */
-    int queueDepth() {
-        return chunkHolder.length;
+    @Override
+    public ServerStats stats() {
+        return stats;
     }
 
-    int chunkSize() {
-        return chunkSize;
+    @Override
+    public void handshakeEnded(InetAddress source) {
+        table.handshakeEnded(source);
     }
 
-    /** The chunk less the room for headers, as CON_RSP's max_io_size. */
-    int maxIoSize() {
-        return chunkSize - io.rnbd.rtrs.proto.Rtrs.CHUNK_RESERVE;
+    @Override
+    public void handshakeTimedOut() {
+        table.handshakeTimedOut();
     }
+
+    /**
+     * As a path finishes its handshake: the first path names the session and gives it the
+     * identity it authenticated with; every later path must name the same session, present
+     * the same host id, and if the session's was proven, prove it too. A path that proves an
+     * id the session only claimed joins it, and the session stays unproven: its first path
+     * proved nothing.
+     */
+    @Override
+    public Refusal join(String pathName, String host, boolean proven, String method) {
+        if (table.nameTakenElsewhere(pathName, this)) {
+            return new Refusal(Errno.EPERM, "session name " + pathName + " is another session's");
+        }
+        if (!name.isEmpty() && !name.equals(pathName)) {
+            return new Refusal(Errno.EINVAL, "path names another session");
+        }
+        if (!identityBound) {
+            identityBound = true;
+            hostId = host;
+            hostIdProven = proven;
+            authMethod = method;
+        } else if (!hostId.equals(host)) {
+            return new Refusal(Errno.EACCES, "the path says host id '" + host + "', the session's is '" + hostId + "'");
+        } else if (hostIdProven && !proven) {
+            return new Refusal(Errno.EACCES, "the session's host id '" + hostId + "' was proven (" + authMethod
+                    + "), this path's is not (" + (method.isEmpty() ? "no authentication" : method) + ")");
+        }
+        if (name.isEmpty()) {
+            name = pathName;
+        }
+        return null;
+    }
+
+    @Override
+    public void connected() {
+        table.upper().sessionConnected(this);
+    }
+
+    @Override
+    public ServerPath path(UUID pathUuid) {
+        return paths.get(pathUuid);
+    }
+
+    @Override
+    public void dispatch(RtrsServerRequest r) {
+        table.upper().dispatch(r);
+    }
+
+    @Override
+    public void pathGone(ServerPath p) {
+        paths.remove(p.uuid, p);
+        if (paths.isEmpty()) {
+            table.lastPathGone(this);
+        }
+    }
+
+    // ---- RtrsServerSession -------------------------------------------------------------
 
     @Override
     public String name() {
         return name;
-    }
-
-    void name(String n) {
-        this.name = n;
     }
 
     @Override
@@ -148,32 +292,6 @@ public final class ServerSession implements RtrsServerSession {
         return authMethod;
     }
 
-    /**
-     * Under the lock, as a path finishes its handshake: the first path gives the session the
-     * identity it authenticated with; every later path must present the same host id, and if
-     * the session's was proven, prove it too. A path that proves an id the session only
-     * claimed joins it, and the session stays unproven: its first path proved nothing.
-     *
-     * @return why the path may not join, or null
-     */
-    String bindIdentity(String host, boolean proven, String method) {
-        if (!identityBound) {
-            identityBound = true;
-            hostId = host;
-            hostIdProven = proven;
-            authMethod = method;
-            return null;
-        }
-        if (!hostId.equals(host)) {
-            return "the path says host id '" + host + "', the session's is '" + hostId + "'";
-        }
-        if (hostIdProven && !proven) {
-            return "the session's host id '" + hostId + "' was proven (" + authMethod + "), this path's is not ("
-                    + (method.isEmpty() ? "no authentication" : method) + ")";
-        }
-        return null;
-    }
-
     @Override
     public UUID uuid() {
         return uuid;
@@ -190,34 +308,9 @@ public final class ServerSession implements RtrsServerSession {
         return n;
     }
 
-    /** Under the lock: whether a live path already joins these two addresses (ports aside). */
-    boolean hasPathBetween(java.net.InetSocketAddress local, java.net.InetSocketAddress remote) {
-        for (ServerPath p : paths.values()) {
-            if (!p.closingOrClosed() && p.localAddr.equals(local.getAddress())
-                    && p.remoteAddr.equals(remote.getAddress())) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    public ServerStats stats() {
-        return stats;
-    }
-
     @Override
     public boolean closed() {
         return closed;
-    }
-
-    /** The session left the server: no path may join it, and the upper layer must let go of it. */
-    void markClosed() {
-        closed = true;
-    }
-
-    /** True the first time only: whoever gets it tells the upper layer the session closed. */
-    boolean takeCloseAnnouncement() {
-        return closeAnnounced.compareAndSet(false, true);
     }
 
     @Override
@@ -236,7 +329,8 @@ public final class ServerSession implements RtrsServerSession {
         for (ServerPath p : paths.values()) {
             ps.add(p.info());
         }
-        return new RtrsServerSessionInfo(name, hostId, uuid, chunkHolder.length, chunkSize, ps, stats.snapshot());
+        return new RtrsServerSessionInfo(name, hostId, uuid, chunks.queueDepth(), chunks.chunkSize(), ps,
+                stats.snapshot());
     }
 
     @Override

@@ -209,7 +209,9 @@ final class Catalog {
             counter("requests", "", "requests", "Requests read"),
             counter("errors", "", "errors", "Requests answered with an error"),
             counter("read_bytes", "", "read_bytes", "Bytes sent to clients in read replies"),
-            counter("write_bytes", "", "write_bytes", "Bytes clients sent in write requests")));
+            counter("write_bytes", "", "write_bytes", "Bytes clients sent in write requests"),
+            text("host_tuning", "", "Host settings that hold the gateway back, each with the command that fixes it"
+                    + " (empty: none)")));
 
     /**
      * A hot-swappable service's columns: the name it announces (what settings and commands
@@ -392,7 +394,7 @@ final class Catalog {
                 .set("connections", st.connections()).set("refused", st.refused())
                 .set("handshake_timeouts", st.handshakeTimeouts()).set("dropped", st.dropped())
                 .set("requests", st.requests()).set("errors", st.errors()).set("read_bytes", st.bytesRead())
-                .set("write_bytes", st.bytesWritten()).build());
+                .set("write_bytes", st.bytesWritten()).set("host_tuning", g.hostTuning()).build());
     }
 
     static List<List<Object>> mpPolicies(Sources s) {

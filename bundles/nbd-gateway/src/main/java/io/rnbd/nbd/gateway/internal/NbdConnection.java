@@ -1,5 +1,6 @@
 package io.rnbd.nbd.gateway.internal;
 
+import io.rnbd.common.AdaptivePoll;
 import io.rnbd.common.SpareCpu;
 import io.rnbd.nbd.gateway.internal.io.BufferPool;
 import io.rnbd.nbd.proto.NbdProtoException;
@@ -18,8 +19,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongFunction;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,11 +58,11 @@ final class NbdConnection implements Runnable {
     private volatile ReplyWriter writer;
     /** The reader's selector on a plain (non-blocking) socket; null over TLS. */
     private volatile Selector readable;
-    /** Reader thread only: how long it polls for the next request ({@link #busyPoll}), and its CPU probe. */
+    /** Reader thread only: the longest it polls for the next request ({@link #busyPoll}), and its poll. */
     private final long pollNanos;
-    private SpareCpu spareCpu;
+    private AdaptivePoll poll = AdaptivePoll.never();
     private final SpareCpu.Ready requestArrived = () -> readable.selectNow() > 0;
-    private final Supplier<SpareCpu> spareCpuProbe;
+    private final LongFunction<AdaptivePoll> polls;
     private Thread writerThread;
     /** Set once negotiated, before the idle timer starts. */
     private volatile Transmission transmission;
@@ -69,7 +70,7 @@ final class NbdConnection implements Runnable {
     NbdConnection(long id, SocketChannel ch, String peer, ExportLookup exports, BufferPool pool,
                   NbdServerConfig config, ScheduledExecutorService timer, LongSupplier nanoTime, TlsPolicy tls,
                   NbdServerStats stats, Consumer<NbdConnection> onClosed,
-                  Supplier<SpareCpu> spareCpuProbe) {
+                  LongFunction<AdaptivePoll> polls) {
         this.nanoTime = nanoTime;
         this.tls = tls;
         this.timer = timer;
@@ -83,7 +84,7 @@ final class NbdConnection implements Runnable {
         this.onClosed = onClosed;
         this.permits = new Permits(config.maxInflight(), config.maxInflightBytes());
         this.pollNanos = config.pollUsec() * 1000L;
-        this.spareCpuProbe = spareCpuProbe;
+        this.polls = polls;
         this.reader = new Thread(this, "nbd-con-" + id);
         reader.setDaemon(true);
     }
@@ -201,7 +202,7 @@ final class NbdConnection implements Runnable {
                 readable = Selector.open();
                 ch.register(readable, SelectionKey.OP_READ);
                 if (pollNanos > 0) {
-                    spareCpu = spareCpuProbe.get();
+                    poll = polls.apply(pollNanos);
                 }
                 r.in().nonBlocking(this::awaitReadable);
                 writer.nonBlocking(ch, stats.repliesInline::increment, stats.inlineWrites::increment);
@@ -252,9 +253,7 @@ final class NbdConnection implements Runnable {
                 LOG.debug("con {}: closing the read selector: {}", id, e.toString());
             }
         }
-        if (spareCpu != null) {
-            spareCpu.close();
-        }
+        poll.close();
         if (claim != null) {
             claim.close();
         }
@@ -275,11 +274,11 @@ final class NbdConnection implements Runnable {
     /** The reader waits here for the next bytes on a non-blocking socket. */
     private void awaitReadable() throws IOException {
         try {
-            if (pollNanos > 0 && busyPoll()) {
-                return;
+            if (!busyPoll()) {
+                readable.select();
+                readable.selectedKeys().clear();
             }
-            readable.select();
-            readable.selectedKeys().clear();
+            poll.woke(true);
         } catch (ClosedSelectorException e) {
             throw new ClosedChannelException();
         }
@@ -299,25 +298,26 @@ final class NbdConnection implements Runnable {
     static final int POLL_MAX_INFLIGHT = 4;
 
     /**
-     * Busy polling ({@link NbdServerConfig#pollUsec}, like the soft devices' poll.usec): look
-     * for the next request for up to that long before sleeping in the selector, if a CPU is
-     * spare. At depth 1 the client sends its next request right after our reply; a reader
-     * asleep by then costs a wakeup, which on a VM is an exit and a good part of the round
-     * trip. Yields between looks, so the client woken by our reply runs; ends when a yield
-     * kept it off the CPU (someone else needs it), as the devices' poll does. True when the
-     * socket is readable.
+     * Busy polling ({@link NbdServerConfig#pollUsec}, the longest window, like the soft devices'
+     * poll.usec): look for the next request before sleeping in the selector, for as long as the
+     * reader's {@link AdaptivePoll} window says. At depth 1 the client sends its next request right
+     * after our reply; a reader asleep by then costs a wakeup, which on a VM is an exit and a good
+     * part of the round trip. The window opens while requests keep coming soon after the reader
+     * went idle and closes when the client pauses, so an idle connection never polls; a poll begins
+     * only with few requests in flight ({@link #POLL_MAX_INFLIGHT}) and a CPU spare, yields between
+     * looks, and ends when a yield kept it off the CPU. True when the socket is readable.
      */
     private boolean busyPoll() throws IOException {
-        if (permits.inflight() > POLL_MAX_INFLIGHT || !spareCpu.available()) {
-            return false;
+        long polled = poll.polls();
+        boolean hit = poll.idle(requestArrived, permits.inflight() <= POLL_MAX_INFLIGHT);
+        if (poll.polls() != polled) {
+            stats.readerPolls.increment();
         }
-        stats.readerPolls.increment();
-        if (!SpareCpu.spin(pollNanos, requestArrived)) {
-            return false;
+        if (hit) {
+            readable.selectedKeys().clear();
+            stats.readerPollHits.increment();
         }
-        readable.selectedKeys().clear();
-        stats.readerPollHits.increment();
-        return true;
+        return hit;
     }
 
     void closeChannel() {

@@ -1,5 +1,6 @@
 package io.rnbd.nbd.gateway.internal;
 
+import io.rnbd.common.AdaptivePoll;
 import io.rnbd.common.SpareCpu;
 import io.rnbd.nbd.gateway.internal.io.BufferPool;
 import io.rnbd.nbd.proto.NbdConstants;
@@ -23,8 +24,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,14 +50,15 @@ public final class NbdServer implements AutoCloseable {
     private final boolean ownTimer;
     private final LongSupplier nanoTime;
     private volatile boolean closed;
-    /** Each polling reader's CPU probe (poll.usec); tests give one that sees a spare CPU always. */
-    private volatile Supplier<SpareCpu> spareCpu = SpareCpu::system;
+    /** Each polling reader's busy poll, from poll.usec in nanoseconds; tests give their own. */
+    private volatile LongFunction<AdaptivePoll> polls =
+            n -> new AdaptivePoll(n, SpareCpu.system(), System::nanoTime);
     private InetSocketAddress tcpAddress;
     private Path unixPath;
 
-    /** The CPU probe of polling readers (for tests: one that always sees a spare CPU). */
-    void spareCpu(Supplier<SpareCpu> probe) {
-        this.spareCpu = probe;
+    /** The busy poll of each polling reader (for tests: a fixed window, a probe that always sees a spare CPU). */
+    void polls(LongFunction<AdaptivePoll> factory) {
+        this.polls = factory;
     }
 
     public NbdServer(NbdServerConfig config, ExportLookup exports) throws IOException {
@@ -104,7 +106,7 @@ public final class NbdServer implements AutoCloseable {
                 // TLS is offered on TCP only: the JDK layers TLS over TCP sockets, and a Unix socket is
                 // reached only through the file system, whose permissions guard it.
                 startAcceptor(unix, "unix", TlsPolicy.OFF);
-                UnixSendBuffer.hint(UnixSendBuffer.WMEM_DEFAULT).ifPresent(h -> LOG.info("NBD gateway: {}", h));
+                UnixSendBuffer.hint(UnixSendBuffer.WMEM_DEFAULT).ifPresent(h -> LOG.warn("NBD gateway: host tuning: {}", h));
             }
         } catch (IOException | RuntimeException e) {
             close();
@@ -113,6 +115,15 @@ public final class NbdServer implements AutoCloseable {
         LOG.info("NBD gateway listening on {}{} (tls={}, idle timeout {})", tcpAddress == null ? "" : tcpAddress,
                 unixPath == null ? "" : " unix:" + unixPath, config.tls().mode().name().toLowerCase(),
                 config.idleTimeout().isZero() ? "off" : config.idleTimeout());
+    }
+
+    /**
+     * Host settings that hold this gateway back, each with the command that fixes it, read afresh
+     * (an operator's fix shows at once); empty when none. Today one: the Unix socket's send buffer
+     * ({@link UnixSendBuffer}), which matters only with a Unix listener.
+     */
+    public String hostTuning() {
+        return unixPath == null ? "" : UnixSendBuffer.hint(UnixSendBuffer.WMEM_DEFAULT).orElse("");
     }
 
     /** The bound TCP address (the real port when configured with 0), or null. */
@@ -188,7 +199,7 @@ public final class NbdServer implements AutoCloseable {
             }
             stats.connections.increment();
             NbdConnection c = new NbdConnection(ids.incrementAndGet(), ch, peer, exports, pool, config, timer, nanoTime, tls,
-                    stats, connections::remove, spareCpu);
+                    stats, connections::remove, polls);
             connections.add(c);
             if (closed) {
                 connections.remove(c);

@@ -17,15 +17,19 @@ import java.time.Duration;
  * @param idleTimeout      a negotiated connection with nothing in flight that sends no request for
  *                         this long is closed; {@link Duration#ZERO} = never
  * @param tls              STARTTLS policy of the TCP listener
- * @param pollUsec         how long a connection's reader busy-polls its socket for the next request
- *                         before it sleeps, while a CPU is spare (0-1000; 0 = never), as the soft RDMA
- *                         devices' poll.usec: at depth 1 the next request comes right after the reply,
- *                         and a sleeping reader's wakeup is most of a round trip on a VM
+ * @param pollUsec         the longest a connection's reader busy-polls its socket for the next request
+ *                         before it sleeps (0-1000; 0 = never), as the soft RDMA devices' poll.usec: the
+ *                         window adapts (it opens while requests keep coming soon after the reader went
+ *                         idle, so an idle connection never polls), and a poll begins only with few
+ *                         requests in flight and a CPU spare. At depth 1 the next request comes right
+ *                         after the reply, and a sleeping reader's wakeup is most of a round trip on a VM
  */
 public record NbdServerConfig(InetSocketAddress tcp, Path unixSocket, int maxConnections, int maxInflight,
                               long maxInflightBytes, Duration handshakeTimeout, Duration drainTimeout,
                               Duration idleTimeout, TlsPolicy tls, int pollUsec) {
     public static final int MAX_POLL_USEC = 1000;
+    /** The default poll.usec: covers a depth-1 round trip through the gateway on a 2-vCPU VM (docs/perf.md §6). */
+    public static final int DEFAULT_POLL_USEC = 100;
     public static final int DEFAULT_MAX_CONNECTIONS = 128;
     public static final int DEFAULT_MAX_INFLIGHT = 256;
     public static final long DEFAULT_MAX_INFLIGHT_BYTES = 64L * 1024 * 1024;
@@ -74,7 +78,7 @@ public record NbdServerConfig(InetSocketAddress tcp, Path unixSocket, int maxCon
     public static NbdServerConfig of(InetSocketAddress tcp, Path unixSocket) {
         return new NbdServerConfig(tcp, unixSocket, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_INFLIGHT,
                 DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-                TlsPolicy.OFF, 0);
+                TlsPolicy.OFF, DEFAULT_POLL_USEC);
     }
 
     public NbdServerConfig withMaxConnections(int max) {

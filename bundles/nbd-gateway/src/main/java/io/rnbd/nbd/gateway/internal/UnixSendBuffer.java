@@ -14,7 +14,7 @@ import java.util.OptionalLong;
  * default, 212992 bytes, less than two 128 KiB requests fit, and a client writing large blocks
  * to the gateway sleeps for room in the middle of each one (with 4 MiB, fio's 128 KiB writes at
  * depth 8 did 16-23 % more IOPS; docs/perf.md §6). The gateway cannot size its clients'
- * sockets, so it tells the operator once, when its Unix listener opens.
+ * sockets, so it tells the operator: one log line when its Unix listener opens, and the dashboard.
  */
 final class UnixSendBuffer {
     static final Path WMEM_DEFAULT = Path.of("/proc/sys/net/core/wmem_default");
@@ -26,15 +26,22 @@ final class UnixSendBuffer {
     private UnixSendBuffer() {
     }
 
-    /** The log line for a host whose default is short of {@link #ENOUGH}; empty when it is not, or unknown. */
+    /** The command that fixes it now (for sockets opened afterwards; no restart needed). */
+    static final String FIX = "sysctl -w net.core.wmem_default=" + RECOMMENDED;
+
+    /**
+     * What the operator should know, in one line with the command that fixes it, for a host whose
+     * default is short of {@link #ENOUGH}; empty when it is not, or unknown. The gateway logs it once
+     * when its Unix listener opens and shows it (read afresh) in the dashboard's gateway table.
+     */
     static Optional<String> hint(Path wmemDefault) {
         OptionalLong bytes = read(wmemDefault);
         if (bytes.isEmpty() || bytes.getAsLong() >= ENOUGH) {
             return Optional.empty();
         }
-        return Optional.of("clients on the Unix socket get " + bytes.getAsLong() + "-byte send buffers"
-                + " (net.core.wmem_default), so their large writes wait for room: for large local IO set"
-                + " net.core.wmem_default = " + RECOMMENDED + " (the README's Host tuning)");
+        return Optional.of("net.core.wmem_default is " + bytes.getAsLong() + " bytes, so clients on the Unix"
+                + " socket get send buffers too small for large writes, which wait for room; fix: " + FIX
+                + " (keep it in /etc/sysctl.d/90-rnbd.conf; README, Host tuning)");
     }
 
     /**

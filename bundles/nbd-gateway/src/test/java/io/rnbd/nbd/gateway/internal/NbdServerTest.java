@@ -6,6 +6,7 @@ import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.rnbd.common.Errno;
+import io.rnbd.common.AdaptivePoll;
 import io.rnbd.common.SpareCpu;
 import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.nbd.gateway.testing.MapExports;
@@ -18,6 +19,7 @@ import io.rnbd.nbd.proto.StructuredReplyHeader;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.testkit.Await;
+import io.rnbd.testkit.LogCapture;
 import io.rnbd.testkit.block.FakeBlockDevice;
 import java.net.InetSocketAddress;
 import java.net.UnixDomainSocketAddress;
@@ -36,6 +38,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -486,7 +489,7 @@ class NbdServerTest {
         for (int usec : new int[] {0, 1000}) {
             try (NbdServer polling = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
                     .withPollUsec(usec), exports)) {
-                polling.spareCpu(() -> new SpareCpu(idle, 64));
+                polling.polls(n -> AdaptivePoll.fixed(n, new SpareCpu(idle, 64), System::nanoTime));
                 try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "async")) {
                     for (int i = 0; i < 200; i++) {
                         c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
@@ -510,6 +513,40 @@ class NbdServerTest {
     }
 
     /**
+     * The reader's window adapts (AdaptivePoll on the reader's own fake clock, which moves by a set
+     * step at each read): while requests come back soon after it went idle (a 1 us step) it polls;
+     * once they come seldom (a 1 s step) the window closes and it sleeps at once, so an idle client
+     * costs no polling. Nothing here depends on how fast the test machine runs.
+     */
+    @Test
+    void theReadersWindowOpensWhileRequestsComeSoonAndClosesWhenTheyComeSeldom(@TempDir Path dir) throws Exception {
+        Path idle = idleLoadavg(dir);
+        AtomicLong now = new AtomicLong(1_000_000_000L);
+        AtomicLong step = new AtomicLong(1_000);
+        try (NbdServer polling = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null),
+                exports)) {
+            assertEquals(NbdServerConfig.DEFAULT_POLL_USEC, NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0),
+                    null).pollUsec(), "polling is on by default");
+            polling.polls(n -> new AdaptivePoll(n, new SpareCpu(idle, 64), () -> now.addAndGet(step.get())));
+            try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "async")) {
+                for (int i = 0; i < 50; i++) {
+                    c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+                }
+                assertTrue(polling.stats().snapshot().readerPolls() > 0, "requests that come soon: it polls");
+                step.set(1_000_000_000L);
+                for (int i = 0; i < 10; i++) { // a few long idle periods close the window (100, 50, 25, 12.5 us, 0)
+                    c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+                }
+                long polls = polling.stats().snapshot().readerPolls();
+                for (int i = 0; i < 50; i++) {
+                    c.read(i * 4096L, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS);
+                }
+                assertEquals(polls, polling.stats().snapshot().readerPolls(), "requests that come seldom: no poll");
+            }
+        }
+    }
+
+    /**
      * At depth the reader does not poll: with more than {@link NbdConnection#POLL_MAX_INFLIGHT}
      * requests at the device it goes straight to sleep in its selector, where a poll would only
      * take CPU from the completions.
@@ -522,7 +559,7 @@ class NbdServerTest {
         int depth = NbdConnection.POLL_MAX_INFLIGHT + 4;
         try (NbdServer polling = new NbdServer(NbdServerConfig.of(new InetSocketAddress("127.0.0.1", 0), null)
                 .withPollUsec(1000), exports)) {
-            polling.spareCpu(() -> new SpareCpu(idle, 64));
+            polling.polls(n -> AdaptivePoll.fixed(n, new SpareCpu(idle, 64), System::nanoTime));
             try (NbdClient c = NbdClient.connect(polling.tcpAddress(), "deep")) {
                 c.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS); // the connection is non-blocking now
                 dev.hold();
@@ -680,6 +717,29 @@ class NbdServerTest {
             }
         }
         assertFalse(Files.exists(sock), "socket file left behind");
+    }
+
+    /**
+     * The host's Unix send-buffer default (what this machine has, as CI's will): with a Unix
+     * listener the gateway names it in one log line with the command that fixes it, once, and keeps
+     * showing it to the admin view (the dashboard) while it holds; without one, neither.
+     */
+    @Test
+    void aShortUnixSendBufferIsLoggedOnceAndShownWithTheUnixListenerOnly(@TempDir Path dir) throws Exception {
+        String hint = UnixSendBuffer.hint(UnixSendBuffer.WMEM_DEFAULT).orElse("");
+        try (LogCapture log = LogCapture.start();
+             NbdServer unix = new NbdServer(NbdServerConfig.of(null, dir.resolve("nbd.sock")), exports)) {
+            assertEquals(hint, unix.hostTuning());
+            List<String> lines = log.lines().stream().filter(l -> l.contains("host tuning")).toList();
+            if (hint.isEmpty()) {
+                assertEquals(List.of(), lines, "this host's net.core.wmem_default is raised: nothing to say");
+            } else {
+                assertEquals(1, lines.size(), lines.toString());
+                assertTrue(lines.get(0).contains(hint) && lines.get(0).contains("sysctl -w net.core.wmem_default="),
+                        lines.get(0));
+            }
+        }
+        assertEquals("", server.hostTuning(), "TCP sizes its own buffers: nothing to tune without a Unix listener");
     }
 
     @Test

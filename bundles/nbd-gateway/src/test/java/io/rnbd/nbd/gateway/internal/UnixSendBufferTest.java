@@ -1,6 +1,7 @@
 package io.rnbd.nbd.gateway.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -27,8 +28,9 @@ class UnixSendBufferTest {
     @Test
     void theKernelsDefaultGetsTheTuningHint() throws IOException {
         String hint = hintFor("212992\n").orElseThrow();
-        assertTrue(hint.contains("212992-byte"), hint);
-        assertTrue(hint.contains("net.core.wmem_default = 4194304"), hint);
+        assertTrue(hint.contains("net.core.wmem_default is 212992 bytes"), hint);
+        assertTrue(hint.contains("fix: sysctl -w net.core.wmem_default=4194304"), hint);
+        assertFalse(hint.contains("\n"), "one log line");
     }
 
     @Test

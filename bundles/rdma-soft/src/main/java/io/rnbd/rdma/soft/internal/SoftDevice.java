@@ -1,5 +1,6 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.AdaptivePoll;
 import io.rnbd.common.SpareCpu;
 
 import io.rnbd.rdma.api.CmEventHandler;
@@ -34,7 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
+import java.util.function.LongFunction;
 
 /**
  * A software RDMA device over TCP (like siw): IO threads, listeners and connections
@@ -50,6 +51,11 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     public static final String PROVIDER = "soft";
     public static final int MAX_IO_THREADS = 16;
     public static final int MAX_POLL_USEC = 1000;
+    /**
+     * The default {@code poll.usec}: the largest window an IO thread's adaptive busy poll may open
+     * ({@link AdaptivePoll}). 50 us covers a depth-1 round trip on a 2-vCPU VM (docs/perf.md).
+     */
+    public static final int DEFAULT_POLL_USEC = 50;
     static final DeviceAttributes ATTRIBUTES = new DeviceAttributes(1L << 30, 16384, 32, 65536, 1 << 20);
     private static final long CONNECT_TIMEOUT_NANOS = 30_000_000_000L;
 
@@ -85,14 +91,14 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      *                       address is not local
      */
     public SoftDevice(String name, InetAddress address, int ioThreads) throws RdmaException {
-        this(name, address, ioThreads, 0);
+        this(name, address, ioThreads, DEFAULT_POLL_USEC);
     }
 
     /**
-     * Opens the device with {@code ioThreads} IO threads that each poll for up to
-     * {@code pollUsec} microseconds (0-{@value #MAX_POLL_USEC}; 0: never) before they sleep,
-     * when a CPU is spare: lower latency at queue depth 1 for CPU time nobody else wanted
-     * (see {@code SoftReactor.busyPoll}).
+     * Opens the device with {@code ioThreads} IO threads that each may poll for up to
+     * {@code pollUsec} microseconds (0-{@value #MAX_POLL_USEC}; 0: never) before they sleep:
+     * the window adapts to the traffic and opens only while work keeps coming back soon and a CPU
+     * is spare, so an idle device never polls (see {@code SoftReactor.idle}, {@link AdaptivePoll}).
      *
      * @throws RdmaException EINVAL for a bad name, thread count or poll time, EADDRNOTAVAIL
      *                       if the address is not local
@@ -107,13 +113,18 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      */
     public SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, Handshake handshake)
             throws RdmaException {
-        this(name, address, ioThreads, pollUsec, SpareCpu::system, handshake, System::nanoTime);
+        this(name, address, ioThreads, pollUsec, SoftDevice::adaptivePoll, handshake, System::nanoTime);
     }
 
-    /** As above, with the spare-CPU probe of each polling IO thread from {@code spareCpu}. */
-    SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, Supplier<SpareCpu> spareCpu)
+    /** As above, with each IO thread's busy poll made by {@code polls} from the poll time in nanoseconds. */
+    SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, LongFunction<AdaptivePoll> polls)
             throws RdmaException {
-        this(name, address, ioThreads, pollUsec, spareCpu, Handshake.DEFAULT, System::nanoTime);
+        this(name, address, ioThreads, pollUsec, polls, Handshake.DEFAULT, System::nanoTime);
+    }
+
+    /** An IO thread's busy poll as shipped: adaptive, up to {@code maxNanos}, while a CPU is spare. */
+    static AdaptivePoll adaptivePoll(long maxNanos) {
+        return new AdaptivePoll(maxNanos, maxNanos > 0 ? SpareCpu.system() : null, System::nanoTime);
     }
 
     /**
@@ -141,7 +152,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     }
 
     /** As above, on the clock {@code nanos} (tests: fake time for the handshake deadlines). */
-    SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, Supplier<SpareCpu> spareCpu,
+    SoftDevice(String name, InetAddress address, int ioThreads, int pollUsec, LongFunction<AdaptivePoll> polls,
                Handshake handshake, LongSupplier nanos) throws RdmaException {
         this.handshake = handshake;
         this.nanos = nanos;
@@ -161,7 +172,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         try {
             for (int i = 0; i < ioThreads; i++) {
                 reactors[i] = new SoftReactor(i == 0 ? name : name + "-" + i,
-                        TimeUnit.MICROSECONDS.toNanos(pollUsec), pollUsec > 0 ? spareCpu.get() : null,
+                        polls.apply(TimeUnit.MICROSECONDS.toNanos(pollUsec)),
                         this::tick, this::teardown);
             }
         } catch (IOException e) {
@@ -377,28 +388,40 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     }
 
     /**
-     * {@code polls}: busy polls the IO threads began; {@code polls_skipped}: polls not begun
-     * because no CPU was spare (both 0 with {@code poll.usec} 0).
+     * {@code polls}: busy polls the IO threads began; {@code poll_hits}: those that found work
+     * before their window ended; {@code polls_skipped}: polls the window called for but not begun
+     * because no CPU was spare (all 0 with {@code poll.usec} 0, and while the device is idle).
      */
     @Override
     public Map<String, Long> counters() {
         long[] c = pollCounts();
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("polls", c[0]);
+        m.put("poll_hits", c[2]);
         m.put("polls_skipped", c[1]);
         m.put("handshakes_refused", handshakes.refusedCount());
         m.put("handshakes_timed_out", handshakes.timedOutCount());
         return m;
     }
 
-    /** Busy polls begun by the IO threads, and not begun because no CPU was spare. */
+    /** Busy polls begun by the IO threads, not begun because no CPU was spare, and that found work. */
     long[] pollCounts() {
-        long[] c = new long[2];
+        long[] c = new long[3];
         for (SoftReactor r : reactors) {
-            c[0] += r.polls();
-            c[1] += r.pollsSkipped();
+            c[0] += r.poll().polls();
+            c[1] += r.poll().skipped();
+            c[2] += r.poll().hits();
         }
         return c;
+    }
+
+    /** The IO threads' busy-poll windows now, in nanoseconds (0: sleeps at once). */
+    long[] pollWindows() {
+        long[] w = new long[reactors.length];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = reactors[i].poll().windowNanos();
+        }
+        return w;
     }
 
     void adopt(SoftQp qp) {

@@ -1,5 +1,6 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.AdaptivePoll;
 import io.rnbd.common.CompletionBatch;
 import io.rnbd.common.SpareCpu;
 import org.slf4j.Logger;
@@ -44,36 +45,27 @@ final class SoftReactor implements Runnable {
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     private final Consumer<SoftReactor> onTick;
     private final Consumer<SoftReactor> onStop;
-    private final long pollNanos;
-    /** Asked before each poll; null when not polling. */
-    private final SpareCpu spareCpu;
+    /** The busy poll before each sleep ({@link #idle}); its window adapts to the traffic. */
+    private final AdaptivePoll poll;
     private final SpareCpu.Ready somethingReady = this::somethingReady;
-    /** Polls begun, and polls not begun because no CPU was spare (written by this thread only). */
-    private volatile long polls;
-    private volatile long pollsSkipped;
+    /** Callbacks run since the last wake (what {@link AdaptivePoll#served} is told). */
+    private int delivered;
     private volatile boolean running = true;
     private boolean cancelledKeys;
 
     /**
      * {@code onTick} and {@code onStop} run on this reactor's thread and get it as argument;
-     * {@code pollNanos} &gt; 0: poll that long before sleeping ({@link #busyPoll}), when
-     * {@code spareCpu} (then required; closed with this reactor) says a CPU is spare.
+     * {@code poll} is its busy poll before each sleep ({@link #idle}; closed with this reactor).
      */
-    SoftReactor(String name, long pollNanos, SpareCpu spareCpu, Consumer<SoftReactor> onTick,
-            Consumer<SoftReactor> onStop) throws IOException {
-        if (pollNanos > 0 && spareCpu == null) {
-            throw new IllegalArgumentException("a polling reactor needs a spare CPU probe");
-        }
+    SoftReactor(String name, AdaptivePoll poll, Consumer<SoftReactor> onTick, Consumer<SoftReactor> onStop)
+            throws IOException {
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
-            if (spareCpu != null) {
-                spareCpu.close();
-            }
+            poll.close();
             throw e;
         }
-        this.pollNanos = pollNanos;
-        this.spareCpu = pollNanos > 0 ? spareCpu : null;
+        this.poll = poll;
         this.onTick = onTick;
         this.onStop = onStop;
         this.thread = new Thread(this, "rdma-soft-" + name);
@@ -86,7 +78,7 @@ final class SoftReactor implements Runnable {
 
     /** Release the selector of a reactor that never started. */
     void closeUnstarted() {
-        closeSpareCpu();
+        closePoll();
         try {
             selector.close();
         } catch (IOException e) {
@@ -219,15 +211,13 @@ final class SoftReactor implements Runnable {
                 if (!running) {
                     break;
                 }
+                boolean woke = false;
                 if (!tasks.isEmpty() || !dirty.isEmpty()) {
                     selector.selectNow();
-                } else if (!busyPoll()) {
-                    wakeupPending.set(false);
-                    if (!tasks.isEmpty() || !dirty.isEmpty()) {
-                        selector.selectNow();
-                    } else {
-                        selector.select(TICK_MS);
-                    }
+                } else {
+                    idle();
+                    woke = true;
+                    delivered = 0;
                 }
                 Iterator<SelectionKey> it = selector.selectedKeys().iterator();
                 while (it.hasNext()) {
@@ -256,6 +246,9 @@ final class SoftReactor implements Runnable {
                         endBatch(batch);
                     }
                 }
+                if (woke) {
+                    poll.served(delivered);
+                }
                 flushCancelledNow();
                 long now = System.nanoTime();
                 if (now - nextTick >= 0) {
@@ -275,7 +268,7 @@ final class SoftReactor implements Runnable {
             } catch (IOException | RuntimeException e) {
                 LOG.warn("{}: teardown failed", thread.getName(), e);
             } finally {
-                closeSpareCpu();
+                closePoll();
                 try {
                     selector.close();
                 } catch (IOException e) {
@@ -300,34 +293,32 @@ final class SoftReactor implements Runnable {
     }
 
     /**
-     * Busy polling (the device's {@code poll.usec}, like {@code net.core.busy_poll}): before
-     * sleeping in the selector, look for ready sockets and queued work for up to
-     * {@code pollNanos}. Work that arrives meanwhile is picked up without the wakeup of a
-     * sleeping thread, which on a VM costs an exit and most of the depth-1 latency; posters
-     * skip the selector wakeup meanwhile ({@link #wakeupPending} stays set). It yields
-     * between looks, so a thread woken on this CPU (typically the one our completion woke)
-     * runs at once; and like the kernel's busy loop, which stops on {@code need_resched()},
-     * it ends when a yield kept it off the CPU, since another thread needs it. Measured on
-     * two vCPUs, a backoff after that (polling off for milliseconds) lost the whole depth-1
-     * gain, so there is none.
-     *
-     * <p>A poll begins only if a CPU is spare ({@link SpareCpu}): at depth the other threads
-     * of the stack are busy and a polling thread would take their CPU, which cost a fifth of
-     * the IOPS at depth 32 on two vCPUs before this check. Asked once per poll, not per look:
-     * at depth 1 the thread our completion woke is briefly runnable too, and a check on every
-     * look ended the polls that depth 1 needs. True when something is ready.
+     * Nothing to do: busy-poll, then sleep in the selector. The poll (the device's
+     * {@code poll.usec}, like {@code net.core.busy_poll}) looks for ready sockets and queued work
+     * for as long as {@link AdaptivePoll}'s window says, which grows while work keeps coming back
+     * soon after the thread went idle (depth 1: the next request, the answer to our request) and
+     * closes when it does not, when it comes in batches, or when the selector merely ticks; so an
+     * idle device never polls. Work that arrives meanwhile is picked up without the wakeup of a
+     * sleeping thread, which on a VM costs an exit and most of the depth-1 latency. A poll begins
+     * only if a CPU is spare ({@link SpareCpu}): at depth the other threads of the stack are busy
+     * and a polling thread would take their CPU (a fifth of the IOPS at depth 32 on two vCPUs before
+     * this check). It yields between looks, so a thread woken on this CPU (typically the one our
+     * completion woke) runs at once, and ends when a yield kept it off the CPU. Posters skip the
+     * selector wakeup meanwhile ({@link #wakeupPending} stays set until the queues are looked at
+     * once more below).
      */
-    private boolean busyPoll() throws IOException {
-        if (pollNanos <= 0) {
-            return false;
+    private void idle() throws IOException {
+        wakeupPending.set(true);
+        boolean event = true;
+        if (!poll.idle(somethingReady)) {
+            wakeupPending.set(false);
+            if (!tasks.isEmpty() || !dirty.isEmpty()) {
+                selector.selectNow();
+            } else {
+                event = selector.select(TICK_MS) > 0 || !tasks.isEmpty() || !dirty.isEmpty();
+            }
         }
-        if (!spareCpu.available()) {
-            pollsSkipped++;
-            return false;
-        }
-        polls++;
-        wakeupPending.set(true); // a polling thread needs no selector wakeup from posters
-        return SpareCpu.spin(pollNanos, somethingReady);
+        poll.woke(event);
     }
 
     /** What a busy poll looks for: a ready socket, or work queued by other threads. */
@@ -335,18 +326,13 @@ final class SoftReactor implements Runnable {
         return selector.selectNow() > 0 || !tasks.isEmpty() || !dirty.isEmpty();
     }
 
-    long polls() {
-        return polls;
+    /** This thread's busy poll, for its counters. */
+    AdaptivePoll poll() {
+        return poll;
     }
 
-    long pollsSkipped() {
-        return pollsSkipped;
-    }
-
-    private void closeSpareCpu() {
-        if (spareCpu != null) {
-            spareCpu.close();
-        }
+    private void closePoll() {
+        poll.close();
     }
 
     private void step() throws IOException {
@@ -376,6 +362,7 @@ final class SoftReactor implements Runnable {
     private void drainCallbacks() {
         Runnable r;
         while ((r = callbacks.poll()) != null) {
+            delivered++;
             safeRun(r);
         }
     }

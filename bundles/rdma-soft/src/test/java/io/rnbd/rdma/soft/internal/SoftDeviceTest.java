@@ -1,5 +1,6 @@
 package io.rnbd.rdma.soft.internal;
 
+import io.rnbd.common.AdaptivePoll;
 import io.rnbd.common.SpareCpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -168,10 +169,11 @@ class SoftDeviceTest {
         Path idle = Files.writeString(dir.resolve("idle"), "0.10 0.10 0.10 1/90 1\n");
         List<SpareCpu> probes = new ArrayList<>();
         for (Path loadavg : List.of(busy, idle)) {
-            SoftDevice d = new SoftDevice("gate", ip("127.0.0.1"), 1, SoftDevice.MAX_POLL_USEC, () -> {
+            // a fixed window, so that every idle period asks (the adaptive one: SoftAdaptivePollTest)
+            SoftDevice d = new SoftDevice("gate", ip("127.0.0.1"), 1, SoftDevice.MAX_POLL_USEC, n -> {
                 SpareCpu p = new SpareCpu(loadavg, 2);
                 probes.add(p);
-                return p;
+                return AdaptivePoll.fixed(n, p, System::nanoTime);
             });
             for (int i = 0; i < 5; i++) {
                 d.reactor().executeAndWait(() -> { }); // each task is one turn of the IO loop, ending in a poll decision
@@ -179,7 +181,7 @@ class SoftDeviceTest {
             Await.until("5 poll decisions", () -> d.pollCounts()[0] + d.pollCounts()[1] >= 5, Duration.ofSeconds(10));
             long[] c = d.pollCounts();
             // what rdma:statistic shows: the same counts, in this order
-            assertEquals(List.of("polls", "polls_skipped", "handshakes_refused", "handshakes_timed_out"),
+            assertEquals(List.of("polls", "poll_hits", "polls_skipped", "handshakes_refused", "handshakes_timed_out"),
                     List.copyOf(d.counters().keySet()));
             assertTrue(d.counters().get("polls") >= c[0] && d.counters().get("polls_skipped") >= c[1]);
             if (loadavg == busy) {

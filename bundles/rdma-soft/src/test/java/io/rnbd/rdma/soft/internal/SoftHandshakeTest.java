@@ -1,6 +1,5 @@
 package io.rnbd.rdma.soft.internal;
 
-import io.rnbd.common.SpareCpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -64,7 +63,7 @@ class SoftHandshakeTest {
     }
 
     private void open(long timeoutMs, int perSource) throws Exception {
-        server = new SoftDevice("hs", InetAddress.getByName("127.0.0.1"), 1, 0, SpareCpu::system,
+        server = new SoftDevice("hs", InetAddress.getByName("127.0.0.1"), 1, 0, SoftDevice::adaptivePoll,
                 new SoftDevice.Handshake(timeoutMs, perSource), this::clock);
         client = new SoftDevice("hc", InetAddress.getByName("127.0.0.4"));
     }

@@ -65,10 +65,12 @@ public final class NbdGatewayComponent implements NbdGatewayAdmin {
         int idle_timeout_sec() default 600;
 
         @AttributeDefinition(name = "Poll (µs)",
-                description = "How long a connection's reader busy-polls its socket for the next request before it"
-                        + " sleeps, while a CPU is spare (0-1000; 0 = never), as the soft RDMA devices' poll.usec:"
-                        + " cuts depth-1 latency, costs CPU while a client sends one request at a time")
-        int poll_usec() default 0;
+                description = "The longest a connection's reader busy-polls its socket for the next request before it"
+                        + " sleeps (0-1000; 0 = never), as the soft RDMA devices' poll.usec: the window adapts, opening"
+                        + " while a client sends its next request soon after each reply (depth 1) and closing when it"
+                        + " pauses, so an idle connection never polls; a poll begins only with few requests in flight"
+                        + " and a CPU spare. Cuts depth-1 latency. Default 100")
+        int poll_usec() default NbdServerConfig.DEFAULT_POLL_USEC;
 
         @AttributeDefinition(name = "TLS",
                 description = "NBD_OPT_STARTTLS on the TCP listener, as nbdkit --tls: off, on (offered), require."
@@ -173,7 +175,7 @@ public final class NbdGatewayComponent implements NbdGatewayAdmin {
         return new GatewayInfo(tcp == null ? "" : tcp.getAddress().getHostAddress() + ":" + tcp.getPort(),
                 unix == null ? "" : unix.toString(), List.copyOf(exports.names()), server.connectionCount(),
                 new GatewayStats(s.connections(), s.refused(), s.handshakeTimeouts(), s.dropped(), s.requests(),
-                        s.errors(), s.bytesRead(), s.bytesWritten()));
+                        s.errors(), s.bytesRead(), s.bytesWritten()), server.hostTuning());
     }
 
     /** The bound TCP address (tests configure port 0). */

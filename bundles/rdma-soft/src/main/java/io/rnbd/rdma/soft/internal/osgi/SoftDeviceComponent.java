@@ -50,12 +50,12 @@ public final class SoftDeviceComponent {
         int io_threads() default 1;
 
         @AttributeDefinition(name = "Busy poll (us)",
-                description = "How long each IO thread keeps polling its connections before it sleeps (0-1000 "
-                        + "microseconds, 0 = never), like net.core.busy_poll: lower latency at queue depth 1 for "
-                        + "CPU time. A poll begins only while a CPU is spare and gives way when another thread "
-                        + "needs the CPU. Recommended on a server's device (50); on a device that carries clients "
-                        + "it costs throughput at high queue depth.")
-        int poll_usec() default 0;
+                description = "The longest an IO thread polls its connections before it sleeps (0-1000 microseconds,"
+                        + " 0 = never), like net.core.busy_poll, adaptive as KVM's halt polling: the window opens while"
+                        + " work keeps coming back soon after the thread went idle (queue depth 1) and closes when the"
+                        + " device is idle or the work comes in batches, so an idle device never polls. A poll begins"
+                        + " only while a CPU is spare and gives way when another thread needs the CPU. Default 50.")
+        int poll_usec() default SoftDevice.DEFAULT_POLL_USEC;
 
         @AttributeDefinition(name = "Handshake timeout (ms)",
                 description = "How long an accepted connection may take to send its connect request (HELLO) before "
