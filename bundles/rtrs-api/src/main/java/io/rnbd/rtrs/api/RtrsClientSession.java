@@ -64,7 +64,7 @@ public interface RtrsClientSession extends AutoCloseable {
      * For an upper layer that sends the same requests to another server (rnbd-client's devices
      * over several servers); the default holds nothing back and has nothing to fail.
      *
-     * @since 1.8
+     * @since 1.9
      */
     default void failOutstanding(int errno) {
     }
