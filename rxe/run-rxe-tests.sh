@@ -241,7 +241,7 @@ if [ ! -f "$CONSOLE_JAR" ]; then
       -DoutputDirectory="$WORK/cache" >>"$WORK/mvn.log" 2>&1 \
     || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
 fi
-TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest io.rnbd.rxe.interop.LinuxClientOpsTest io.rnbd.rxe.interop.ApplianceOpsOnLinuxTest io.rnbd.rxe.interop.SlowBackendPathFailureTest io.rnbd.rxe.interop.LifecycleTest"}
+TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest io.rnbd.rxe.interop.LinuxClientOpsTest io.rnbd.rxe.interop.ApplianceOpsOnLinuxTest io.rnbd.rxe.interop.SlowBackendPathFailureTest io.rnbd.rxe.interop.LifecycleTest io.rnbd.rxe.interop.LinuxDmMultipathHaTest"}
 CLASSES=""
 [ "$TESTS" = - ] && TESTS=""   # RXE_TESTS=-: no JUnit class, only the guest hooks (bench/linux-peer-ratio.sh)
 for t in $TESTS; do

@@ -109,6 +109,16 @@ class LinuxDmMultipathHaTest {
             assertEquals(Role.STANDBY, role(b));
             String holderA = cluster.owner(IMAGE);
 
+            // A took the image at the first write above: the servers refuse to take it from a
+            // holder younger than ha.holdoff.ms (10 s, wall clock, not slowed with the guest), and
+            // without multipathd nothing reinstates a path dm-multipath failed on that refusal
+            // (multipathd's checker would, and the write would go through after the hold-off).
+            // A failure that real comes later; this one waits for the hold-off to pass
+            // before fio starts (fio must still run when A is cut).
+            long heldMs = System.currentTimeMillis() - tookAt;
+            if (heldMs < HOLDOFF_MS + 1000) {
+                Thread.sleep(HOLDOFF_MS + 1000 - heldMs);
+            }
             Guest.step("fio with crc32c verification on " + mpath + "; A's paths cut meanwhile");
             Guest.Result[] fio = new Guest.Result[1];
             Thread io = new Thread(() -> fio[0] = Guest.run(Guest.timeout(Duration.ofSeconds(180)), "fio",
@@ -118,15 +128,7 @@ class LinuxDmMultipathHaTest {
             io.start();
             Await.until("fio writes through A", () -> a.rnbdServer().exports().get(0).stats().writes() > 50,
                     Guest.timeout(Duration.ofSeconds(60)));
-            // A took the image at the first write above: the servers refuse to take it from a
-            // holder younger than ha.holdoff.ms (10 s, wall clock, not slowed with the guest), and
-            // without multipathd nothing reinstates a path dm-multipath failed on that refusal
-            // (multipathd's checker would, and the write would go through after the hold-off).
-            // A failure that real comes later; this one waits for the hold-off to pass.
-            long heldMs = System.currentTimeMillis() - tookAt;
-            if (heldMs < HOLDOFF_MS + 1000) {
-                Thread.sleep(HOLDOFF_MS + 1000 - heldMs);
-            }
+            assertTrue(io.isAlive(), "fio ended before A's paths were cut: " + fio[0]);
             a.rtrsServer().close(); // A lives, holds the image, and no host reaches it
             io.join(Guest.timeout(Duration.ofSeconds(200)).toMillis());
             assertFalse(io.isAlive(), "fio still running");
