@@ -9,8 +9,8 @@ import java.util.List;
  * tracepoint (tracefs), one line per request: the server side's view of the ops and flags a
  * client's requests became. Each line's rwbs field spells the request: a leading F is a flush
  * (REQ_PREFLUSH or a flush request), then the op (W write, R read, D discard, N other), then F
- * for FUA and S for sync. Write-zeroes is N on 6.1 and 6.12 and WZ since the blktrace rework
- * of 2025 on (7.3 in CI run 39 printed WZ): {@link #writesData} tells a data write from it.
+ * for FUA and S for sync. Write-zeroes is N on 6.1 and 6.12 and WZ after the blktrace rework
+ * of 2025 (7.3 in CI run 39 printed WZ): {@link #writesData} tells a data write from it.
  */
 final class BlockTrace implements AutoCloseable {
     private static final Path T = Path.of("/sys/kernel/tracing");
