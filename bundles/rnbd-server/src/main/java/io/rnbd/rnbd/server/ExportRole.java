@@ -118,6 +118,11 @@ final class ExportRole {
         return role;
     }
 
+    /** Requests waiting for the takeover under way. */
+    synchronized int queued() {
+        return queued.size();
+    }
+
     /** A new device (first open, or reopened after a fence): a standby with a new identity. */
     void opened(SharedDevice d) {
         synchronized (this) {

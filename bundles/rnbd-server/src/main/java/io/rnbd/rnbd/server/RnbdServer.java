@@ -324,7 +324,8 @@ public final class RnbdServer implements RtrsServerOps, RnbdServerAdmin, AutoClo
         return now;
     }
 
-    private Export export(String name) throws BlockIoException {
+    // package-private for tests, which look at an export's role
+    Export export(String name) throws BlockIoException {
         Export e = exports.get(name);
         if (e == null) {
             throw new BlockIoException(Errno.ENOENT, "no export " + name);

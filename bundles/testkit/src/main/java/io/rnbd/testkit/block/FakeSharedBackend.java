@@ -46,7 +46,10 @@ public final class FakeSharedBackend implements BlockBackend {
         private final AtomicInteger clients = new AtomicInteger();
         private final List<SharedFake> devices = new ArrayList<>();
         private final LongSupplier wallClock;
-        private volatile long takeoverDelayMs;
+        // guarded by itself: the gate takeovers wait at (holdTakeovers)
+        private final Object gate = new Object();
+        private boolean takeoversHeld;
+        private int takeoversWaiting;
 
         public Cluster() {
             this(System::currentTimeMillis);
@@ -57,9 +60,46 @@ public final class FakeSharedBackend implements BlockBackend {
             this.wallClock = wallClock;
         }
 
-        /** Every takeover from now on waits this long before it fences (as a blocklist's round trip). */
-        public void takeoverDelayMs(long ms) {
-            this.takeoverDelayMs = ms;
+        /**
+         * Every takeover from now on waits before it fences, as a blocklist's round trip to the
+         * monitors makes it wait, until {@link #releaseTakeovers()}: the test decides what
+         * arrives meanwhile, with no clock.
+         */
+        public void holdTakeovers() {
+            synchronized (gate) {
+                takeoversHeld = true;
+            }
+        }
+
+        /** Lets the held takeovers go on, and the later ones pass. */
+        public void releaseTakeovers() {
+            synchronized (gate) {
+                takeoversHeld = false;
+                gate.notifyAll();
+            }
+        }
+
+        /** Takeovers waiting at the gate now ({@link #holdTakeovers()}). */
+        public int takeoversWaiting() {
+            synchronized (gate) {
+                return takeoversWaiting;
+            }
+        }
+
+        private void passGate() throws BlockIoException {
+            synchronized (gate) {
+                takeoversWaiting++;
+                try {
+                    while (takeoversHeld) {
+                        gate.wait();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new BlockIoException(Errno.EINTR, "interrupted");
+                } finally {
+                    takeoversWaiting--;
+                }
+            }
         }
 
         /** The bytes of {@code image} (made zeroed on first use). */
@@ -228,15 +268,7 @@ public final class FakeSharedBackend implements BlockBackend {
 
         @Override
         public Holder takeOver(String server, Holder expected) throws IOException {
-            long delay = cluster.takeoverDelayMs;
-            if (delay > 0) {
-                try {
-                    Thread.sleep(delay); // the blocklist's round trip to the monitors, as a real break takes
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new BlockIoException(Errno.EINTR, "interrupted");
-                }
-            }
+            cluster.passGate();
             synchronized (cluster) {
                 if (cluster.fenced.contains(identity)) {
                     throw fencedError();
