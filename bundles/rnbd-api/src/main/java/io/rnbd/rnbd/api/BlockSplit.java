@@ -21,7 +21,7 @@ public final class BlockSplit {
         void accept(long offset, int length, long pos);
     }
 
-    /** The device operation on one piece: {@code length} bytes at {@code offset}, {@code pos} bytes into the request. */
+    /** The device operation on one piece: {@code length} bytes at {@code offset}, {@code pos} into the request. */
     @FunctionalInterface
     public interface PieceOp {
         CompletableFuture<Void> run(long offset, int length, long pos);

@@ -33,8 +33,8 @@ final class Transmission {
     // Under the connection's name: one logger shows all a connection says.
     private static final Logger LOG = LoggerFactory.getLogger(NbdConnection.class);
     /**
-     * Pieces of one request in the device at a time: a 32 MiB NBD request or a huge trim runs a
-     * few pieces of the device's max IO at a time instead of flooding its queue.
+     * How many pieces of one request the device holds at once: a 32 MiB NBD request or a huge
+     * trim goes a few pieces of the device's max IO at a time instead of flooding its queue.
      */
     static final int WINDOW = 8;
 
@@ -214,7 +214,8 @@ final class Transmission {
         try {
             switch (r.type()) {
                 case CMD_READ:
-                    f = BlockSplit.run(r.offset(), len, max, WINDOW, (off, n, pos) -> dev.read(off, BlockSplit.slice(buf, pos, n)));
+                    f = BlockSplit.run(r.offset(), len, max, WINDOW,
+                            (off, n, pos) -> dev.read(off, BlockSplit.slice(buf, pos, n)));
                     break;
                 case CMD_WRITE:
                     f = BlockSplit.run(r.offset(), len, max, WINDOW,
