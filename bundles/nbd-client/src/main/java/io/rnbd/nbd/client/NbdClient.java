@@ -12,6 +12,7 @@ import io.rnbd.nbd.transport.ChannelOutput;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockPlug;
+import io.rnbd.rnbd.api.BlockSplit;
 import io.rnbd.rnbd.api.Capabilities;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -271,12 +272,8 @@ public final class NbdClient implements BlockDevice {
 
     /** Servers without WRITE_ZEROES get zeros written, one chunk after the other. */
     private CompletableFuture<Void> writeZeroesByWriting(long offset, long length, int flags) {
-        if (length == 0) {
-            return CompletableFuture.completedFuture(null);
-        }
-        int n = (int) Math.min(length, Math.min(maxIo, ZEROES.capacity()));
-        return submit(CMD_WRITE, flags, offset, n, ZEROES.slice(0, n))
-                .thenCompose(v -> writeZeroesByWriting(offset + n, length - n, flags));
+        return BlockSplit.run(offset, length, Math.min(maxIo, ZEROES.capacity()), 1,
+                (at, n, pos) -> submit(CMD_WRITE, flags, at, n, BlockSplit.slice(ZEROES, 0, n)));
     }
 
     private String check(long offset, long length, boolean anyLength) {

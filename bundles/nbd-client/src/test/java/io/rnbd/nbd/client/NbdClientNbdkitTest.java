@@ -107,6 +107,39 @@ class NbdClientNbdkitTest {
         }
     }
 
+    /**
+     * A server without WRITE_ZEROES (nbdkit's nozero filter stops advertising it): the client
+     * writes zeros itself, in pieces of its 1 MiB zero buffer, one after the other; a range of
+     * several pieces and a short tail lands exactly where asked.
+     */
+    @Test
+    void writeZeroesWithoutTheServersZeroingWritesZerosInPieces() throws Exception {
+        int port = ExternalTools.freePort();
+        Process nozero = new ProcessBuilder("nbdkit", "--exit-with-parent", "-f", "-i", "127.0.0.1", "-p",
+                String.valueOf(port), "--filter=nozero", "memory", String.valueOf(SIZE)).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            assertTrue(ExternalTools.awaitListening(port, Duration.ofSeconds(10), nozero), "nbdkit did not start");
+            try (NbdClient c = NbdClient.connect(new InetSocketAddress("127.0.0.1", port), "")) {
+                assertFalse(c.capabilities().zero(), "the filter hides WRITE_ZEROES");
+                byte[] data = new byte[5 << 20];
+                new Random(9).nextBytes(data);
+                c.write(0, ByteBuffer.wrap(data), false).get();
+                int from = (1 << 20) - 4096;
+                int len = (2 << 20) + 8192 + 512; // two full pieces, a bit before and a short tail
+                c.writeZeroes(from, len, false).get();
+                ByteBuffer back = ByteBuffer.allocate(data.length);
+                c.read(0, back).get();
+                byte[] expect = data.clone();
+                Arrays.fill(expect, from, from + len, (byte) 0);
+                assertArrayEquals(expect, back.array());
+            }
+        } finally {
+            nozero.destroy();
+            assertTrue(nozero.waitFor(10, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void outOfRangeFailsLocallyAndTheConnectionStaysUsable() throws Exception {
         try (NbdClient c = NbdClient.connect(addr, "")) {

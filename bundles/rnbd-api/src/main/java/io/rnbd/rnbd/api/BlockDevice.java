@@ -64,7 +64,13 @@ public interface BlockDevice extends AutoCloseable {
         if (!noUnmap) {
             return writeZeroes(offset, length, fua);
         }
-        return ZeroWriter.write(this, offset, length, fua);
+        if (length <= 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        // one piece in flight, all of them from one buffer: a large range costs one buffer
+        int max = BlockSplit.maxPiece(maxIoSize(), logicalBlockSize());
+        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, max)).asReadOnlyBuffer();
+        return BlockSplit.run(offset, length, max, 1, (at, n, pos) -> write(at, BlockSplit.slice(zeros, 0, n), fua));
     }
 
     /**

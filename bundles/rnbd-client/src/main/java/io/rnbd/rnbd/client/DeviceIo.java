@@ -3,6 +3,7 @@ package io.rnbd.rnbd.client;
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockPlug;
+import io.rnbd.rnbd.api.BlockSplit;
 import io.rnbd.rnbd.api.BlockStats;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
 import io.rnbd.rnbd.proto.Io;
@@ -113,27 +114,17 @@ final class DeviceIo {
             return failed(Errno.EINVAL, "request " + offset + "+" + length + " beyond " + g.size());
         }
         int step = max.applyAsInt(g);
-        int n = (int) ((length + step - 1) / step);
+        int n = BlockSplit.pieces(length, step);
         Request r = start(op, n, length);
         if (r.future.isDone()) {
             return r.future;
         }
-        long done = 0;
+        boolean whole = buf != null && buf.remaining() == length;
         try (BlockPlug plug = n > 1 ? device.plug() : BlockPlug.NONE) {
-            while (done < length) {
-                int len = (int) Math.min(step, length - done);
-                ByteBuffer data = NO_DATA;
-                if (buf != null) {
-                    if (buf.remaining() == length) {
-                        int from = buf.position() + (int) done;
-                        data = buf.duplicate().limit(from + len).position(from).slice();
-                    } else {
-                        data = buf.duplicate().limit(buf.position() + len).slice();
-                    }
-                }
-                device.submit(new Piece(device, r, op, flags, offset + done, len, data));
-                done += len;
-            }
+            BlockSplit.forEach(offset, length, step, (at, len, pos) -> {
+                ByteBuffer data = buf == null ? NO_DATA : BlockSplit.slice(buf, whole ? pos : 0, len);
+                device.submit(new Piece(device, r, op, flags, at, len, data));
+            });
         }
         return r.future;
     }

@@ -4,6 +4,7 @@ import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockRequests;
+import io.rnbd.rnbd.api.BlockSplit;
 import io.rnbd.rnbd.api.BlockStats;
 import io.rnbd.rnbd.proto.Io;
 import io.rnbd.rtrs.api.RtrsServerRequest;
@@ -111,8 +112,7 @@ final class IoHandler {
                     throw new BlockIoException(Errno.EINVAL, "bi_size " + len + " but " + data.remaining()
                             + " bytes of data");
                 }
-                int lbs = g.logicalBlockSize();
-                int max = Math.max(lbs, g.maxIoSize() - g.maxIoSize() % lbs); // pieces stay aligned
+                int max = BlockSplit.maxPiece(g.maxIoSize(), g.logicalBlockSize()); // pieces stay aligned
                 boolean write = op == Io.OP_WRITE;
                 body = d -> inPieces(d, offset, data, max, write, fua);
                 break;
@@ -148,23 +148,17 @@ final class IoHandler {
      * client's limit is the session's max IO (chunk.size − 4 KiB), not the OPEN_RSP's
      * max_hw_sectors: Linux 6.1's rnbd-client ignores the latter (rnbd-clt.c sets
      * max_hw_sectors from the session's max_io_size), so with 256 KiB chunks it sends 252 KiB
-     * to a device that takes 128 KiB. Each piece of a FUA write is FUA; the whole completes
-     * when every piece has, with the first failure if any.
+     * to a device that takes 128 KiB. The pieces go to the device together, each piece of a
+     * FUA write FUA; the whole completes when every piece started has, with the first failure
+     * if any (no piece starts after one has failed). A request the device takes whole goes to
+     * it as {@code data} itself.
      */
     static CompletableFuture<Void> inPieces(BlockDevice d, long offset, ByteBuffer data, int max, boolean write,
                                             boolean fua) {
         int len = data.remaining();
-        if (len <= max) {
-            return write ? d.write(offset, data, fua) : d.read(offset, data);
-        }
-        CompletableFuture<?>[] pieces = new CompletableFuture<?>[(len + max - 1) / max];
-        int start = data.position();
-        for (int i = 0; i < pieces.length; i++) {
-            int from = start + i * max;
-            ByteBuffer piece = data.duplicate().limit(Math.min(from + max, data.limit())).position(from);
-            long at = offset + (long) i * max;
-            pieces[i] = write ? d.write(at, piece, fua) : d.read(at, piece);
-        }
-        return CompletableFuture.allOf(pieces);
+        return BlockSplit.run(offset, len, max, BlockSplit.ALL, (at, n, pos) -> {
+            ByteBuffer piece = n == len ? data : BlockSplit.slice(data, pos, n);
+            return write ? d.write(at, piece, fua) : d.read(at, piece);
+        });
     }
 }

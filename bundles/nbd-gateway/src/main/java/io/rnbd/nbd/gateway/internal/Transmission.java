@@ -10,6 +10,7 @@ import io.rnbd.nbd.transport.ChannelInput;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.BlockPlug;
+import io.rnbd.rnbd.api.BlockSplit;
 import io.rnbd.rnbd.api.Capabilities;
 import java.io.EOFException;
 import java.io.IOException;
@@ -31,6 +32,11 @@ import org.slf4j.LoggerFactory;
 final class Transmission {
     // Under the connection's name: one logger shows all a connection says.
     private static final Logger LOG = LoggerFactory.getLogger(NbdConnection.class);
+    /**
+     * How many pieces of one request the device holds at once: a 32 MiB NBD request or a huge
+     * trim goes a few pieces of the device's max IO at a time instead of flooding its queue.
+     */
+    static final int WINDOW = 8;
 
     private final NbdConnection con;
     private final long id;
@@ -202,35 +208,32 @@ final class Transmission {
         BlockDevice dev = device;
         long len = r.length();
         boolean fua = r.has(CMD_FLAG_FUA) && caps.write();
-        int max = Math.max(dev.logicalBlockSize(), dev.maxIoSize() / dev.logicalBlockSize() * dev.logicalBlockSize());
+        int max = BlockSplit.maxPiece(dev.maxIoSize(), dev.logicalBlockSize());
         CompletableFuture<Void> f;
         inDevice.incrementAndGet();
         try {
             switch (r.type()) {
                 case CMD_READ:
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max, (off, n, pos) -> dev.read(off, buf.slice((int) pos, n)));
+                    f = BlockSplit.run(r.offset(), len, max, WINDOW,
+                            (off, n, pos) -> dev.read(off, BlockSplit.slice(buf, pos, n)));
                     break;
                 case CMD_WRITE:
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max,
-                                    (off, n, pos) -> dev.write(off, buf.slice((int) pos, n), fua && caps.fua()));
+                    f = BlockSplit.run(r.offset(), len, max, WINDOW,
+                            (off, n, pos) -> dev.write(off, BlockSplit.slice(buf, pos, n), fua && caps.fua()));
                     f = withFlush(f, fua && !caps.fua(), dev);
                     break;
                 case CMD_FLUSH:
                     f = dev.flush();
                     break;
                 case CMD_TRIM:
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max, (off, n, pos) -> dev.trim(off, n));
+                    f = BlockSplit.run(r.offset(), len, max, WINDOW, (off, n, pos) -> dev.trim(off, n));
                     f = withFlush(f, fua && caps.flush(), dev);
                     break;
                 case CMD_WRITE_ZEROES:
                     // NO_HOLE: the range must stay allocated, RNBD's NOUNMAP
                     boolean noHole = r.has(CMD_FLAG_NO_HOLE);
-                    f = len == 0 ? CompletableFuture.completedFuture(null)
-                            : Splitter.run(r.offset(), len, max,
-                                    (off, n, pos) -> dev.writeZeroes(off, n, fua && caps.fua(), noHole));
+                    f = BlockSplit.run(r.offset(), len, max, WINDOW,
+                            (off, n, pos) -> dev.writeZeroes(off, n, fua && caps.fua(), noHole));
                     f = withFlush(f, fua && !caps.fua(), dev);
                     break;
                 default:
