@@ -156,8 +156,12 @@ final class IoHandler {
     static CompletableFuture<Void> inPieces(BlockDevice d, long offset, ByteBuffer data, int max, boolean write,
                                             boolean fua) {
         int len = data.remaining();
+        if (len <= max) {
+            // the common case pays for no closure
+            return write ? d.write(offset, data, fua) : d.read(offset, data);
+        }
         return BlockSplit.run(offset, len, max, BlockSplit.ALL, (at, n, pos) -> {
-            ByteBuffer piece = n == len ? data : BlockSplit.slice(data, pos, n);
+            ByteBuffer piece = BlockSplit.slice(data, pos, n);
             return write ? d.write(at, piece, fua) : d.read(at, piece);
         });
     }

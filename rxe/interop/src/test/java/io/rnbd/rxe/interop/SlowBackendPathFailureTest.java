@@ -136,10 +136,15 @@ class SlowBackendPathFailureTest {
         FioLoop(Path dev) {
             loop = CompletableFuture.runAsync(() -> {
                 for (int k = 0; !stop.get(); k++) {
-                    Guest.check(Guest.timeout(Duration.ofSeconds(120)), "fio", "--name=verify" + k, "--filename=" + dev,
-                            "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=128k", "--iodepth=16",
-                            "--offset=" + ((k % 3) * 16) + "m", "--size=16m", "--verify=crc32c", "--do_verify=1",
-                            "--verify_fatal=1", "--randseed=" + (1000 + k), "--output-format=terse");
+                    try {
+                        Guest.check(Guest.timeout(Duration.ofSeconds(120)), "fio", "--name=verify" + k,
+                                "--filename=" + dev, "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=128k",
+                                "--iodepth=16", "--offset=" + ((k % 3) * 16) + "m", "--size=16m", "--verify=crc32c",
+                                "--do_verify=1", "--verify_fatal=1", "--randseed=" + (1000 + k), "--output-format=terse");
+                    } catch (AssertionError e) {
+                        // what rtrs-client did is in the kernel log, and only there
+                        throw new AssertionError(e.getMessage() + "\nkernel log:\n" + Guest.dmesgTail(60), e);
+                    }
                     runs.incrementAndGet();
                 }
             });
