@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -100,31 +101,39 @@ class UpperLayerRestartTest {
 
         byte[][] last = new byte[LANES][];
         AtomicInteger done = new AtomicInteger();
-        CompletableFuture<Void> third = new CompletableFuture<>();
+        // every lane stops a third of the way until the server is gone, so that writes are
+        // still to come when it goes, however the machine schedules this thread
+        CountDownLatch atGate = new CountDownLatch(LANES);
+        CompletableFuture<Void> serverGone = new CompletableFuture<>();
         List<CompletableFuture<Void>> lanes = new ArrayList<>();
         for (int lane = 0; lane < LANES; lane++) {
             int b = lane;
             Random rnd = new Random(lane);
             CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
             for (int r = 0; r < ROUNDS; r++) {
+                if (r == ROUNDS / 3) {
+                    chain = chain.thenCompose(v -> {
+                        atGate.countDown();
+                        return serverGone;
+                    });
+                }
                 chain = chain.thenCompose(v -> {
                     byte[] data = new byte[BLOCK];
                     rnd.nextBytes(data);
                     return d.write((long) b * BLOCK, ByteBuffer.wrap(data), false).thenRun(() -> {
                         last[b] = data;
-                        if (done.incrementAndGet() >= LANES * ROUNDS / 3) {
-                            third.complete(null);
-                        }
+                        done.incrementAndGet();
                     });
                 });
             }
             lanes.add(chain);
         }
-        third.get(20, TimeUnit.SECONDS);
+        assertTrue(atGate.await(20, TimeUnit.SECONDS), "every lane a third of the way");
         // what Karaf does on bundle:restart rnbd-server: unbind, deactivate, activate, bind
         upper.set(null);
         rtrsServer.upperLayerChanged();
         first.close();
+        serverGone.complete(null);
         // the lanes keep writing: the restart is only tested once requests wait for it
         Await.until("a request waiting for the RNBD server", () -> rtrsServer.waitingForUpperLayer() > 0,
                 Duration.ofSeconds(20));
