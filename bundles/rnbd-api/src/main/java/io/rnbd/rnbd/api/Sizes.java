@@ -73,23 +73,4 @@ public final class Sizes {
         }
         return n << shift;
     }
-
-    /**
-     * {@code 1536} → {@code "1.5 KiB"}: a size as the console and JMX print it in one line.
-     *
-     * @since 1.11
-     */
-    public static String format(long bytes) {
-        if (bytes < 1024) {
-            return bytes + " B";
-        }
-        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        double v = bytes;
-        int u = -1;
-        while (v >= 1024 && u < units.length - 1) {
-            v /= 1024;
-            u++;
-        }
-        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
-    }
 }

@@ -1,12 +1,12 @@
 package io.rnbd.rnbd.client.internal.osgi;
 
+import io.rnbd.common.Bytes;
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.Names;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
-import io.rnbd.rnbd.api.Sizes;
 import java.io.IOException;
 import java.util.Hashtable;
 import java.util.List;
@@ -119,9 +119,8 @@ final class ClientAdmin implements RnbdClientAdmin {
         }
         if (info.state() == DeviceState.MAPPED) {
             return new DeviceResult(info, info.size(), device + " mapped: " + export + " over " + sessions + ", "
-                    + r.mode() + ", " + Sizes.format(info.size())
-                    + (r.sessions().size() > 1 ? "; active: " + (info.ha().active().isEmpty() ? "none"
-                    : info.ha().active()) : ""));
+                    + r.mode() + ", " + Bytes.format(info.size())
+                    + (r.sessions().size() > 1 ? "; active: " + active(info) : ""));
         }
         return new DeviceResult(info, info.size(), device + " " + lower(info.state()) + ": waiting for session "
                 + sessions + "; it maps when the session connects");
@@ -178,7 +177,7 @@ final class ClientAdmin implements RnbdClientAdmin {
     public DeviceResult resizeDevice(String device) throws IOException {
         DeviceInfo before = device(device);
         long size = await(client.resize(device), device, before);
-        return new DeviceResult(find(device).orElse(before), size, device + ": " + Sizes.format(size) + " (" + size
+        return new DeviceResult(find(device).orElse(before), size, device + ": " + Bytes.format(size) + " (" + size
                 + " bytes)");
     }
 
@@ -213,8 +212,19 @@ final class ClientAdmin implements RnbdClientAdmin {
 
     /** "mapped, 1.0 GiB" or "failed, last error ENOENT (2)": a device's state in a few words. */
     private static String describe(DeviceInfo d) {
-        return lower(d.state()) + (d.size() > 0 ? ", " + Sizes.format(d.size()) : "")
+        return lower(d.state()) + (d.size() > 0 ? ", " + Bytes.format(d.size()) : "")
                 + (d.lastError() != 0 ? ", last error " + Errno.name(d.lastError()) + " (" + d.lastError() + ")" : "");
+    }
+
+    /** "b since 2026-11-29T09:12:03Z (generation 1, 0 takeovers)" or "none": where IO of a device over several servers goes. */
+    private static String active(DeviceInfo d) {
+        if (d.ha().active().isEmpty()) {
+            return "none";
+        }
+        long n = d.ha().takeovers();
+        return d.ha().active() + " since " + (d.ha().activeSince() <= 0 ? "-"
+                : java.time.Instant.ofEpochMilli(d.ha().activeSince()).truncatedTo(java.time.temporal.ChronoUnit.SECONDS))
+                + " (generation " + d.ha().generation() + ", " + n + " takeover" + (n == 1 ? "" : "s") + ")";
     }
 
     private static String lower(Enum<?> e) {

@@ -1,5 +1,6 @@
 package io.rnbd.rnbd.server.internal.osgi;
 
+import io.rnbd.common.Bytes;
 import io.rnbd.common.Errno;
 import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockIoException;
@@ -81,9 +82,9 @@ final class ServerAdmin implements RnbdServerAdmin {
         c.update(p);
         // A new export starts offline ("backend not available") until the server has opened it,
         // so only ONLINE settles early; one offline for a reason is reported with it.
-        Optional<ExportInfo> e = settle(name, i -> i.state() == ExportState.ONLINE, ONLINE_MS);
+        Optional<ExportInfo> e = settle(name, o -> o.isPresent() && o.get().state() == ExportState.ONLINE, ONLINE_MS);
         if (e.isEmpty()) {
-            e = settle(name, i -> true, SETTLE_MS - ONLINE_MS);
+            e = settle(name, Optional::isPresent, SETTLE_MS - ONLINE_MS);
         }
         if (e.isEmpty()) {
             c.delete();
@@ -108,22 +109,20 @@ final class ServerAdmin implements RnbdServerAdmin {
         for (Configuration c : configs) {
             c.delete();
         }
-        if (settle(name, i -> false, SETTLE_MS).isPresent()) {
+        if (settle(name, Optional::isEmpty, SETTLE_MS).isPresent()) {
             throw new BlockIoException(Errno.ETIMEDOUT, "export " + name + " is no longer configured but the server "
                     + "still had it after " + SETTLE_MS + " ms (see the log)");
         }
         return new ExportResult(null, "export " + name + " removed");
     }
 
-    /**
-     * The export once {@code settled} accepts it; empty when it is not there at the deadline. An
-     * export that is there but not settled at the deadline is returned as it is.
-     */
-    private Optional<ExportInfo> settle(String name, Predicate<ExportInfo> settled, long ms) throws BlockIoException {
+    /** The export (or its absence) once {@code settled} accepts it, else as it is at the deadline. */
+    private Optional<ExportInfo> settle(String name, Predicate<Optional<ExportInfo>> settled, long ms)
+            throws BlockIoException {
         long deadline = nanoClock.getAsLong() + ms * 1_000_000;
         while (true) {
             Optional<ExportInfo> e = find(name);
-            if (e.isPresent() && settled.test(e.get()) || nanoClock.getAsLong() - deadline >= 0) {
+            if (settled.test(e) || nanoClock.getAsLong() - deadline >= 0) {
                 return e;
             }
             try {
@@ -218,7 +217,7 @@ final class ServerAdmin implements RnbdServerAdmin {
     }
 
     private static String describe(ExportInfo e) {
-        return e.state().name().toLowerCase(java.util.Locale.ROOT) + ", " + e.backend() + ", " + Sizes.format(e.size())
+        return e.state().name().toLowerCase(java.util.Locale.ROOT) + ", " + e.backend() + ", " + Bytes.format(e.size())
                 + (e.readOnly() ? ", read-only" : "") + (e.lastError().isEmpty() ? "" : " (" + e.lastError() + ")");
     }
 
