@@ -104,7 +104,7 @@ public class ObservabilityIT extends KarafTestSupport {
             String unknown = message(() -> jmx.invoke(client, "resetStats", new Object[] {"nope"}, ONE_STRING));
             assertTrue(unknown, unknown.contains("no session") && unknown.contains("nope"));
 
-            // an export and a mapping through JMX, as the console makes them (configurations)
+            // an export and a mapping through JMX: the admin services' operations, as the console's (configurations)
             ObjectName server = new ObjectName("io.rnbd:type=rnbd-server");
             ObjectName rnbdClient = new ObjectName("io.rnbd:type=rnbd-client");
             String added = (String) jmx.invoke(server, "addExport", new Object[] {"jmx1", "memory", "16m", "", false, false},
@@ -123,11 +123,13 @@ public class ObservabilityIT extends KarafTestSupport {
             assertTrue(rowOf(run("rnbd:devices"), "rnbdjmx").contains(" mapped "));
             assertTrue(String.valueOf(jmx.getAttribute(new ObjectName(
                     "io.rnbd:type=rnbd-export-opener,export=jmx1,session=" + SESSION), "AccessMode")).equals("RO"));
-            // the console's refusals come back as they are
+            // the services' refusals come back as they are, errno first; an argument is only ever a name
             String refused = message(() -> jmx.invoke(server, "removeExport", new Object[] {"jmx1"}, ONE_STRING));
-            assertTrue(refused, refused.contains("open by " + SESSION));
+            assertTrue(refused, refused.contains("EBUSY") && refused.contains("open by " + SESSION));
             String injected = message(() -> jmx.invoke(rnbdClient, "unmap", new Object[] {"--force"}, ONE_STRING));
-            assertTrue(injected, injected.contains("not accepted"));
+            assertTrue(injected, injected.contains("ENOENT: no mapped device '--force'"));
+            String spaced = message(() -> jmx.invoke(rnbdClient, "unmap", new Object[] {"rnbdjmx; x"}, ONE_STRING));
+            assertTrue(spaced, spaced.contains("EINVAL"));
             assertEquals("rnbdjmx unmapped", jmx.invoke(rnbdClient, "unmap", new Object[] {"rnbdjmx"}, ONE_STRING));
             awaitRegistered(jmx, device, false);
             assertEquals("export jmx1 removed", jmx.invoke(server, "removeExport", new Object[] {"jmx1"}, ONE_STRING));

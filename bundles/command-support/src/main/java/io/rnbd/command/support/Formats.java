@@ -20,17 +20,7 @@ public final class Formats {
 
     /** 1536 → "1.5 KiB". */
     public static String bytes(long n) {
-        if (n < 1024) {
-            return n + " B";
-        }
-        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        double v = n;
-        int u = -1;
-        while (v >= 1024 && u < units.length - 1) {
-            v /= 1024;
-            u++;
-        }
-        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+        return io.rnbd.common.Bytes.format(n);
     }
 
     /** Milliseconds since the epoch as UTC to the second, "2026-11-29T08:01:02Z"; "-" for 0 (unknown). */

@@ -32,4 +32,21 @@ public class BlockIoException extends IOException {
         }
         return Errno.EIO;
     }
+
+    /**
+     * A failure of {@code what} with the errno of {@code cause}, its reason (without the errno
+     * name it may already start with) and {@code hint}: "EBUSY: rnbd0: rnbd0 is in use (...)".
+     *
+     * @since 1.11
+     */
+    public static BlockIoException of(String what, Throwable cause, String hint) {
+        int errno = errnoOf(cause);
+        String m = cause.getMessage() == null || cause.getMessage().isBlank() ? cause.getClass().getSimpleName()
+                : cause.getMessage().replace('\n', ' ');
+        String prefix = Errno.name(errno) + ": ";
+        if (m.startsWith(prefix)) {
+            m = m.substring(prefix.length());
+        }
+        return new BlockIoException(errno, what + ": " + m + hint, cause);
+    }
 }

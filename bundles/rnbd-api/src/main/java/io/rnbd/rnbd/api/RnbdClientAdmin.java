@@ -5,9 +5,17 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Management of the RNBD client's mapped devices, for console commands (mirrors the
- * kernel's {@code /sys/class/rnbd-client} ABI: map_device, unmap_device, remap_device,
- * resize). Registered as an OSGi service by rnbd-client.
+ * Management of the RNBD client's mapped devices (mirrors the kernel's
+ * {@code /sys/class/rnbd-client} ABI: map_device, unmap_device, remap_device, resize).
+ * Registered as an OSGi service by rnbd-client.
+ *
+ * <p>Two levels: {@link #mapDevice}, {@link #unmapDevice}, {@link #remapDevice} and
+ * {@link #resizeDevice} are the operations an operator runs (the console's {@code rnbd:*}
+ * commands and the JMX MBean are thin faces of them): they check their input, keep a mapping
+ * in ConfigAdmin (factory PID {@code io.rnbd.client.map}) so it comes back after a restart,
+ * wait until the client settled and undo what did not take. {@link #map}, {@link #unmap},
+ * {@link #remap} and {@link #resize} act on the running client only, as the mapping
+ * configurations themselves use them.
  */
 public interface RnbdClientAdmin {
     enum DeviceState {
@@ -68,6 +76,102 @@ public interface RnbdClientAdmin {
                           DeviceState state, int users, BlockIoStats stats, int lastError) {
             this(name, session, export, mode, size, state, users, stats, lastError, HaDeviceInfo.NONE);
         }
+    }
+
+    /**
+     * What {@link #mapDevice} maps: {@code export} of the server(s) behind {@code sessions} as
+     * local device {@code device}. Several sessions map one export that several servers serve
+     * together (docs/scale-out.md).
+     *
+     * @since 1.11
+     */
+    record MapRequest(String device, List<String> sessions, String export, AccessMode mode) {
+        public MapRequest {
+            sessions = sessions == null ? List.of() : List.copyOf(sessions);
+            mode = mode == null ? AccessMode.RW : mode;
+        }
+
+        /**
+         * From the words an operator types: {@code sessions} comma separated, {@code mode} RO,
+         * RW or MIGRATION in any case (null or empty: RW).
+         *
+         * @throws BlockIoException EINVAL for a mode that is none of these
+         */
+        public static MapRequest parse(String device, String sessions, String export, String mode)
+                throws BlockIoException {
+            AccessMode m = AccessMode.RW;
+            if (mode != null && !mode.isBlank()) {
+                try {
+                    m = AccessMode.valueOf(mode.trim().toUpperCase(java.util.Locale.ROOT));
+                } catch (IllegalArgumentException e) {
+                    throw new BlockIoException(io.rnbd.common.Errno.EINVAL,
+                            "access mode must be RO, RW or MIGRATION, not '" + mode + "'");
+                }
+            }
+            List<String> list = sessions == null ? List.of()
+                    : java.util.Arrays.stream(sessions.split(",", -1)).map(String::trim).toList();
+            return new MapRequest(device, list, export, m);
+        }
+    }
+
+    /**
+     * What an operation on a device did.
+     *
+     * @param device  the device afterwards; null once it is gone (unmapped)
+     * @param size    its size in bytes afterwards (what {@link #resizeDevice} adopted)
+     * @param message the outcome in one line, as the console prints it and JMX returns it
+     * @since 1.11
+     */
+    record DeviceResult(DeviceInfo device, long size, String message) {
+    }
+
+    /**
+     * Map a device and keep the mapping in ConfigAdmin ({@code io.rnbd.client.map}), then wait
+     * up to a few seconds for the OPEN's outcome. The result's device is MAPPED, or still
+     * waiting for its session (PENDING, DISCONNECTED: it maps when the session connects).
+     *
+     * @throws BlockIoException EINVAL (a bad name, no session or export, a session twice, RO
+     *                          over several sessions), EEXIST (the device is mapped, or the
+     *                          export is mapped over that session already), ETIMEDOUT (the
+     *                          client did not take the mapping: its configuration is removed
+     *                          again), or the server's errno when it refused the OPEN (the
+     *                          mapping stays configured: remap retries, unmap drops it)
+     * @since 1.11
+     */
+    default DeviceResult mapDevice(MapRequest request) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD client cannot keep mappings");
+    }
+
+    /**
+     * Unmap a device and remove its configuration, so it does not come back after a restart.
+     * The client unmaps first: a refusal leaves the configuration in place.
+     *
+     * @throws BlockIoException ENOENT (no such device), EBUSY (IO in flight or users hold it,
+     *                          without {@code force})
+     * @since 1.11
+     */
+    default DeviceResult unmapDevice(String device, boolean force) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD client cannot keep mappings");
+    }
+
+    /**
+     * {@link #remap} and wait for the server's answer.
+     *
+     * @throws BlockIoException ENOENT (no such device), ETIMEDOUT (no answer in time), the server's errno
+     * @since 1.11
+     */
+    default DeviceResult remapDevice(String device) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD client cannot keep mappings");
+    }
+
+    /**
+     * {@link #resize} and wait for the server's answer; the result's size is the one adopted.
+     *
+     * @throws BlockIoException ENOENT (no such device), ETIMEDOUT (no answer in time), the server's errno
+     * @since 1.11
+     */
+    default DeviceResult resizeDevice(String device) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD client cannot keep mappings");
     }
 
     /** Snapshot of every mapping, sorted by name. */

@@ -2,10 +2,17 @@ package io.rnbd.rnbd.api;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
 
 /**
- * Management of the RNBD server's exports, for console commands (mirrors the kernel's
- * {@code /sys/class/rnbd-server} ABI). Registered as an OSGi service by rnbd-server.
+ * Management of the RNBD server's exports (mirrors the kernel's {@code /sys/class/rnbd-server}
+ * ABI). Registered as an OSGi service by rnbd-server.
+ *
+ * <p>{@link #addExport}, {@link #removeExport} and {@link #resizeExport} are the operations an
+ * operator runs (the console's {@code rnbd:export-*} commands and the JMX MBean are thin faces
+ * of them): exports are kept in ConfigAdmin (factory PID {@code io.rnbd.server.export}), so
+ * they survive restarts; the service checks the request, writes the configuration, waits for
+ * the server to take it and removes it again when it never does.
  */
 public interface RnbdServerAdmin {
     enum ExportState {
@@ -66,6 +73,89 @@ public interface RnbdServerAdmin {
                           List<Opener> openers, BlockIoStats stats, String lastError) {
             this(name, backend, size, state, readOnly, openers, stats, lastError, HaInfo.NONE);
         }
+    }
+
+    /**
+     * What {@link #addExport} configures.
+     *
+     * @param name            the export's name, as clients ask for it (may be a path: /dev/ram0, pool/vol1)
+     * @param backend         a registered backend by the name it announces (memory, file, rbd, ...)
+     * @param params          the backend's parameters, kept as {@code backend.KEY}: {@code size}
+     *                        (512, 64k, 1g ...; kept in bytes), {@code path}, {@code create} for
+     *                        the appliance's own backends, any others for a backend of its own
+     * @param readOnly        refuse RW and MIGRATION opens (EROFS)
+     * @param allowedSessions session names or host ids allowed to open; empty: all
+     * @param offlineWaitMs   how long IO waits for a missing backend; null: the server's default
+     * @since 1.11
+     */
+    record ExportRequest(String name, String backend, Map<String, String> params, boolean readOnly,
+                         List<String> allowedSessions, Long offlineWaitMs) {
+        public ExportRequest {
+            params = params == null ? Map.of() : Map.copyOf(params);
+            allowedSessions = allowedSessions == null ? List.of() : List.copyOf(allowedSessions);
+        }
+
+        /** An export with backend parameters only. */
+        public ExportRequest(String name, String backend, Map<String, String> params, boolean readOnly) {
+            this(name, backend, params, readOnly, List.of(), null);
+        }
+
+        /**
+         * Backend parameters from the words an operator types, each {@code KEY=VALUE}.
+         *
+         * @throws BlockIoException EINVAL for a word that is not, or a key given twice
+         */
+        public static Map<String, String> params(List<String> keyValues) throws BlockIoException {
+            Map<String, String> params = new java.util.TreeMap<>();
+            for (String kv : keyValues == null ? List.<String>of() : keyValues) {
+                int eq = kv == null ? -1 : kv.indexOf('=');
+                String key = eq < 0 ? "" : kv.substring(0, eq).trim();
+                if (!key.matches("[A-Za-z0-9._-]+") || kv.substring(eq + 1).isBlank()) {
+                    throw new BlockIoException(io.rnbd.common.Errno.EINVAL, "a parameter is KEY=VALUE (a key of "
+                            + "letters, digits and . _ -), not '" + kv + "'");
+                }
+                if (params.put(key, kv.substring(eq + 1).trim()) != null) {
+                    throw new BlockIoException(io.rnbd.common.Errno.EINVAL, "parameter " + key + " is given twice");
+                }
+            }
+            return params;
+        }
+    }
+
+    /**
+     * What an operation on an export did.
+     *
+     * @param export  the export afterwards; null once it is gone (removed)
+     * @param message the outcome in one line, as the console prints it and JMX returns it
+     * @since 1.11
+     */
+    record ExportResult(ExportInfo export, String message) {
+    }
+
+    /**
+     * Add an export, kept in ConfigAdmin ({@code io.rnbd.server.export}), and wait a few
+     * seconds for it to come online. An export whose backend cannot open it yet (a missing
+     * backend bundle, an unreachable cluster) stays configured, OFFLINE with its reason.
+     *
+     * @throws BlockIoException EINVAL (a bad name or parameter, an unknown backend, parameters
+     *                          the backend says could never open), EEXIST (an export of that
+     *                          name is configured), ETIMEDOUT (the server did not take the
+     *                          export: its configuration is removed again)
+     * @since 1.11
+     */
+    default ExportResult addExport(ExportRequest request) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD server cannot keep exports");
+    }
+
+    /**
+     * Remove an export and its configuration.
+     *
+     * @throws BlockIoException ENOENT (no export of that name is configured), EBUSY (clients
+     *                          have it open, without {@code force}: with it their IO fails)
+     * @since 1.11
+     */
+    default ExportResult removeExport(String name, boolean force) throws IOException {
+        throw new BlockIoException(io.rnbd.common.Errno.EOPNOTSUPP, "this RNBD server cannot keep exports");
     }
 
     /** Snapshot of every configured export, sorted by name. */

@@ -10,6 +10,7 @@ import java.util.regex.Pattern;
  */
 final class ConsoleWords {
     private static final Pattern SIZE = Pattern.compile("(?<![\\w.])size=(?![\\w.])");
+    private static final Pattern PATH = Pattern.compile("(?<![\\w.])path=(?![\\w./])");
     private static final Pattern CREATE = Pattern.compile("(?<![\\w.])create=true\\b");
 
     private ConsoleWords() {
@@ -19,6 +20,7 @@ final class ConsoleWords {
         if (message == null) {
             return null;
         }
-        return CREATE.matcher(SIZE.matcher(message).replaceAll("--size")).replaceAll("--create");
+        return CREATE.matcher(PATH.matcher(SIZE.matcher(message).replaceAll("--size")).replaceAll("--path"))
+                .replaceAll("--create");
     }
 }

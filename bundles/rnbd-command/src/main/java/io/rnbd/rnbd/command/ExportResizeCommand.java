@@ -36,11 +36,7 @@ public class ExportResizeCommand extends ConsoleCommand {
     @Override
     protected void run(PrintStream out) throws IOException {
         long bytes = Sizes.requireDeviceSize("size " + size, Sizes.parse("size " + size, size));
-        Exports.require(admin);
-        if (Exports.find(admin, export).isEmpty()) {
-            throw new IllegalArgumentException("no export '" + export + "'");
-        }
-        long now = admin.resizeExport(export, bytes);
+        long now = Exports.require(admin).resizeExport(export, bytes);
         out.println("export " + export + ": " + Formats.bytes(now) + " (" + now + " bytes); mapped clients adopt it "
                 + "at their next size refresh (size.refresh.ms) or rnbd:resize");
     }

@@ -1,7 +1,6 @@
 package io.rnbd.rnbd.command;
 
 import io.rnbd.command.support.ConsoleCommand;
-import io.rnbd.command.support.Formats;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.command.completers.MappedDeviceCompleter;
 import java.io.IOException;
@@ -12,7 +11,7 @@ import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 
-/** {@code rnbd:remap DEVICE} (sysfs remap_device): open the device on the server again. */
+/** {@code rnbd:remap DEVICE} (sysfs remap_device): open the device on the server again ({@link RnbdClientAdmin#remapDevice}). */
 @Service
 @Command(scope = "rnbd", name = "remap", description = "Open a mapped device on the server again (after a failure)")
 public class RemapCommand extends ConsoleCommand {
@@ -23,12 +22,8 @@ public class RemapCommand extends ConsoleCommand {
     @Completion(MappedDeviceCompleter.class)
     String device;
 
-    long timeoutMillis = 10_000;
-
     @Override
     protected void run(PrintStream out) throws IOException {
-        String state = device + " is " + Formats.lower(ClientDevices.device(admin, device).state());
-        Futures.await(admin.remap(device), timeoutMillis, device, state);
-        out.println(device + " remapped: " + ClientDevices.describe(ClientDevices.device(admin, device)));
+        out.println(ClientDevices.require(admin).remapDevice(device).message());
     }
 }

@@ -1,7 +1,6 @@
 package io.rnbd.rnbd.command;
 
 import io.rnbd.command.support.ConsoleCommand;
-import io.rnbd.command.support.Formats;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.command.completers.MappedDeviceCompleter;
 import java.io.IOException;
@@ -12,7 +11,7 @@ import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 
-/** {@code rnbd:resize DEVICE} (sysfs resize): adopt the export's current size from the server. */
+/** {@code rnbd:resize DEVICE} (sysfs resize): adopt the export's current size from the server ({@link RnbdClientAdmin#resizeDevice}). */
 @Service
 @Command(scope = "rnbd", name = "resize", description = "Ask the server for the export's size and adopt it")
 public class ResizeCommand extends ConsoleCommand {
@@ -23,12 +22,8 @@ public class ResizeCommand extends ConsoleCommand {
     @Completion(MappedDeviceCompleter.class)
     String device;
 
-    long timeoutMillis = 10_000;
-
     @Override
     protected void run(PrintStream out) throws IOException {
-        String state = device + " is " + Formats.lower(ClientDevices.device(admin, device).state());
-        long size = Futures.await(admin.resize(device), timeoutMillis, device, state);
-        out.println(device + ": " + Formats.bytes(size) + " (" + size + " bytes)");
+        out.println(ClientDevices.require(admin).resizeDevice(device).message());
     }
 }

@@ -13,10 +13,9 @@ import io.rnbd.rnbd.api.RnbdServerAdmin.ExportInfo;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportState;
 import io.rnbd.rnbd.api.RnbdServerAdmin.Opener;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
-/** rnbd:resize, rnbd:remap, rnbd:force-close. */
+/** rnbd:resize, rnbd:remap (faces of the client admin's operations: ClientAdminTest tests those), rnbd:force-close. */
 class DeviceVerbCommandsTest {
     private final FakeClientAdmin client = new FakeClientAdmin().put(device("rnbd0", DeviceState.FAILED, 0, Errno.EBUSY));
 
@@ -35,34 +34,19 @@ class DeviceVerbCommandsTest {
     }
 
     @Test
-    void resizeReportsTheNewSizeOrTheFailure() {
+    void resizeAndRemapPrintTheOutcomeOrTheFailure() {
+        client.answer = "rnbd0: 2.0 GiB (2147483648 bytes)";
         assertEquals("rnbd0: 2.0 GiB (2147483648 bytes)\n", Out.run(resize("rnbd0")));
-        client.failNext = new BlockIoException(Errno.ENOTCONN, "session sess1 is disconnected");
-        assertEquals("Error: rnbd0: ENOTCONN: session sess1 is disconnected\n", Out.run(resize("rnbd0")));
-        assertEquals("Error: no mapped device 'rnbdX' (devices: rnbd0)\n", Out.run(resize("rnbdX")));
-        assertEquals(List.of("resize rnbd0", "resize rnbd0"), client.calls);
-    }
-
-    @Test
-    void resizeThatNeverAnswersTimesOut() {
-        ResizeCommand c = new ResizeCommand();
-        c.admin = new FakeClientAdmin() {
-            @Override
-            public CompletableFuture<Long> resize(String device) {
-                return new CompletableFuture<>();
-            }
-        }.put(device("rnbd0", DeviceState.MAPPED, 0, 0));
-        c.device = "rnbd0";
-        c.timeoutMillis = 1;
-        assertEquals("Error: rnbd0: no answer within 1 ms (rnbd0 is mapped)\n", Out.run(c));
-    }
-
-    @Test
-    void remapShowsTheNewState() {
+        client.answer = "rnbd0 remapped: mapped, 1.0 GiB";
         assertEquals("rnbd0 remapped: mapped, 1.0 GiB\n", Out.run(remap("rnbd0")));
-        client.failNext = new BlockIoException(Errno.EACCES, "export vol1 refused RW");
-        assertEquals("Error: rnbd0: EACCES: export vol1 refused RW\n", Out.run(remap("rnbd0")));
+        client.failOp = new BlockIoException(Errno.ENOTCONN, "rnbd0: session sess1 is disconnected");
+        assertEquals("Error: ENOTCONN: rnbd0: session sess1 is disconnected\n", Out.run(resize("rnbd0")));
+        client.failOp = new BlockIoException(Errno.EACCES, "rnbd0: export vol1 refused RW");
+        assertEquals("Error: EACCES: rnbd0: export vol1 refused RW\n", Out.run(remap("rnbd0")));
+        assertEquals(List.of("resizeDevice rnbd0", "remapDevice rnbd0", "resizeDevice rnbd0", "remapDevice rnbd0"),
+                client.calls);
         assertEquals("Error: the RNBD client is not running (bundle rnbd-client)\n", Out.run(new RemapCommand()));
+        assertEquals("Error: the RNBD client is not running (bundle rnbd-client)\n", Out.run(new ResizeCommand()));
     }
 
     @Test

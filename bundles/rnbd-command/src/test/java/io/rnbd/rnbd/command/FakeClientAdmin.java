@@ -93,4 +93,38 @@ class FakeClientAdmin implements RnbdClientAdmin {
         }
         return CompletableFuture.completedFuture(serverSize);
     }
+
+    // the operations: what the faces passed, and the answer they print
+
+    /** The next operation's failure; null: it succeeds with {@link #answer}. */
+    IOException failOp;
+    String answer = "done";
+
+    private DeviceResult op(String call) throws IOException {
+        calls.add(call);
+        if (failOp != null) {
+            throw failOp;
+        }
+        return new DeviceResult(null, 0, answer);
+    }
+
+    @Override
+    public DeviceResult mapDevice(MapRequest r) throws IOException {
+        return op("mapDevice " + r);
+    }
+
+    @Override
+    public DeviceResult unmapDevice(String device, boolean force) throws IOException {
+        return op("unmapDevice " + device + " " + force);
+    }
+
+    @Override
+    public DeviceResult remapDevice(String device) throws IOException {
+        return op("remapDevice " + device);
+    }
+
+    @Override
+    public DeviceResult resizeDevice(String device) throws IOException {
+        return op("resizeDevice " + device);
+    }
 }

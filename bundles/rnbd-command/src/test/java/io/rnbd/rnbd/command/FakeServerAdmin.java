@@ -75,4 +75,26 @@ final class FakeServerAdmin implements RnbdServerAdmin {
                 e.lastError()));
         return bytes;
     }
+
+    /** The next add/remove's failure; null: it succeeds with {@link #answer}. */
+    IOException failOp;
+    String answer = "done";
+
+    @Override
+    public ExportResult addExport(ExportRequest r) throws IOException {
+        calls.add("addExport " + r);
+        if (failOp != null) {
+            throw failOp;
+        }
+        return new ExportResult(null, answer);
+    }
+
+    @Override
+    public ExportResult removeExport(String name, boolean force) throws IOException {
+        calls.add("removeExport " + name + " " + force);
+        if (failOp != null) {
+            throw failOp;
+        }
+        return new ExportResult(null, answer);
+    }
 }

@@ -133,10 +133,32 @@ public final class StubAdmins {
         }
     };
 
+    /** The next admin operation's failure (map, add an export ...); null: it answers {@link #answer}. */
+    public IOException failOp;
+    public String answer = "done";
+
+    private String op(String call) throws IOException {
+        calls.add(call);
+        if (failOp != null) {
+            throw failOp;
+        }
+        return answer;
+    }
+
     public final RnbdServerAdmin rnbdServer = new RnbdServerAdmin() {
         @Override
         public List<ExportInfo> exports() {
             return List.copyOf(exports);
+        }
+
+        @Override
+        public ExportResult addExport(ExportRequest r) throws IOException {
+            return new ExportResult(null, op("addExport " + r));
+        }
+
+        @Override
+        public ExportResult removeExport(String name, boolean force) throws IOException {
+            return new ExportResult(null, op("removeExport " + name + " " + force));
         }
 
         @Override
@@ -159,6 +181,26 @@ public final class StubAdmins {
         @Override
         public List<DeviceInfo> devices() {
             return List.copyOf(devices);
+        }
+
+        @Override
+        public DeviceResult mapDevice(MapRequest r) throws IOException {
+            return new DeviceResult(null, 0, op("mapDevice " + r));
+        }
+
+        @Override
+        public DeviceResult unmapDevice(String device, boolean force) throws IOException {
+            return new DeviceResult(null, 0, op("unmapDevice " + device + " " + force));
+        }
+
+        @Override
+        public DeviceResult remapDevice(String device) throws IOException {
+            return new DeviceResult(null, 0, op("remapDevice " + device));
+        }
+
+        @Override
+        public DeviceResult resizeDevice(String device) throws IOException {
+            return new DeviceResult(null, 0, op("resizeDevice " + device));
         }
 
         @Override

@@ -7,9 +7,13 @@ import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import java.util.function.Supplier;
 
 /**
- * The operations of the three subsystem MBeans. Path, policy and counter operations call
- * {@link RtrsClientAdmin} as the console does; map/unmap/export operations run the console's
- * commands ({@link ConsoleLine}). Not offered: the forced variants (unmap --force,
+ * The operations of the three subsystem MBeans, thin faces of the admin services as the
+ * console's commands are: path, policy and counter operations call {@link RtrsClientAdmin};
+ * map/unmap/remap/resize call {@link RnbdClientAdmin}'s operations, export add/remove
+ * {@link RnbdServerAdmin}'s, which check their input, keep the configuration and wait for the
+ * outcome; an operation returns the line the console prints, or fails with it (errno first).
+ * setAuthMethod still runs the console's {@code rtrs:auth-method} ({@link ConsoleLine}): no
+ * admin service owns that operation yet. Not offered: the forced variants (unmap --force,
  * export-remove --force, force-close), server-session-close, link-add/link-del and key
  * management, which break IO or need more than a name to be safe.
  */
@@ -50,6 +54,20 @@ public final class Operations {
     private String then(String result) {
         changed.run();
         return result;
+    }
+
+    /** An admin operation's failure as JMX carries it: its one line, errno first, no stack. */
+    @FunctionalInterface
+    private interface Op {
+        String run() throws java.io.IOException;
+    }
+
+    private static String call(Op op) {
+        try {
+            return op.run();
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(e.getMessage());
+        }
     }
 
     /** One line per provider: what a JMX console shows of a String[] at a glance. */
@@ -136,25 +154,29 @@ public final class Operations {
                         .toArray(String[]::new);
             }
 
+            private RnbdClientAdmin admin() {
+                return require(rnbdClient, "RNBD client (bundle rnbd-client)");
+            }
+
             @Override
             public String map(String device, String session, String export, String mode) {
-                return then(ConsoleLine.of("rnbd:map").option("--session", session).option("--export", export)
-                        .option("--mode", mode).arg("device", device).run(console));
+                return then(call(() -> admin().mapDevice(RnbdClientAdmin.MapRequest.parse(device, session, export,
+                        mode)).message()));
             }
 
             @Override
             public String unmap(String device) {
-                return then(ConsoleLine.of("rnbd:unmap").arg("device", device).run(console));
+                return then(call(() -> admin().unmapDevice(device, false).message()));
             }
 
             @Override
             public String remap(String device) {
-                return ConsoleLine.of("rnbd:remap").arg("device", device).run(console);
+                return call(() -> admin().remapDevice(device).message());
             }
 
             @Override
             public String resize(String device) {
-                return ConsoleLine.of("rnbd:resize").arg("device", device).run(console);
+                return call(() -> admin().resizeDevice(device).message());
             }
         };
     }
@@ -168,18 +190,32 @@ public final class Operations {
                         .toArray(String[]::new);
             }
 
+            private RnbdServerAdmin admin() {
+                return require(rnbdServer, "RNBD server (bundle rnbd-server)");
+            }
+
             @Override
             public String addExport(String name, String backend, String size, String path, boolean create,
                     boolean readOnly) {
-                return then(ConsoleLine.of("rnbd:export-add").option("--backend", backend).option("--size", size)
-                        .option("--path", path).flag("--create", create).flag("--read-only", readOnly)
-                        .arg("name", name).run(console));
+                java.util.Map<String, String> params = new java.util.TreeMap<>();
+                if (size != null && !size.isEmpty()) {
+                    params.put("size", size);
+                }
+                if (path != null && !path.isEmpty()) {
+                    params.put("path", path);
+                }
+                if (create) {
+                    params.put("create", "true");
+                }
+                return then(call(() -> admin().addExport(new RnbdServerAdmin.ExportRequest(name, backend, params,
+                        readOnly)).message()));
             }
 
             @Override
             public String addExportWithParams(String name, String backend, String[] params, boolean readOnly) {
-                return then(ConsoleLine.of("rnbd:export-add").option("--backend", backend).params("--param", params)
-                        .flag("--read-only", readOnly).arg("name", name).run(console));
+                return then(call(() -> admin().addExport(new RnbdServerAdmin.ExportRequest(name, backend,
+                        RnbdServerAdmin.ExportRequest.params(params == null ? java.util.List.of()
+                                : java.util.Arrays.asList(params)), readOnly)).message()));
             }
 
             @Override
@@ -190,7 +226,7 @@ public final class Operations {
 
             @Override
             public String removeExport(String name) {
-                return then(ConsoleLine.of("rnbd:export-remove").arg("name", name).run(console));
+                return then(call(() -> admin().removeExport(name, false).message()));
             }
         };
     }

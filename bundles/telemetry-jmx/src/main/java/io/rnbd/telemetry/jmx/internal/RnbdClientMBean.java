@@ -2,7 +2,8 @@ package io.rnbd.telemetry.jmx.internal;
 
 /**
  * {@code io.rnbd:type=rnbd-client}: rnbd:map, rnbd:unmap (without --force), rnbd:remap and
- * rnbd:resize, run as the console runs them; each returns the console's answer.
+ * rnbd:resize, the same {@code RnbdClientAdmin} operations the console's commands call; each
+ * returns the line the console prints, or fails with it (errno first).
  */
 public interface RnbdClientMBean {
     String[] getDevices();

@@ -2,7 +2,8 @@ package io.rnbd.telemetry.jmx.internal;
 
 /**
  * {@code io.rnbd:type=rnbd-server}: rnbd:export-add and rnbd:export-remove (without --force:
- * refused while a session has the export open), run as the console runs them. Each registered
+ * refused while a session has the export open), the same {@code RnbdServerAdmin} operations the
+ * console's commands call; each returns the line the console prints. Each registered
  * backend is also an MBean of its own ({@code io.rnbd:type=rnbd-backend}).
  */
 public interface RnbdServerMBean {

@@ -6,6 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.common.Errno;
+import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockIoException;
+import io.rnbd.rnbd.api.RnbdClientAdmin.MapRequest;
+import io.rnbd.rnbd.api.RnbdServerAdmin.ExportRequest;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.telemetry.api.Column;
@@ -17,6 +22,7 @@ import io.rnbd.testkit.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -167,61 +173,84 @@ class JmxExporterTest {
     }
 
     @Test
-    void mapAndExportOperationsRunTheConsoleCommandsWithSafeArguments() throws Exception {
+    void mapAndExportOperationsAreTheAdminServicesOperations() throws Exception {
         start(60_000);
         ObjectName client = new ObjectName("io.rnbd:type=rnbd-client");
         ObjectName srv = new ObjectName("io.rnbd:type=rnbd-server");
+        String[] one = {"java.lang.String"};
         String[] four = {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String"};
-        consoleAnswer = "rnbd1 mapped: mem0 over appliance, RO, 1.0 GiB";
-        assertEquals(consoleAnswer, server.invoke(client, "map", new Object[] {"rnbd1", "appliance", "mem0", "RO"}, four));
-        server.invoke(client, "unmap", new Object[] {"rnbd1"}, new String[] {"java.lang.String"});
+        admins.answer = "rnbd1 mapped: mem0 over appliance, RO, 1.0 GiB";
+        assertEquals(admins.answer, server.invoke(client, "map", new Object[] {"rnbd1", "appliance", "mem0", "RO"},
+                four));
+        server.invoke(client, "unmap", new Object[] {"rnbd1"}, one);
+        server.invoke(client, "remap", new Object[] {"rnbd0"}, one);
+        server.invoke(client, "resize", new Object[] {"rnbd0"}, one);
         server.invoke(srv, "addExport", new Object[] {"vol1", "file", "1g", "/srv/vol1.img", true, false},
                 new String[] {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String",
                         "boolean", "boolean"});
-        server.invoke(srv, "removeExport", new Object[] {"vol1"}, new String[] {"java.lang.String"});
+        server.invoke(srv, "addExport", new Object[] {"vol0", "memory", "1m", "", false, true},
+                new String[] {"java.lang.String", "java.lang.String", "java.lang.String", "java.lang.String",
+                        "boolean", "boolean"});
+        server.invoke(srv, "removeExport", new Object[] {"vol1"}, one);
         // issue 34: any registered backend with its own parameters
         String[] withParams = {"java.lang.String", "java.lang.String", "[Ljava.lang.String;", "boolean"};
         server.invoke(srv, "addExportWithParams", new Object[] {"vol2", "rbd", new String[] {"image=vol2", "pool=rbd"},
                 false}, withParams);
-        assertEquals(List.of("rnbd:map --session appliance --export mem0 --mode RO rnbd1", "rnbd:unmap rnbd1",
-                "rnbd:export-add --backend file --size 1g --path /srv/vol1.img --create vol1",
-                "rnbd:export-remove vol1",
-                "rnbd:export-add --backend rbd --param image=vol2 --param pool=rbd vol2"), consoleLines);
-        for (String bad : new String[] {"image", "=vol", "-x=1", "image=a b", "image=--force", "k y=1"}) {
+        assertEquals(List.of("mapDevice " + new MapRequest("rnbd1", List.of("appliance"), "mem0", AccessMode.RO),
+                "unmapDevice rnbd1 false", "remapDevice rnbd0", "resizeDevice rnbd0",
+                "addExport " + new ExportRequest("vol1", "file", Map.of("size", "1g", "path", "/srv/vol1.img",
+                        "create", "true"), false),
+                "addExport " + new ExportRequest("vol0", "memory", Map.of("size", "1m"), true),
+                "removeExport vol1 false",
+                "addExport " + new ExportRequest("vol2", "rbd", Map.of("image", "vol2", "pool", "rbd"), false)),
+                admins.calls);
+        admins.calls.clear();
+        for (String bad : new String[] {"image", "=vol", "k y=1", "image="}) {
             Exception e = assertThrows(Exception.class, () -> server.invoke(srv, "addExportWithParams",
                     new Object[] {"vol3", "rbd", new String[] {bad}, false}, withParams));
-            assertTrue(String.valueOf(e.getCause()).contains("parameter"), bad + ": " + e.getCause());
+            assertTrue(String.valueOf(e.getCause()).contains("EINVAL: a parameter is KEY=VALUE"), bad + ": "
+                    + e.getCause());
         }
+        Exception mode = assertThrows(Exception.class, () -> server.invoke(client, "map",
+                new Object[] {"rnbd1", "appliance", "mem0", "RW;x"}, four));
+        assertTrue(String.valueOf(mode.getCause()).contains("EINVAL: access mode"), String.valueOf(mode.getCause()));
+        assertEquals(List.of(), admins.calls, "nothing asked for refused arguments");
         assertEquals(List.of("memory rnbd-backend-memory 0.1.0.SNAPSHOT [67]"),
                 List.of((String[]) server.getAttribute(srv, "Backends")).subList(1, 2));
         assertEquals("min-inflight rtrs-mp-min-inflight 0.1.0.SNAPSHOT [60]",
                 ((String[]) server.getAttribute(new ObjectName("io.rnbd:type=rtrs-client"), "MpPolicies"))[0]);
         server.invoke(new ObjectName("io.rnbd:type=rtrs-client"), "setAuthMethod", new Object[] {"client", "none"},
                 new String[] {"java.lang.String", "java.lang.String"});
-        assertEquals("rtrs:auth-method client none", consoleLines.remove(consoleLines.size() - 1));
-        consoleLines.remove(consoleLines.size() - 1);
+        assertEquals(List.of("rtrs:auth-method client none"), consoleLines);
 
-        // an argument can never become an option or a second command
-        for (String bad : new String[] {"--force", "rnbd0;shutdown", "a b", "$(x)", ""}) {
-            Exception e = assertThrows(Exception.class, () -> server.invoke(client, "unmap", new Object[] {bad},
-                    new String[] {"java.lang.String"}));
-            assertTrue(String.valueOf(e.getCause()).contains("device"), bad + ": " + e.getCause());
-        }
-        assertEquals(4, consoleLines.size(), "nothing ran for the refused arguments");
-
-        consoleAnswer = "Error: rnbd0: EBUSY: rnbd0 is in use (rnbd:unmap --force rnbd0 unmaps anyway)";
-        Exception e = assertThrows(Exception.class, () -> server.invoke(client, "unmap", new Object[] {"rnbd0"},
-                new String[] {"java.lang.String"}));
-        assertTrue(String.valueOf(e.getCause()).contains("EBUSY"), String.valueOf(e.getCause()));
+        // the service's refusal comes back as its one line, errno first, no "Error: "
+        admins.failOp = new BlockIoException(Errno.EBUSY, "rnbd0: rnbd0 is in use (rnbd:unmap --force rnbd0 unmaps "
+                + "anyway)");
+        Exception e = assertThrows(Exception.class, () -> server.invoke(client, "unmap", new Object[] {"rnbd0"}, one));
+        assertTrue(String.valueOf(e.getCause()).contains("EBUSY: rnbd0: rnbd0 is in use"), String.valueOf(e.getCause()));
         assertFalse(String.valueOf(e.getCause()).contains("Error: "));
+    }
+
+    @Test
+    void withoutTheServicesTheOperationsSaySo() throws Exception {
+        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> admins.rtrsClient,
+                () -> null, () -> null, () -> null, changed), 60_000);
+        Exception e = assertThrows(Exception.class, () -> server.invoke(new ObjectName("io.rnbd:type=rnbd-client"),
+                "unmap", new Object[] {"rnbd0"}, new String[] {"java.lang.String"}));
+        assertTrue(String.valueOf(e.getCause()).contains("RNBD client (bundle rnbd-client) is not running"),
+                String.valueOf(e.getCause()));
+        e = assertThrows(Exception.class, () -> server.invoke(new ObjectName("io.rnbd:type=rnbd-server"),
+                "removeExport", new Object[] {"vol0"}, new String[] {"java.lang.String"}));
+        assertTrue(String.valueOf(e.getCause()).contains("RNBD server (bundle rnbd-server) is not running"),
+                String.valueOf(e.getCause()));
     }
 
     @Test
     void withoutTheShellConsoleOperationsSaySoAndPathOperationsStillWork() throws Exception {
         exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> admins.rtrsClient,
                 () -> admins.rnbdClient, () -> admins.rnbdServer, () -> null, changed), 60_000);
-        Exception e = assertThrows(Exception.class, () -> server.invoke(new ObjectName("io.rnbd:type=rnbd-client"),
-                "unmap", new Object[] {"rnbd0"}, new String[] {"java.lang.String"}));
+        Exception e = assertThrows(Exception.class, () -> server.invoke(new ObjectName("io.rnbd:type=rtrs-client"),
+                "setAuthMethod", new Object[] {"client", "none"}, new String[] {"java.lang.String", "java.lang.String"}));
         assertTrue(String.valueOf(e.getCause()).contains("shell is not running"), String.valueOf(e.getCause()));
         server.invoke(new ObjectName("io.rnbd:type=rtrs-client"), "resetStats", new Object[] {"appliance"},
                 new String[] {"java.lang.String"});

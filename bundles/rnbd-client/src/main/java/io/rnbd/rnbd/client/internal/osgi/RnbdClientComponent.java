@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -26,10 +27,11 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
- * The RNBD client's glue: builds the {@link RnbdClient} and registers it as the
- * {@link RnbdClientAdmin} service itself, follows RTRS client sessions as they come and go,
- * and has every mapped device registered as a {@link RemoteBlockDevice} service
- * ({@link DeviceServices}).
+ * The RNBD client's glue: builds the {@link RnbdClient} and registers the
+ * {@link RnbdClientAdmin} service ({@link ClientAdmin}: the client's own view and run-time
+ * calls, and the operator's map/unmap/remap/resize over ConfigAdmin), follows RTRS client
+ * sessions as they come and go, and has every mapped device registered as a
+ * {@link RemoteBlockDevice} service ({@link DeviceServices}).
  */
 // DS no longer declares the admin it does not register: say it here, so a bundle that needs
 // it (MapComponent, the console) still resolves where service requirements are enforced.
@@ -66,7 +68,7 @@ public final class RnbdClientComponent {
     private final List<Thread> timerThreads = new CopyOnWriteArrayList<>();
 
     @Activate
-    public RnbdClientComponent(BundleContext context, Config cfg) {
+    public RnbdClientComponent(BundleContext context, Config cfg, @Reference ConfigurationAdmin configAdmin) {
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rnbd-client-timer");
             t.setDaemon(true);
@@ -77,7 +79,8 @@ public final class RnbdClientComponent {
             this.devices = new DeviceServices(context);
             this.client = new RnbdClient(devices, scheduler, cfg.size_refresh_ms());
             client.haIoTimeoutMs(cfg.ha_io_timeout_ms());
-            this.registration = context.registerService(RnbdClientAdmin.class, client, null);
+            this.registration = context.registerService(RnbdClientAdmin.class, new ClientAdmin(client, configAdmin),
+                    null);
         } catch (RuntimeException e) {
             scheduler.shutdownNow();
             throw e;

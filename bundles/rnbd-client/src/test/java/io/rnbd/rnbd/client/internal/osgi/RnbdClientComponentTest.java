@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
-import io.rnbd.rnbd.client.RnbdClient;
+import io.rnbd.testkit.cm.FakeConfigAdmin;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
@@ -18,7 +18,7 @@ import org.osgi.framework.ServiceRegistration;
 
 /**
  * The size refresh's thread: there while the component is, gone when it stops; settings
- * change in place. The admin service is the domain object itself, withdrawn before it closes.
+ * change in place. The admin service goes before the client closes.
  */
 class RnbdClientComponentTest {
     private final List<String> events = new ArrayList<>();
@@ -70,7 +70,7 @@ class RnbdClientComponentTest {
     @Test
     void theRefreshThreadLivesWithTheComponentAndASettingChangeKeepsIt() throws Exception {
         long before = timerThreads();
-        RnbdClientComponent c = new RnbdClientComponent(context, refresh(5000));
+        RnbdClientComponent c = new RnbdClientComponent(context, refresh(5000), new FakeConfigAdmin());
         assertEquals(before + 1, timerThreads());
         c.modified(refresh(0)); // in place: nothing is unmapped, the thread stays for a later setting
         c.modified(refresh(1000));
@@ -82,16 +82,19 @@ class RnbdClientComponentTest {
     @Test
     void aNegativeRefreshFailsActivation() {
         long before = timerThreads();
-        assertThrows(IllegalArgumentException.class, () -> new RnbdClientComponent(context, refresh(-1)));
+        assertThrows(IllegalArgumentException.class, () -> new RnbdClientComponent(context, refresh(-1), new FakeConfigAdmin()));
         assertTrue(events.isEmpty(), events.toString());
         assertEquals(before, timerThreads(), "thread left after a failed activation");
     }
 
-    /** No forwarding component between the console and the client: the service is the RnbdClient. */
+    /**
+     * No component between the console and the client: the service is the client's admin face,
+     * registered by this component, whose run-time calls go straight to the RnbdClient.
+     */
     @Test
-    void theAdminServiceIsTheClientAndGoesBeforeItCloses() throws Exception {
-        RnbdClientComponent c = new RnbdClientComponent(context, refresh(0));
-        RnbdClientAdmin admin = assertInstanceOf(RnbdClient.class, registered);
+    void theAdminServiceIsTheClientsFaceAndGoesBeforeItCloses() throws Exception {
+        RnbdClientComponent c = new RnbdClientComponent(context, refresh(0), new FakeConfigAdmin());
+        RnbdClientAdmin admin = assertInstanceOf(ClientAdmin.class, registered);
         admin.map("rnbd0", "s1", "disk", AccessMode.RW); // waits for its session
         c.deactivate();
         assertEquals(List.of("register RnbdClientAdmin", "unregister RnbdClientAdmin with 1 mapped"), events);

@@ -16,6 +16,7 @@ import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -33,9 +34,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Builds the RNBD server, feeds it exports and backends as they come and go, and registers
- * the server itself as the RTRS server's upper layer ({@link RtrsServerOps}) and as the
- * console's {@link RnbdServerAdmin}: no component class sits between an RNBD request and
- * {@link RnbdServer#onRequest}. Its own settings under the singleton PID {@code io.rnbd.server}.
+ * the server itself as the RTRS server's upper layer ({@link RtrsServerOps}): no component
+ * class sits between an RNBD request and {@link RnbdServer#onRequest}; and its admin face
+ * {@link ServerAdmin} as {@link RnbdServerAdmin} (the server's view, and export-add/remove
+ * over ConfigAdmin). Its own settings under the singleton PID {@code io.rnbd.server}.
  */
 // DS no longer declares the services it does not register: say so here, so bundles that need
 // them (the console, telemetry) still resolve where service requirements are enforced.
@@ -93,20 +95,26 @@ public final class RnbdServerComponent {
     private final ScheduledExecutorService scheduler;
     private final RnbdServer server;
     private final BooleanSupplier bundleStopping;
-    /** The server as a service; null where no framework registered it (tests). */
+    /** The server as the RTRS server's upper layer; null where no framework registered it (tests). */
     private ServiceRegistration<?> registration;
+    /** Its admin face ({@link ServerAdmin}); null where no framework registered it (tests). */
+    private ServiceRegistration<?> adminRegistration;
 
     /**
      * Registers the server once it has its settings. SCR binds the exports and backends after
      * this returns: an OPEN that comes before its export waits for it (open.grace.ms).
      */
     @Activate
-    public RnbdServerComponent(Config cfg, BundleContext context, Map<String, Object> properties) {
+    public RnbdServerComponent(Config cfg, BundleContext context, Map<String, Object> properties,
+                               @Reference ConfigurationAdmin configAdmin) {
         this(cfg, () -> context.getBundle().getState() == Bundle.STOPPING);
         try {
-            registration = context.registerService(new String[] {RtrsServerOps.class.getName(),
-                RnbdServerAdmin.class.getName()}, server, serviceProperties(properties));
+            registration = context.registerService(RtrsServerOps.class.getName(), server,
+                    serviceProperties(properties));
+            adminRegistration = context.registerService(RnbdServerAdmin.class.getName(),
+                    new ServerAdmin(server, configAdmin), null);
         } catch (RuntimeException e) {
+            unregister(registration);
             server.close();
             scheduler.shutdownNow();
             throw e;
@@ -214,15 +222,20 @@ public final class RnbdServerComponent {
     /** No new request reaches the server once it is unregistered; then it closes. */
     @Deactivate
     void deactivate() throws InterruptedException {
-        if (registration != null) {
+        unregister(adminRegistration);
+        unregister(registration);
+        server.close();
+        scheduler.shutdownNow();
+        scheduler.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    private static void unregister(ServiceRegistration<?> r) {
+        if (r != null) {
             try {
-                registration.unregister();
+                r.unregister();
             } catch (IllegalStateException gone) {
                 // the framework took it already
             }
         }
-        server.close();
-        scheduler.shutdownNow();
-        scheduler.awaitTermination(10, TimeUnit.SECONDS);
     }
 }

@@ -1,4 +1,4 @@
-package io.rnbd.rnbd.command;
+package io.rnbd.testkit.cm;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -18,23 +18,23 @@ import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
 
 /**
- * ConfigAdmin in memory: factory configurations, filter search (the framework's own filter
+ * ConfigAdmin in memory, for the tests of what keeps its state in configurations: factory configurations, filter search (the framework's own filter
  * syntax), and hooks standing in for the components that react to updates and deletes.
  */
-final class FakeConfigAdmin implements ConfigurationAdmin {
-    final List<Conf> configs = new ArrayList<>();
-    Consumer<Conf> onUpdate = c -> {
+public final class FakeConfigAdmin implements ConfigurationAdmin {
+    public final List<Conf> configs = new ArrayList<>();
+    public Consumer<Conf> onUpdate = c -> {
     };
-    Consumer<Conf> onDelete = c -> {
+    public Consumer<Conf> onDelete = c -> {
     };
     private int next;
 
-    final class Conf implements Configuration {
-        final String pid;
-        final String factoryPid;
-        final String location;
-        Hashtable<String, Object> props;
-        boolean deleted;
+    public final class Conf implements Configuration {
+        public final String pid;
+        public final String factoryPid;
+        public final String location;
+        public Hashtable<String, Object> props;
+        public boolean deleted;
 
         Conf(String pid, String factoryPid, String location) {
             this.pid = pid;
@@ -42,7 +42,7 @@ final class FakeConfigAdmin implements ConfigurationAdmin {
             this.location = location;
         }
 
-        Object get(String key) {
+        public Object get(String key) {
             return props == null ? null : props.get(key);
         }
 
@@ -127,14 +127,14 @@ final class FakeConfigAdmin implements ConfigurationAdmin {
     }
 
     /** A configuration as Karaf's fileinstall would have made it from etc/*.cfg. */
-    Conf existing(String factoryPid, Map<String, Object> props) {
+    public Conf existing(String factoryPid, Map<String, Object> props) {
         Conf c = new Conf(factoryPid + ".fileinstall" + next++, factoryPid, null);
         configs.add(c);
         c.update(new Hashtable<>(props));
         return c;
     }
 
-    List<Conf> of(String factoryPid) {
+    public List<Conf> of(String factoryPid) {
         return configs.stream().filter(c -> factoryPid.equals(c.factoryPid)).toList();
     }
 
