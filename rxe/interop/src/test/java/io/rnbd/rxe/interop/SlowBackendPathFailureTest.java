@@ -47,8 +47,8 @@ import org.junit.jupiter.api.io.TempDir;
  * dead path waited to reconnect, with no error on the appliance's side: its path iterator
  * (rtrs_clt_request, rtrs_clt_failover_req) tries {@code paths_num} paths, each the next after
  * a per-CPU pointer every request moves, so a request preempted or migrated between its two
- * tries can be handed the dead path twice and fail with ECONNABORTED. Debian's 7.x kernels
- * preempt there (PREEMPT_LAZY), its 6.1 and 6.12 do not (PREEMPT_VOLUNTARY). min-inflight
+ * tries can be handed the dead path twice and fail with ECONNABORTED. Debian's 7.3 kernel
+ * preempts there (PREEMPT_LAZY), its 6.1 and 6.12 do not (PREEMPT_VOLUNTARY). min-inflight
  * picks among connected paths only. docs/interop.md, "Round-robin with a dead path on 7.x".
  */
 class SlowBackendPathFailureTest {
