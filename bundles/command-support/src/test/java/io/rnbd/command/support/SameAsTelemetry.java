@@ -1,7 +1,15 @@
 package io.rnbd.command.support;
 
+import io.rnbd.rdma.api.RdmaAdmin;
+import io.rnbd.rnbd.api.RnbdClientAdmin;
+import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.rtrs.api.RtrsClientAdmin;
+import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.telemetry.api.Column;
 import io.rnbd.telemetry.api.Table;
+import io.rnbd.telemetry.api.Telemetry;
+import io.rnbd.telemetry.internal.Sources;
+import io.rnbd.telemetry.internal.TelemetryReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +23,18 @@ import java.util.TreeSet;
  */
 public final class SameAsTelemetry {
     private SameAsTelemetry() {
+    }
+
+    /** The telemetry service over the tests' admins (null: not running), as the telemetry bundle builds it. */
+    public static Telemetry over(RdmaAdmin rdma, RtrsClientAdmin rtrsClient, RtrsServerAdmin rtrsServer,
+            RnbdServerAdmin rnbdServer, RnbdClientAdmin rnbdClient) {
+        return new TelemetryReader(new Sources(() -> rdma, () -> rtrsClient, () -> rtrsServer, () -> rnbdServer,
+                () -> rnbdClient, () -> null));
+    }
+
+    /** One of its tables, read now. */
+    public static Table table(Telemetry telemetry, String name) {
+        return telemetry.table(name).orElseThrow();
     }
 
     /**

@@ -12,8 +12,6 @@ import io.rnbd.rdma.api.RdmaDeviceInfo;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
 import io.rnbd.telemetry.api.Telemetry;
-import io.rnbd.telemetry.internal.Sources;
-import io.rnbd.telemetry.internal.TelemetryReader;
 
 import org.junit.jupiter.api.Test;
 
@@ -37,9 +35,8 @@ class RdmaCommandsTest {
                     List.of("rtrs-server", "rtrs-client"), java.util.Map.of("polls", 1234L)),
             new RdmaDeviceInfo("odd\"name", "soft", "n", LinkState.DOWN, List.of(), List.of()));
 
-    /** The telemetry service over the registry, as the telemetry bundle builds it. */
     private static Telemetry telemetry(RdmaAdmin admin) {
-        return new TelemetryReader(new Sources(() -> admin, () -> null, () -> null, () -> null, () -> null, () -> null));
+        return SameAsTelemetry.over(admin, null, null, null, null);
     }
 
     /** Links kept in a map, with the admin's documented errors. */

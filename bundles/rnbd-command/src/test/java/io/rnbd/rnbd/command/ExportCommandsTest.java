@@ -122,7 +122,7 @@ class ExportCommandsTest {
                 List.of("mine")));
         BackendsCommand t = new BackendsCommand();
         t.admin = server;
-        t.telemetry = Telemetries.over(server, null);
+        t.telemetry = SameAsTelemetry.over(null, null, null, server, null);
         String out = Out.run(t);
         List<List<String>> cells = Out.cells(out);
         assertEquals(4, cells.size(), out);
@@ -135,7 +135,7 @@ class ExportCommandsTest {
         j.json = true;
         assertEquals(Map.of("name", "simple-file", "bundle", "org.example.rnbd.backend.simplefile", "version", "1.0.0",
                 "bundle_id", 71L, "ranking", 0L, "exports", List.of("mine")), MiniJson.array(Out.run(j)).get(2));
-        SameAsTelemetry.assertJson(Out.run(j), Telemetries.table(t.telemetry, "rnbd_backend"), null, 0);
+        SameAsTelemetry.assertJson(Out.run(j), SameAsTelemetry.table(t.telemetry, "rnbd_backend"), null, 0);
         server.backends.clear();
         assertEquals("no block backend registered: exports stay offline until one is\n", Out.run(t));
         assertEquals("Error: the RNBD server is not running (bundle rnbd-server)\n", Out.run(new BackendsCommand()));
@@ -149,7 +149,7 @@ class ExportCommandsTest {
         server.put(new ExportInfo("zz", "file", 0, ExportState.OFFLINE, true, List.of(), null, "backend gone"));
         ExportsCommand t = new ExportsCommand();
         t.admin = server;
-        t.telemetry = Telemetries.over(server, null);
+        t.telemetry = SameAsTelemetry.over(null, null, null, server, null);
         String out = Out.run(t);
         List<List<String>> cells = Out.cells(out);
         assertEquals(3, cells.size(), out);
@@ -157,16 +157,16 @@ class ExportCommandsTest {
                 "2", ""), cells.get(1), out);
         assertEquals(List.of("zz", "file", "0 B", "offline", "yes", "-", "-", "", "0", "0", "0", "0", "backend gone"),
                 cells.get(2), out);
-        SameAsTelemetry.assertTable(out, Telemetries.table(t.telemetry, "rnbd_export"));
+        SameAsTelemetry.assertTable(out, SameAsTelemetry.table(t.telemetry, "rnbd_export"));
 
         ExportsCommand j = new ExportsCommand();
         j.admin = server;
         j.telemetry = t.telemetry;
         j.json = true;
         String json = Out.run(j);
-        SameAsTelemetry.assertJson(json, Telemetries.table(t.telemetry, "rnbd_export"), "openers", 0);
-        SameAsTelemetry.assertNested(json, Telemetries.table(t.telemetry, "rnbd_export"), "openers",
-                Telemetries.table(t.telemetry, "rnbd_export_opener"));
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(t.telemetry, "rnbd_export"), "openers", 0);
+        SameAsTelemetry.assertNested(json, SameAsTelemetry.table(t.telemetry, "rnbd_export"), "openers",
+                SameAsTelemetry.table(t.telemetry, "rnbd_export_opener"));
         List<Map<String, Object>> exports = MiniJson.array(json);
         assertEquals("vol\"1", exports.get(0).get("name"));
         assertEquals(List.of(Map.of("session", "s1", "access_mode", "RW", "device_id", 0L),

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
@@ -38,7 +39,7 @@ class HaCommandsTest {
         FakeClientAdmin client = new FakeClientAdmin().put(haDevice());
         DevicesCommand t = new DevicesCommand();
         t.admin = client;
-        t.telemetry = Telemetries.over(null, client);
+        t.telemetry = SameAsTelemetry.over(null, null, null, null, client);
         String out = Out.run(t);
         assertEquals(List.of("rnbd0", "front-a,front-b", "vol", "RW", "1.0 GiB", "mapped", "1", "front-b since "
                 + "2026-11-29T07:58:10Z (generation 3, 1 takeover, last stall 120 ms, longest 402 ms)", "5", "6"),
@@ -62,7 +63,7 @@ class HaCommandsTest {
                 false, List.of(), null, "", new HaInfo(Role.STANDBY, "A", SINCE, 4, 2, 131)));
         ExportsCommand t = new ExportsCommand();
         t.admin = server;
-        t.telemetry = Telemetries.over(server, null);
+        t.telemetry = SameAsTelemetry.over(null, null, null, server, null);
         String out = Out.run(t);
         assertEquals(List.of("vol", "rbd", "1.0 GiB", "online", "no", "standby", "A since 2026-11-29T07:58:10Z "
                 + "(generation 4, 2 takeovers here, last 131 ms)"), Out.row(out, "vol").subList(0, 7), out);

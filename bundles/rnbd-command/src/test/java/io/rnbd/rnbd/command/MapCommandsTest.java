@@ -79,7 +79,7 @@ class MapCommandsTest {
     @Test
     void devicesTableAndJson() {
         client.put(device("rnbd0", DeviceState.MAPPED, 2, 0)).put(device("rnbd1", DeviceState.FAILED, 0, Errno.EACCES));
-        io.rnbd.telemetry.api.Telemetry telemetry = Telemetries.over(null, client);
+        io.rnbd.telemetry.api.Telemetry telemetry = SameAsTelemetry.over(null, null, null, null, client);
         DevicesCommand t = new DevicesCommand();
         t.admin = client;
         t.telemetry = telemetry;
@@ -92,13 +92,13 @@ class MapCommandsTest {
                 cells.get(1), out);
         assertEquals(List.of("rnbd1", "sess1", "vol1", "RW", "0 B", "failed", "0"), cells.get(2).subList(0, 7), out);
         assertEquals("EACCES (13)", cells.get(2).get(12), out);
-        SameAsTelemetry.assertTable(out, Telemetries.table(telemetry, "rnbd_device"));
+        SameAsTelemetry.assertTable(out, SameAsTelemetry.table(telemetry, "rnbd_device"));
         DevicesCommand j = new DevicesCommand();
         j.admin = client;
         j.telemetry = telemetry;
         j.json = true;
         String json = Out.run(j);
-        SameAsTelemetry.assertJson(json, Telemetries.table(telemetry, "rnbd_device"), null, 0);
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(telemetry, "rnbd_device"), null, 0);
         List<Map<String, Object>> devs = MiniJson.array(json);
         assertEquals("MAPPED", devs.get(0).get("state"));
         assertEquals(1073741824L, devs.get(0).get("size"));

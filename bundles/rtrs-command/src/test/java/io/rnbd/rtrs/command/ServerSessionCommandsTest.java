@@ -40,7 +40,7 @@ class ServerSessionCommandsTest {
         }
     };
 
-    private final Telemetry telemetry = Telemetries.over(null, admin);
+    private final Telemetry telemetry = SameAsTelemetry.over(null, null, admin, null, null);
 
     private ServerSessionsCommand list() {
         ServerSessionsCommand c = new ServerSessionsCommand();
@@ -84,12 +84,12 @@ class ServerSessionCommandsTest {
         ServerSessionsCommand c = list();
         c.json = true;
         String json = Out.run(c);
-        SameAsTelemetry.assertJson(json, Telemetries.table(telemetry, "rtrs_server_session"), "paths", 0);
-        SameAsTelemetry.assertNested(json, Telemetries.table(telemetry, "rtrs_server_session"), "paths",
-                Telemetries.table(telemetry, "rtrs_server_path"));
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(telemetry, "rtrs_server_session"), "paths", 0);
+        SameAsTelemetry.assertNested(json, SameAsTelemetry.table(telemetry, "rtrs_server_session"), "paths",
+                SameAsTelemetry.table(telemetry, "rtrs_server_path"));
         ServerSessionsCommand p = list();
         p.paths = true;
-        SameAsTelemetry.assertTable(Out.run(p), Telemetries.table(telemetry, "rtrs_server_path"));
+        SameAsTelemetry.assertTable(Out.run(p), SameAsTelemetry.table(telemetry, "rtrs_server_path"));
     }
 
     @Test

@@ -24,7 +24,7 @@ class SessionCommandsTest {
             .put(new RtrsClientSessionInfo("bad\"name", SessionState.FAILED, 129, 128, "min-latency", "round-robin",
                     3, List.of()));
 
-    private final Telemetry telemetry = Telemetries.over(admin, null);
+    private final Telemetry telemetry = SameAsTelemetry.over(null, admin, null, null, null);
 
     private <T extends ConsoleCommand> T with(T c) {
         if (c instanceof SessionsCommand s) {
@@ -138,19 +138,19 @@ class SessionCommandsTest {
         SessionsCommand c = with(new SessionsCommand());
         c.json = true;
         String json = Out.run(c);
-        SameAsTelemetry.assertJson(json, Telemetries.table(telemetry, "rtrs_client_session"), "paths", 0);
-        SameAsTelemetry.assertNested(json, Telemetries.table(telemetry, "rtrs_client_session"), "paths",
-                Telemetries.table(telemetry, "rtrs_client_path"));
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(telemetry, "rtrs_client_session"), "paths", 0);
+        SameAsTelemetry.assertNested(json, SameAsTelemetry.table(telemetry, "rtrs_client_session"), "paths",
+                SameAsTelemetry.table(telemetry, "rtrs_client_path"));
         SameAsTelemetry.assertTable(Out.run(with(new SessionsCommand())),
-                Telemetries.table(telemetry, "rtrs_client_session"));
+                SameAsTelemetry.table(telemetry, "rtrs_client_session"));
     }
 
     @Test
     void pathsAreTheTelemetryTable() {
         PathsCommand c = with(new PathsCommand());
         c.json = true;
-        SameAsTelemetry.assertJson(Out.run(c), Telemetries.table(telemetry, "rtrs_client_path"), null, 0);
-        SameAsTelemetry.assertTable(Out.run(with(new PathsCommand())), Telemetries.table(telemetry, "rtrs_client_path"));
+        SameAsTelemetry.assertJson(Out.run(c), SameAsTelemetry.table(telemetry, "rtrs_client_path"), null, 0);
+        SameAsTelemetry.assertTable(Out.run(with(new PathsCommand())), SameAsTelemetry.table(telemetry, "rtrs_client_path"));
     }
 
     @Test

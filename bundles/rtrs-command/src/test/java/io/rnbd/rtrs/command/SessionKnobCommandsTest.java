@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.common.Provider;
 import java.util.List;
 import java.util.Map;
@@ -61,7 +62,7 @@ class SessionKnobCommandsTest {
         admin.policies.add(new Provider("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", 90, 0, List.of("blk1")));
         MpPoliciesCommand c = new MpPoliciesCommand();
         c.admin = admin;
-        c.telemetry = Telemetries.over(admin, null);
+        c.telemetry = SameAsTelemetry.over(null, admin, null, null, null);
         String out = Out.run(c);
         assertEquals(List.of(List.of("NAME", "BUNDLE", "VERSION", "ID", "RANKING", "SESSIONS"),
                 List.of("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", "90", "0", "blk1")), Out.cells(out), out);
@@ -79,7 +80,7 @@ class SessionKnobCommandsTest {
         admin.authenticators.add(new Provider("chap", "rtrs-auth-chap", "0.1.0.SNAPSHOT", 41, 10));
         AuthenticatorsCommand c = new AuthenticatorsCommand();
         c.admin = admin;
-        c.telemetry = Telemetries.over(admin, new io.rnbd.rtrs.api.RtrsServerAdmin() {
+        c.telemetry = SameAsTelemetry.over(null, admin, new io.rnbd.rtrs.api.RtrsServerAdmin() {
             @Override
             public List<io.rnbd.rtrs.api.RtrsServerSessionInfo> sessions() {
                 return List.of();
@@ -94,7 +95,7 @@ class SessionKnobCommandsTest {
             public String authMethod() {
                 return "chap";
             }
-        });
+        }, null, null);
         String out = Out.run(c);
         assertEquals(List.of("none", "rtrs-auth-none", "0.1.0.SNAPSHOT", "40", "0", "client"), Out.row(out, "none"), out);
         assertEquals(List.of("chap", "rtrs-auth-chap", "0.1.0.SNAPSHOT", "41", "10", "server"), Out.row(out, "chap"), out);
