@@ -147,6 +147,37 @@ class ClientAgainstLinuxServerTest {
         }
     }
 
+    /**
+     * rtrs-clt.c's init_conns: connection N+1's connect only once N is established, so Linux's
+     * server never sees two connect requests of one path mid-handshake. The server here keeps
+     * connection 0 waiting: a client that connected them all at once would have sent the others
+     * by then.
+     */
+    @Test
+    void theConnectionsOfAPathConnectOneAfterTheOther() throws Exception {
+        LinuxStyleServer srv = server(false);
+        srv.parkFirstCon = true;
+        ClientSession s = open(config("lxseq", srv.path()));
+        Await.until("connection 0's connect request", () -> srv.conReqs.size() >= 1);
+        // give a client that does not wait time to show it: a second request would come in microseconds
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while (srv.conReqs.size() == 1 && System.nanoTime() - end < 0) {
+            Thread.sleep(10);
+        }
+        srv.parkFirstCon = false;
+        srv.releaseParked();
+        Await.until("connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        UUID path = srv.conReqs.get(0).pathUuid();
+        List<String> log = srv.cmLog;
+        assertEquals(3, srv.conReqs.size(), "three connections: " + log);
+        for (int cid = 1; cid < 3; cid++) {
+            int req = log.indexOf("req " + path + "/" + cid);
+            int prevAccepted = log.indexOf("accept " + path + "/" + (cid - 1));
+            assertTrue(prevAccepted >= 0 && req > prevAccepted,
+                    "connection " + cid + " connects only after " + (cid - 1) + " was accepted: " + log);
+        }
+    }
+
     /** A path whose server refuses cannot block the others: once the creator failed, the next one creates. */
     @Test
     void whenTheFirstPathFailsTheNextOneCreatesTheSession() throws Exception {

@@ -55,6 +55,11 @@ final class LinuxStyleServer implements AutoCloseable {
 
     final MemoryOps ops = new MemoryOps(1 << 20);
     final List<ConReq> conReqs = new CopyOnWriteArrayList<>();
+    /** The connect requests and accepts, in order: "req PATH/CID", "accept PATH/CID". */
+    final List<String> cmLog = new CopyOnWriteArrayList<>();
+    /** Set to leave connection 0's connect request unanswered until {@link #releaseParked}. */
+    volatile boolean parkFirstCon;
+    private final java.util.Queue<Runnable> parked = new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** Set to make every connect be rejected with this errno, as rtrs_rdma_do_reject does. */
     volatile int rejectWith;
     private final boolean alwaysInvalidate;
@@ -91,27 +96,51 @@ final class LinuxStyleServer implements AutoCloseable {
             try {
                 ConReq cr = ConReq.decode(req.privateData());
                 conReqs.add(cr);
+                cmLog.add("req " + cr.pathUuid() + "/" + cr.cid());
                 if (rejectWith != 0) {
                     req.reject(rejectWith, ConRsp.refuse(rejectWith, false).toBytes());
                     return;
                 }
-                MemoryRegion[] mrs = mrsByPath.computeIfAbsent(cr.pathUuid(), u -> registerChunks());
-                MemoryRegion rx = pd.register(ByteBuffer.allocateDirect(RECVS * SLOT), Access.of(Access.LOCAL_WRITE));
-                ConRsp rsp = ConRsp.accept(qd, CHUNK - 4096, 4096, alwaysInvalidate ? ConRsp.NEW_RKEY_F : 0);
-                QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx, mrs, cr.pathUuid())),
-                        (q, e) -> { },
-                        rsp.toBytes(), q -> {
-                            for (int i = 0; i < RECVS; i++) {
-                                q.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
-                            }
-                        });
-                qps.add(qp);
-                byPath.computeIfAbsent(cr.pathUuid(), u -> new CopyOnWriteArrayList<>()).add(qp);
+                if (parkFirstCon && cr.cid() == 0) {
+                    parked.add(() -> answer(req, cr));
+                    return;
+                }
+                answer(req, cr);
             } catch (Exception e) {
                 req.reject(io.rnbd.common.Errno.ECONNRESET, ConRsp.refuse(io.rnbd.common.Errno.ECONNRESET, false)
                         .toBytes());
             }
         });
+    }
+
+    /** Accepts connection 0 of each path parked by {@link #parkFirstCon}, as the server would have at once. */
+    void releaseParked() {
+        Runnable r;
+        while ((r = parked.poll()) != null) {
+            r.run();
+        }
+    }
+
+    private void answer(io.rnbd.rdma.api.ConnectRequest req, ConReq cr) {
+        try {
+            MemoryRegion[] mrs = mrsByPath.computeIfAbsent(cr.pathUuid(), u -> registerChunks());
+            MemoryRegion rx = pd.register(ByteBuffer.allocateDirect(RECVS * SLOT), Access.of(Access.LOCAL_WRITE));
+            ConRsp rsp = ConRsp.accept(qd, CHUNK - 4096, 4096, alwaysInvalidate ? ConRsp.NEW_RKEY_F : 0);
+            // logged before the answer leaves: whatever the client does on it comes after
+            cmLog.add("accept " + cr.pathUuid() + "/" + cr.cid());
+            QueuePair qp = req.accept(new QpInit(pd, 256, RECVS, 1, (q, wc) -> onWc(q, wc, rx, mrs, cr.pathUuid())),
+                    (q, e) -> { },
+                    rsp.toBytes(), q -> {
+                        for (int i = 0; i < RECVS; i++) {
+                            q.postRecv(new RecvWr(i, List.of(new Sge(rx, i * SLOT, SLOT))));
+                        }
+                    });
+            qps.add(qp);
+            byPath.computeIfAbsent(cr.pathUuid(), u -> new CopyOnWriteArrayList<>()).add(qp);
+        } catch (Exception e) {
+            req.reject(io.rnbd.common.Errno.ECONNRESET, ConRsp.refuse(io.rnbd.common.Errno.ECONNRESET, false)
+                    .toBytes());
+        }
     }
 
     private MemoryRegion[] registerChunks() {

@@ -1,6 +1,7 @@
 package io.rnbd.rdma.soft.internal.osgi;
 
 import io.rnbd.common.Errno;
+import io.rnbd.common.Settle;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
@@ -47,13 +48,7 @@ public final class SoftLinkAdminComponent implements RdmaLinkAdmin {
 
     private final ConfigurationAdmin configAdmin;
     private final Predicate<String> registered;
-    private final LongSupplier nanoClock;
-    private final Sleeper sleeper;
-
-    /** Sleeps; a test's moves its fake clock instead. */
-    interface Sleeper {
-        void sleep(long ms) throws InterruptedException;
-    }
+    private final Settle settle;
 
     @Activate
     public SoftLinkAdminComponent(@Reference ConfigurationAdmin configAdmin, BundleContext context) {
@@ -61,11 +56,10 @@ public final class SoftLinkAdminComponent implements RdmaLinkAdmin {
     }
 
     SoftLinkAdminComponent(ConfigurationAdmin configAdmin, Predicate<String> registered, LongSupplier nanoClock,
-            Sleeper sleeper) {
+            Settle.Sleeper sleeper) {
         this.configAdmin = configAdmin;
         this.registered = registered;
-        this.nanoClock = nanoClock;
-        this.sleeper = sleeper;
+        this.settle = new Settle(nanoClock, sleeper, POLL_MS);
     }
 
     private static boolean isRegistered(BundleContext context, String name) {
@@ -82,21 +76,18 @@ public final class SoftLinkAdminComponent implements RdmaLinkAdmin {
 
     /** Waits until the device named is registered ({@code up}) or not; ETIMEDOUT after {@link #SETTLE_MS}. */
     private void settle(String name, boolean up) throws RdmaException {
-        long deadline = nanoClock.getAsLong() + SETTLE_MS * 1_000_000;
-        while (registered.test(name) != up) {
-            if (nanoClock.getAsLong() - deadline >= 0) {
-                throw new RdmaException(Errno.ETIMEDOUT, up
-                        ? "link " + name + " not added: its device did not come up within " + SETTLE_MS / 1000
-                                + " s (see the log: address in use?)"
-                        : "link " + name + " is deleted but its device was still registered after " + SETTLE_MS / 1000
-                                + " s (see the log)");
-            }
-            try {
-                sleeper.sleep(POLL_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new RdmaException(Errno.EINTR, "interrupted waiting for link " + name);
-            }
+        boolean now;
+        try {
+            now = settle.until(() -> registered.test(name), r -> r == up, SETTLE_MS);
+        } catch (InterruptedException e) {
+            throw new RdmaException(Errno.EINTR, "interrupted waiting for link " + name);
+        }
+        if (now != up) {
+            throw new RdmaException(Errno.ETIMEDOUT, up
+                    ? "link " + name + " not added: its device did not come up within " + SETTLE_MS / 1000
+                            + " s (see the log: address in use?)"
+                    : "link " + name + " is deleted but its device was still registered after " + SETTLE_MS / 1000
+                            + " s (see the log)");
         }
     }
 

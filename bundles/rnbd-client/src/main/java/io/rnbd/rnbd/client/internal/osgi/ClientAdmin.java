@@ -2,6 +2,7 @@ package io.rnbd.rnbd.client.internal.osgi;
 
 import io.rnbd.common.Bytes;
 import io.rnbd.common.Errno;
+import io.rnbd.common.Settle;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.Names;
@@ -38,15 +39,9 @@ final class ClientAdmin implements RnbdClientAdmin {
     private static final long POLL_MS = 20;
     private static final String ANY_LOCATION = "?";
 
-    /** Sleeps; a test's moves its fake clock instead. */
-    interface Sleeper {
-        void sleep(long ms) throws InterruptedException;
-    }
-
     private final RnbdClientAdmin client;
     private final ConfigurationAdmin configAdmin;
-    private final LongSupplier nanoClock;
-    private final Sleeper sleeper;
+    private final Settle settle;
     private final long settleMs;
     private final long answerMs;
 
@@ -54,12 +49,11 @@ final class ClientAdmin implements RnbdClientAdmin {
         this(client, configAdmin, System::nanoTime, Thread::sleep, SETTLE_MS, ANSWER_MS);
     }
 
-    ClientAdmin(RnbdClientAdmin client, ConfigurationAdmin configAdmin, LongSupplier nanoClock, Sleeper sleeper,
-                long settleMs, long answerMs) {
+    ClientAdmin(RnbdClientAdmin client, ConfigurationAdmin configAdmin, LongSupplier nanoClock,
+                Settle.Sleeper sleeper, long settleMs, long answerMs) {
         this.client = client;
         this.configAdmin = configAdmin;
-        this.nanoClock = nanoClock;
-        this.sleeper = sleeper;
+        this.settle = new Settle(nanoClock, sleeper, POLL_MS);
         this.settleMs = settleMs;
         this.answerMs = answerMs;
     }
@@ -128,19 +122,11 @@ final class ClientAdmin implements RnbdClientAdmin {
 
     /** The device once MAPPED or FAILED; else what there is at the deadline. */
     private Optional<DeviceInfo> settle(String device) throws BlockIoException {
-        long deadline = nanoClock.getAsLong() + settleMs * 1_000_000;
-        while (true) {
-            Optional<DeviceInfo> d = find(device);
-            if (d.isPresent() && (d.get().state() == DeviceState.MAPPED || d.get().state() == DeviceState.FAILED)
-                    || nanoClock.getAsLong() - deadline >= 0) {
-                return d;
-            }
-            try {
-                sleeper.sleep(POLL_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new BlockIoException(Errno.EINTR, "interrupted waiting for " + device);
-            }
+        try {
+            return settle.until(() -> find(device), d -> d.isPresent()
+                    && (d.get().state() == DeviceState.MAPPED || d.get().state() == DeviceState.FAILED), settleMs);
+        } catch (InterruptedException e) {
+            throw new BlockIoException(Errno.EINTR, "interrupted waiting for " + device);
         }
     }
 

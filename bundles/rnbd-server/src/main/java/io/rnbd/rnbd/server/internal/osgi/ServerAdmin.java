@@ -3,6 +3,7 @@ package io.rnbd.rnbd.server.internal.osgi;
 import io.rnbd.common.Bytes;
 import io.rnbd.common.Errno;
 import io.rnbd.common.Provider;
+import io.rnbd.common.Settle;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Names;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
@@ -37,25 +38,19 @@ final class ServerAdmin implements RnbdServerAdmin {
     private static final long POLL_MS = 20;
     private static final String ANY_LOCATION = "?";
 
-    /** Sleeps; a test's moves its fake clock instead. */
-    interface Sleeper {
-        void sleep(long ms) throws InterruptedException;
-    }
-
     private final RnbdServerAdmin server;
     private final ConfigurationAdmin configAdmin;
-    private final LongSupplier nanoClock;
-    private final Sleeper sleeper;
+    private final Settle settle;
 
     ServerAdmin(RnbdServerAdmin server, ConfigurationAdmin configAdmin) {
         this(server, configAdmin, System::nanoTime, Thread::sleep);
     }
 
-    ServerAdmin(RnbdServerAdmin server, ConfigurationAdmin configAdmin, LongSupplier nanoClock, Sleeper sleeper) {
+    ServerAdmin(RnbdServerAdmin server, ConfigurationAdmin configAdmin, LongSupplier nanoClock,
+                Settle.Sleeper sleeper) {
         this.server = server;
         this.configAdmin = configAdmin;
-        this.nanoClock = nanoClock;
-        this.sleeper = sleeper;
+        this.settle = new Settle(nanoClock, sleeper, POLL_MS);
     }
 
     @Override
@@ -119,18 +114,10 @@ final class ServerAdmin implements RnbdServerAdmin {
     /** The export (or its absence) once {@code settled} accepts it, else as it is at the deadline. */
     private Optional<ExportInfo> settle(String name, Predicate<Optional<ExportInfo>> settled, long ms)
             throws BlockIoException {
-        long deadline = nanoClock.getAsLong() + ms * 1_000_000;
-        while (true) {
-            Optional<ExportInfo> e = find(name);
-            if (settled.test(e) || nanoClock.getAsLong() - deadline >= 0) {
-                return e;
-            }
-            try {
-                sleeper.sleep(POLL_MS);
-            } catch (InterruptedException x) {
-                Thread.currentThread().interrupt();
-                throw new BlockIoException(Errno.EINTR, "interrupted waiting for export " + name);
-            }
+        try {
+            return settle.until(() -> find(name), settled, ms);
+        } catch (InterruptedException x) {
+            throw new BlockIoException(Errno.EINTR, "interrupted waiting for export " + name);
         }
     }
 
