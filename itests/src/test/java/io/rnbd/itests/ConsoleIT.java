@@ -89,7 +89,7 @@ public class ConsoleIT extends KarafTestSupport {
         String stats = run("rtrs:stats " + SESSION);
         assertContains(stats, "FAILOVERS");
         assertRow(stats, SESSION, path1());
-        assertContains(run("rtrs:stats --json " + SESSION), "\"path\":\"" + path1() + "\"");
+        assertContains(run("rtrs:stats --json " + SESSION), "\"name\":\"" + path1() + "\",\"stats\":{");
         assertEquals(SESSION + ": counters reset", run("rtrs:stats --reset " + SESSION));
         assertError(run("rtrs:stats nope"), "nope");
 
@@ -386,7 +386,7 @@ public class ConsoleIT extends KarafTestSupport {
     }
 
     static long pathStat(String statsJson, String path, String key) {
-        Matcher m = Pattern.compile("\"path\":\"" + Pattern.quote(path) + "\",\"stats\":\\{[^}]*\"" + key + "\":(\\d+)")
+        Matcher m = Pattern.compile("\"name\":\"" + Pattern.quote(path) + "\",\"stats\":\\{[^}]*\"" + key + "\":(\\d+)")
                 .matcher(statsJson);
         return m.find() ? Long.parseLong(m.group(1)) : -1;
     }

@@ -64,7 +64,7 @@ public class OwnBundleIT extends KarafTestSupport {
                 () -> executeCommand("rtrs:paths " + SESSION));
         // the authenticators too are listed with their bundles and the ends using them
         assertTrue(executeCommand("rtrs:authenticators"), matches(executeCommand("rtrs:authenticators"),
-                "none\\s+rtrs-auth-none\\s+\\S+\\s+\\d+\\s+0\\s+client,server"));
+                "none[\\s|]+rtrs-auth-none[\\s|]+\\S+[\\s|]+\\d+[\\s|]+0[\\s|]+client,server"));
         assertEquals("client: none\nserver: none", executeCommand("rtrs:auth-method").trim());
         try (VerifiedIo io = new VerifiedIo(device, 0, 4096, 2048, LANES).start()) {
             io.awaitProgress(200, TIMEOUT_MS);
@@ -73,14 +73,14 @@ public class OwnBundleIT extends KarafTestSupport {
             awaitService("io.rnbd.rtrs.api.MultipathPolicy", "(rtrs.mp.policy=first-path)", true);
             // the client binds the service in the framework's event for it: moments after the registry has it
             awaitCondition("first-path listed with its bundle", () -> matches(executeCommand("rtrs:mp-policies"),
-                    "first-path\\s+rnbd-example-mp-first-path\\s+1\\.0\\.0\\s+\\d+\\s+0\\s+-"), TIMEOUT_MS,
+                    "first-path[\\s|]+rnbd-example-mp-first-path[\\s|]+1\\.0\\.0[\\s|]+\\d+[\\s|]+0[\\s|]+-"), TIMEOUT_MS,
                     () -> executeCommand("rtrs:mp-policies"));
             awaitMBean("io.rnbd:type=rtrs-mp-policy,name=first-path,bundle=rnbd-example-mp-first-path", true);
 
             assertEquals(SESSION + ": first-path", executeCommand("rtrs:mp-policy " + SESSION + " first-path").trim());
             assertTrue(executeCommand("rtrs:mp-policy --json " + SESSION),
                     executeCommand("rtrs:mp-policy --json " + SESSION).contains("\"active_mp_policy\":\"first-path\""));
-            assertTrue(matches(executeCommand("rtrs:mp-policies"), "first-path\\s+.*\\s+" + SESSION));
+            assertTrue(matches(executeCommand("rtrs:mp-policies"), "first-path[\\s|]+.*[\\s|]+" + SESSION));
             // the policy routes: the second path carries nothing while the first is up (once what
             // min-inflight sent there before the switch has come back)
             io.awaitProgress(50, TIMEOUT_MS);
@@ -113,7 +113,7 @@ public class OwnBundleIT extends KarafTestSupport {
         Path jar = deploy("rnbd.example.backend.jar");
         awaitService("io.rnbd.rnbd.api.BlockBackend", "(rnbd.backend=simple-file)", true);
         awaitCondition("simple-file listed with its bundle", () -> matches(executeCommand("rnbd:backends"),
-                "simple-file\\s+rnbd-example-backend-simple-file\\s+1\\.0\\.0\\s+\\d+\\s+0\\s+-"), TIMEOUT_MS,
+                "simple-file[\\s|]+rnbd-example-backend-simple-file[\\s|]+1\\.0\\.0[\\s|]+\\d+[\\s|]+0[\\s|]+-"), TIMEOUT_MS,
                 () -> executeCommand("rnbd:backends"));
         awaitMBean("io.rnbd:type=rnbd-backend,name=simple-file,bundle=rnbd-example-backend-simple-file", true);
 
@@ -123,7 +123,7 @@ public class OwnBundleIT extends KarafTestSupport {
         String mapped = executeCommand("rnbd:map --session " + SESSION + " --export own1 rnbd-own1");
         assertTrue(mapped, mapped.startsWith("rnbd-own1 mapped"));
         RemoteBlockDevice device = waitForDevice("rnbd-own1");
-        assertTrue(matches(executeCommand("rnbd:backends"), "simple-file\\s+.*\\s+own1"));
+        assertTrue(matches(executeCommand("rnbd:backends"), "simple-file[\\s|]+.*[\\s|]+own1"));
 
         try (VerifiedIo io = new VerifiedIo(device, 0, 4096, 1024, LANES).start()) {
             io.awaitProgress(300, TIMEOUT_MS);

@@ -8,7 +8,7 @@
  * backends and the NBD gateway depend on this and not on the verbs SPI.
  */
 @Export
-@Version("1.4.0")
+@Version("2.0.0")
 package io.rnbd.common;
 
 import org.osgi.annotation.bundle.Export;

@@ -1,14 +1,64 @@
 package io.rnbd.command.support;
 
-import java.util.Collection;
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.TypeAdapter;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonWriter;
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.UUID;
 
 /**
- * Writes maps, collections, strings, numbers, booleans and null as JSON (RFC 8259), so
- * {@code --json} needs no library. Enums are written by name, anything else by toString.
+ * The console's {@code --json} through Gson: maps in their order, collections, strings,
+ * numbers, booleans, enums by name, UUIDs as strings, nulls kept. One document on one line, for
+ * scripts; a NaN or infinite number (JSON has none) is written as null. Write only: tests parse
+ * it back with Gson too.
  */
 public final class Json {
+    private static final TypeAdapter<Number> FINITE = new TypeAdapter<>() {
+        @Override
+        public void write(JsonWriter out, Number n) throws IOException {
+            if (n == null || !Double.isFinite(n.doubleValue())) {
+                out.nullValue();
+            } else {
+                out.value(n);
+            }
+        }
+
+        @Override
+        public Number read(JsonReader in) {
+            throw new UnsupportedOperationException("write only");
+        }
+    };
+
+    private static final Gson GSON = new GsonBuilder().serializeNulls().disableHtmlEscaping()
+            .registerTypeAdapter(Double.class, FINITE).registerTypeAdapter(Float.class, FINITE)
+            .registerTypeAdapter(UUID.class, new TypeAdapter<UUID>() {
+                @Override
+                public void write(JsonWriter out, UUID u) throws IOException {
+                    out.value(u == null ? null : u.toString());
+                }
+
+                @Override
+                public UUID read(JsonReader in) {
+                    throw new UnsupportedOperationException("write only");
+                }
+            })
+            // by name, as Enum.name(): no reflection into the enum's class (a JDK enum is closed to it)
+            .registerTypeHierarchyAdapter(Enum.class, new TypeAdapter<Enum<?>>() {
+                @Override
+                public void write(JsonWriter out, Enum<?> e) throws IOException {
+                    out.value(e == null ? null : e.name());
+                }
+
+                @Override
+                public Enum<?> read(JsonReader in) {
+                    throw new UnsupportedOperationException("write only");
+                }
+            }).create();
+
     private Json() {
     }
 
@@ -25,74 +75,6 @@ public final class Json {
     }
 
     public static String write(Object value) {
-        StringBuilder sb = new StringBuilder();
-        write(sb, value);
-        return sb.toString();
-    }
-
-    private static void write(StringBuilder sb, Object v) {
-        if (v == null) {
-            sb.append("null");
-        } else if (v instanceof Map<?, ?> m) {
-            sb.append('{');
-            boolean first = true;
-            for (Map.Entry<?, ?> e : m.entrySet()) {
-                if (!first) {
-                    sb.append(',');
-                }
-                first = false;
-                string(sb, String.valueOf(e.getKey()));
-                sb.append(':');
-                write(sb, e.getValue());
-            }
-            sb.append('}');
-        } else if (v instanceof Collection<?> c) {
-            sb.append('[');
-            boolean first = true;
-            for (Object o : c) {
-                if (!first) {
-                    sb.append(',');
-                }
-                first = false;
-                write(sb, o);
-            }
-            sb.append(']');
-        } else if (v instanceof Boolean || v instanceof Integer || v instanceof Long || v instanceof Short
-                || v instanceof Byte) {
-            sb.append(v);
-        } else if (v instanceof Number n) {
-            double d = n.doubleValue();
-            // JSON has no NaN or infinity
-            sb.append(Double.isFinite(d) ? n.toString() : "null");
-        } else if (v instanceof Enum<?> e) {
-            string(sb, e.name());
-        } else {
-            string(sb, v.toString());
-        }
-    }
-
-    private static void string(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                case '\b' -> sb.append("\\b");
-                case '\f' -> sb.append("\\f");
-                default -> {
-                    // control characters, and the separators JavaScript does not accept in strings
-                    if (c < 0x20 || c == '\u2028' || c == '\u2029') {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        sb.append('"');
+        return GSON.toJson(value);
     }
 }

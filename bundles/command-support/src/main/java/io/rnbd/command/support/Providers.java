@@ -1,14 +1,15 @@
 package io.rnbd.command.support;
 
 import io.rnbd.common.Provider;
+import io.rnbd.telemetry.api.Table;
 import java.io.PrintStream;
 import java.util.List;
 
 /**
  * The hot-swappable services of one kind as the console lists them ({@code rtrs:mp-policies},
- * {@code rtrs:authenticators}, {@code rnbd:backends}): the name each announces, the bundle that
- * registered it and what uses it now. The same columns and {@code --json} keys for the three, as
- * the telemetry tables {@code rtrs_mp_policy}, {@code rtrs_authenticator}, {@code rnbd_backend} have them.
+ * {@code rtrs:authenticators}, {@code rnbd:backends}): the telemetry tables {@code rtrs_mp_policy},
+ * {@code rtrs_authenticator}, {@code rnbd_backend}, so the same columns and {@code --json} keys for
+ * the three and for JMX, /metrics and the dashboard.
  */
 public final class Providers {
     private Providers() {
@@ -16,27 +17,19 @@ public final class Providers {
 
     /**
      * @param usedHeader what the last column is called in the table ({@code SESSIONS} ...)
-     * @param usedKey    and in {@code --json} ({@code sessions} ...)
+     * @param usedKey    its column key ({@code sessions} ...)
      * @param none       what to print instead of an empty table
      */
-    public static void print(PrintStream out, boolean json, List<Provider> providers, String usedHeader,
-            String usedKey, String none) {
-        if (json) {
-            out.println(Json.write(providers.stream().map(p -> Json.obj("name", p.name(), "bundle", p.bundle(),
-                    "version", p.version(), "bundle_id", p.bundleId(), "ranking", p.ranking(), usedKey, p.usedBy()))
-                    .toList()));
-            return;
-        }
-        if (providers.isEmpty()) {
+    public static void print(PrintStream out, boolean json, Table providers, String usedHeader, String usedKey,
+            String none) {
+        Listing l = Listing.of(providers).column("NAME", "name").column("BUNDLE", "bundle")
+                .column("VERSION", "version").column("ID", "bundle_id").column("RANKING", "ranking")
+                .column(usedHeader, usedKey);
+        if (!json && l.isEmpty()) {
             out.println(none);
             return;
         }
-        TextTable t = new TextTable("NAME", "BUNDLE", "VERSION", "ID", "RANKING", usedHeader);
-        for (Provider p : providers) {
-            t.row(p.name(), p.bundle(), p.version(), p.bundleId(), p.ranking(),
-                    p.usedBy().isEmpty() ? "-" : String.join(",", p.usedBy()));
-        }
-        t.print(out);
+        l.print(out, json);
     }
 
     /** The names, in order and once each: what a completer offers. */

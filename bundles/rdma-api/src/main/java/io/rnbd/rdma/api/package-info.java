@@ -8,10 +8,13 @@
  *
  * <p>All calls are asynchronous in the RDMA sense: posting a work request returns at
  * once and its outcome arrives as a {@link io.rnbd.rdma.api.WorkCompletion} on the
- * queue pair's {@link io.rnbd.rdma.api.CompletionHandler}, in posting order.
+ * queue pair's {@link io.rnbd.rdma.api.CompletionHandler}, in posting order. A provider
+ * that delivers completions in passes says so by its threads
+ * ({@link io.rnbd.rdma.api.CompletionThread}), each pass inside a
+ * {@link io.rnbd.rdma.api.CompletionBatch} to whose end the layers above may defer work.
  */
 @Export
-@Version("2.0.0")
+@Version("2.1.0")
 package io.rnbd.rdma.api;
 
 import org.osgi.annotation.bundle.Export;

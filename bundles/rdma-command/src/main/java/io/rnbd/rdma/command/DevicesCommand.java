@@ -1,10 +1,10 @@
 package io.rnbd.rdma.command;
 
 import io.rnbd.command.support.ConsoleCommand;
-import io.rnbd.command.support.Json;
-import io.rnbd.command.support.TextTable;
+import io.rnbd.command.support.Listing;
 import io.rnbd.rdma.api.RdmaAdmin;
 import io.rnbd.rdma.api.RdmaDeviceInfo;
+import io.rnbd.telemetry.api.Telemetry;
 
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
@@ -14,7 +14,7 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 import java.io.PrintStream;
 import java.util.List;
 
-/** {@code rdma:devices} — the registry's devices and the IB clients holding them (rdma dev show). */
+/** {@code rdma:devices} — the registry's devices and the IB clients holding them (rdma dev show); telemetry's rdma_device. */
 @Service
 @Command(scope = "rdma", name = "devices", description = "List RDMA devices, their state and the IB clients using them")
 public class DevicesCommand extends ConsoleCommand {
@@ -24,26 +24,23 @@ public class DevicesCommand extends ConsoleCommand {
     @Reference(optional = true)
     RdmaAdmin admin;
 
+    @Reference(optional = true)
+    Telemetry telemetry;
+
     void setAdmin(RdmaAdmin admin) {
         this.admin = admin;
     }
 
     @Override
     protected void run(PrintStream o) {
-        List<RdmaDeviceInfo> devices = devices(admin, o);
-        if (devices == null) {
+        if (devices(admin, o) == null) {
             return;
         }
-        if (json) {
-            o.println(toJson(devices));
-            return;
-        }
-        TextTable table = new TextTable("NAME", "PROVIDER", "STATE", "NODE", "ADDRESSES", "CLIENTS");
-        for (RdmaDeviceInfo d : devices) {
-            table.row(d.name(), d.provider(), d.linkState().name(), d.nodeId(), String.join(",", d.addresses()),
-                    d.clients().isEmpty() ? "-" : String.join(",", d.clients()));
-        }
-        table.print(o);
+        Listing.of(Listing.read(telemetry, "rdma_device"))
+                .column("NAME", "device").column("PROVIDER", "provider").column("STATE", r -> r.text("state"))
+                .column("NODE", "node_id").column("ADDRESSES", r -> String.join(",", r.list("addresses")))
+                .column("CLIENTS", "clients")
+                .print(o, json);
     }
 
     /** The registry's devices, or null after printing why there are none to show. */
@@ -58,11 +55,5 @@ public class DevicesCommand extends ConsoleCommand {
             o.println("Error: " + e.getMessage());
             return null;
         }
-    }
-
-    static String toJson(List<RdmaDeviceInfo> devices) {
-        return Json.write(devices.stream().map(d -> Json.obj("name", d.name(), "provider", d.provider(),
-                "node_id", d.nodeId(), "state", d.linkState().name(), "addresses", d.addresses(),
-                "clients", d.clients())).toList());
     }
 }

@@ -9,6 +9,8 @@
         resolution = Requirement.Resolution.OPTIONAL)
 @Requirement(namespace = "osgi.service", filter = "(objectClass=io.rnbd.rdma.api.RdmaLinkAdmin)", effective = "active",
         resolution = Requirement.Resolution.OPTIONAL)
+@Requirement(namespace = "osgi.service", filter = "(objectClass=io.rnbd.telemetry.api.Telemetry)", effective = "active",
+        resolution = Requirement.Resolution.OPTIONAL)
 package io.rnbd.rdma.command;
 
 import org.osgi.annotation.bundle.Requirement;

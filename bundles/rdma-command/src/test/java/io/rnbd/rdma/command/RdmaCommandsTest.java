@@ -3,11 +3,15 @@ package io.rnbd.rdma.command;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.LinkState;
+import io.rnbd.rdma.api.RdmaAdmin;
 import io.rnbd.rdma.api.RdmaDeviceInfo;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
+import io.rnbd.telemetry.api.Telemetry;
 
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +34,10 @@ class RdmaCommandsTest {
             new RdmaDeviceInfo("soft0", "soft", "0a0b:0c0d:0e0f:1011", LinkState.ACTIVE, List.of("127.0.0.1"),
                     List.of("rtrs-server", "rtrs-client"), java.util.Map.of("polls", 1234L)),
             new RdmaDeviceInfo("odd\"name", "soft", "n", LinkState.DOWN, List.of(), List.of()));
+
+    private static Telemetry telemetry(RdmaAdmin admin) {
+        return SameAsTelemetry.over(admin, null, null, null, null);
+    }
 
     /** Links kept in a map, with the admin's documented errors. */
     private static final class FakeLinks implements RdmaLinkAdmin {
@@ -67,19 +75,18 @@ class RdmaCommandsTest {
     void statisticListsEachDevicesCountersOrADash() {
         StatisticCommand c = new StatisticCommand();
         c.setAdmin(() -> DEVICES);
+        c.telemetry = telemetry(c.admin);
         c.setOut(out);
         c.execute();
-        String[] lines = output().split("\n");
-        assertEquals(3, lines.length, output());
-        assertTrue(lines[0].startsWith("DEVICE    COUNTER  VALUE"), lines[0]);
-        assertTrue(lines[1].matches("soft0 +polls +1234 *"), lines[1]);
-        assertTrue(lines[2].matches("odd\"name +- +- *"), lines[2]);
+        assertEquals(List.of(List.of("DEVICE", "COUNTER", "VALUE"), List.of("soft0", "polls", "1234"),
+                List.of("odd\"name", "-", "-")), Out.cells(output()), output());
     }
 
     @Test
     void statisticOfOneDeviceAsJsonAndOfAnUnknownOne() {
         StatisticCommand c = new StatisticCommand();
         c.setAdmin(() -> DEVICES);
+        c.telemetry = telemetry(c.admin);
         c.setOut(out);
         c.device = "soft0";
         c.json = true;
@@ -95,34 +102,38 @@ class RdmaCommandsTest {
     void devicesPrintsAnAlignedTable() {
         DevicesCommand c = new DevicesCommand();
         c.setAdmin(() -> DEVICES);
+        c.telemetry = telemetry(c.admin);
         c.setOut(out);
         c.execute();
         String[] lines = output().split("\n");
-        assertEquals(3, lines.length, output());
-        assertTrue(lines[0].startsWith("NAME      PROVIDER  STATE   NODE"), lines[0]);
-        assertTrue(lines[1].contains("ACTIVE") && lines[1].contains("127.0.0.1")
-                && lines[1].endsWith("rtrs-server,rtrs-client"), lines[1]);
-        assertTrue(lines[2].endsWith("-"), lines[2]);
-        assertEquals(lines[0].indexOf("STATE"), lines[1].indexOf("ACTIVE"));
+        assertEquals(4, lines.length, output()); // header, rule, two rows
+        assertEquals(lines[0].indexOf("STATE"), lines[2].indexOf("ACTIVE"), output());
+        assertEquals(List.of(List.of("NAME", "PROVIDER", "STATE", "NODE", "ADDRESSES", "CLIENTS"),
+                List.of("soft0", "soft", "ACTIVE", "0a0b:0c0d:0e0f:1011", "127.0.0.1", "rtrs-server,rtrs-client"),
+                List.of("odd\"name", "soft", "DOWN", "n", "", "-")), Out.cells(output()), output());
+        SameAsTelemetry.assertTable(output(), c.telemetry.table("rdma_device").orElseThrow());
     }
 
     @Test
     void devicesPrintsJson() {
         DevicesCommand c = new DevicesCommand();
         c.setAdmin(() -> DEVICES);
+        c.telemetry = telemetry(c.admin);
         c.setOut(out);
         c.json = true;
         c.execute();
         assertEquals("[{\"name\":\"soft0\",\"provider\":\"soft\",\"node_id\":\"0a0b:0c0d:0e0f:1011\",\"state\":\"ACTIVE\","
-                + "\"addresses\":[\"127.0.0.1\"],\"clients\":[\"rtrs-server\",\"rtrs-client\"]},"
+                + "\"addresses\":[\"127.0.0.1\"],\"clients\":[\"rtrs-server\",\"rtrs-client\"],\"counters\":{\"polls\":1234}},"
                 + "{\"name\":\"odd\\\"name\",\"provider\":\"soft\",\"node_id\":\"n\",\"state\":\"DOWN\","
-                + "\"addresses\":[],\"clients\":[]}]\n", output());
+                + "\"addresses\":[],\"clients\":[],\"counters\":{}}]\n", output());
+        SameAsTelemetry.assertJson(output(), c.telemetry.table("rdma_device").orElseThrow(), null, 0);
     }
 
     @Test
     void devicesWithNoneIsAnEmptyJsonArray() {
         DevicesCommand c = new DevicesCommand();
         c.setAdmin(List::of);
+        c.telemetry = telemetry(c.admin);
         c.setOut(out);
         c.json = true;
         c.execute();

@@ -1,8 +1,10 @@
 package io.rnbd.rnbd.command;
 
 import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Listing;
 import io.rnbd.command.support.Providers;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
+import io.rnbd.telemetry.api.Telemetry;
 import java.io.PrintStream;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
@@ -20,12 +22,16 @@ public class BackendsCommand extends ConsoleCommand {
     @Reference(optional = true)
     RnbdServerAdmin admin;
 
+    @Reference(optional = true)
+    Telemetry telemetry;
+
     @Option(name = "--json", description = "Print JSON instead of a table")
     boolean json;
 
     @Override
     protected void run(PrintStream out) {
-        Providers.print(out, json, Exports.require(admin).backends(), "EXPORTS", "exports",
+        Exports.require(admin);
+        Providers.print(out, json, Listing.read(telemetry, "rnbd_backend"), "EXPORTS", "exports",
                 "no block backend registered: exports stay offline until one is");
     }
 }

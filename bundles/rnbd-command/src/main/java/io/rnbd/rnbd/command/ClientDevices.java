@@ -1,14 +1,14 @@
 package io.rnbd.rnbd.command;
 
 import io.rnbd.command.support.Formats;
-import io.rnbd.command.support.Json;
+import io.rnbd.command.support.Listing;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
-import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-/** Lookups and JSON shapes of mapped devices shared by the client-side commands. */
+/** Lookups and descriptions of mapped devices shared by the client-side commands. */
 final class ClientDevices {
     private ClientDevices() {
     }
@@ -48,25 +48,27 @@ final class ClientDevices {
 
     /** "b since 12:00:03 (generation 4, 2 takeovers, last stall 131 ms, longest 402 ms)", "-" over one server. */
     static String active(DeviceInfo d) {
-        if (d.ha().sessions().isEmpty()) {
-            return "-";
-        }
-        if (d.ha().active().isEmpty()) {
-            return "none";
-        }
-        long n = d.ha().takeovers();
-        return d.ha().active() + " since " + Formats.time(d.ha().activeSince()) + " (generation " + d.ha().generation()
-                + ", " + n + " takeover" + (n == 1 ? "" : "s")
-                + (n > 0 ? ", last stall " + d.ha().lastStallMs() + " ms, longest " + d.ha().maxStallMs() + " ms" : "")
-                + ")";
+        return active(d.ha().sessions(), d.ha().active(), d.ha().activeSince(), d.ha().generation(), d.ha().takeovers(),
+                d.ha().lastStallMs(), d.ha().maxStallMs());
     }
 
-    static Map<String, Object> json(DeviceInfo d) {
-        return Json.obj("name", d.name(), "session", d.session(), "export", d.export(), "access_mode", d.mode(),
-                "size", d.size(), "state", d.state(), "users", d.users(), "stats", Stats.json(d.stats()),
-                "last_error", d.lastError(), "ha", Json.obj("sessions", d.ha().sessions(), "active", d.ha().active(),
-                        "active_since", d.ha().activeSince(), "generation", d.ha().generation(),
-                        "takeovers", d.ha().takeovers(), "last_stall_ms", d.ha().lastStallMs(),
-                        "max_stall_ms", d.ha().maxStallMs()));
+    /** The same, of a row of telemetry's rnbd_device (rnbd:devices). */
+    static String active(Listing.Row r) {
+        return active(r.list("sessions"), r.text("active_session"), r.number("active_since_ms"), r.number("generation"),
+                r.number("takeovers"), r.number("last_stall_ms"), r.number("max_stall_ms"));
+    }
+
+    private static String active(List<String> sessions, String active, long since, long generation, long n,
+            long lastStall, long maxStall) {
+        if (sessions.isEmpty()) {
+            return "-";
+        }
+        if (active.isEmpty()) {
+            return "none";
+        }
+        return active + " since " + Formats.time(since) + " (generation " + generation
+                + ", " + n + " takeover" + (n == 1 ? "" : "s")
+                + (n > 0 ? ", last stall " + lastStall + " ms, longest " + maxStall + " ms" : "")
+                + ")";
     }
 }

@@ -13,6 +13,8 @@
         resolution = Requirement.Resolution.OPTIONAL)
 @Requirement(namespace = "osgi.service", filter = "(objectClass=io.rnbd.rnbd.api.RemoteBlockDevice)", effective = "active",
         resolution = Requirement.Resolution.OPTIONAL)
+@Requirement(namespace = "osgi.service", filter = "(objectClass=io.rnbd.telemetry.api.Telemetry)", effective = "active",
+        resolution = Requirement.Resolution.OPTIONAL)
 package io.rnbd.rnbd.command;
 
 import org.osgi.annotation.bundle.Requirement;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;
@@ -121,16 +122,20 @@ class ExportCommandsTest {
                 List.of("mine")));
         BackendsCommand t = new BackendsCommand();
         t.admin = server;
-        List<String> lines = Out.run(t).lines().toList();
-        assertEquals(4, lines.size(), lines.toString());
-        assertTrue(lines.get(0).matches("NAME\\s+BUNDLE\\s+VERSION\\s+ID\\s+RANKING\\s+EXPORTS"), lines.get(0));
-        assertTrue(lines.get(3).matches("simple-file\\s+org.example.rnbd.backend.simplefile\\s+1.0.0\\s+71\\s+0\\s+mine"),
-                lines.get(3));
+        t.telemetry = SameAsTelemetry.over(null, null, null, server, null);
+        String out = Out.run(t);
+        List<List<String>> cells = Out.cells(out);
+        assertEquals(4, cells.size(), out);
+        assertEquals(List.of("NAME", "BUNDLE", "VERSION", "ID", "RANKING", "EXPORTS"), cells.get(0), out);
+        assertEquals(List.of("simple-file", "org.example.rnbd.backend.simplefile", "1.0.0", "71", "0", "mine"),
+                cells.get(3), out);
         BackendsCommand j = new BackendsCommand();
         j.admin = server;
+        j.telemetry = t.telemetry;
         j.json = true;
         assertEquals(Map.of("name", "simple-file", "bundle", "org.example.rnbd.backend.simplefile", "version", "1.0.0",
                 "bundle_id", 71L, "ranking", 0L, "exports", List.of("mine")), MiniJson.array(Out.run(j)).get(2));
+        SameAsTelemetry.assertJson(Out.run(j), SameAsTelemetry.table(t.telemetry, "rnbd_backend"), null, 0);
         server.backends.clear();
         assertEquals("no block backend registered: exports stay offline until one is\n", Out.run(t));
         assertEquals("Error: the RNBD server is not running (bundle rnbd-server)\n", Out.run(new BackendsCommand()));
@@ -144,17 +149,25 @@ class ExportCommandsTest {
         server.put(new ExportInfo("zz", "file", 0, ExportState.OFFLINE, true, List.of(), null, "backend gone"));
         ExportsCommand t = new ExportsCommand();
         t.admin = server;
-        List<String> lines = Out.run(t).lines().toList();
-        assertEquals(3, lines.size(), lines.toString());
-        assertTrue(lines.get(1).matches("vol\"1\\s+memory\\s+1.0 GiB\\s+online\\s+no\\s+-\\s+-\\s+s1:RW,s2:RO\\s+10\\s+20"
-                + "\\s+1\\s+2"), lines.get(1));
-        assertTrue(lines.get(2).matches("zz\\s+file\\s+0 B\\s+offline\\s+yes\\s+-\\s+-\\s+0\\s+0\\s+0\\s+0\\s+backend gone"),
-                lines.get(2));
+        t.telemetry = SameAsTelemetry.over(null, null, null, server, null);
+        String out = Out.run(t);
+        List<List<String>> cells = Out.cells(out);
+        assertEquals(3, cells.size(), out);
+        assertEquals(List.of("vol\"1", "memory", "1.0 GiB", "online", "no", "-", "-", "s1:RW,s2:RO", "10", "20", "1",
+                "2", ""), cells.get(1), out);
+        assertEquals(List.of("zz", "file", "0 B", "offline", "yes", "-", "-", "", "0", "0", "0", "0", "backend gone"),
+                cells.get(2), out);
+        SameAsTelemetry.assertTable(out, SameAsTelemetry.table(t.telemetry, "rnbd_export"));
 
         ExportsCommand j = new ExportsCommand();
         j.admin = server;
+        j.telemetry = t.telemetry;
         j.json = true;
-        List<Map<String, Object>> exports = MiniJson.array(Out.run(j));
+        String json = Out.run(j);
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(t.telemetry, "rnbd_export"), "openers", 0);
+        SameAsTelemetry.assertNested(json, SameAsTelemetry.table(t.telemetry, "rnbd_export"), "openers",
+                SameAsTelemetry.table(t.telemetry, "rnbd_export_opener"));
+        List<Map<String, Object>> exports = MiniJson.array(json);
         assertEquals("vol\"1", exports.get(0).get("name"));
         assertEquals(List.of(Map.of("session", "s1", "access_mode", "RW", "device_id", 0L),
                 Map.of("session", "s2", "access_mode", "RO", "device_id", 3L)), exports.get(0).get("openers"));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceInfo;
@@ -38,12 +39,14 @@ class HaCommandsTest {
         FakeClientAdmin client = new FakeClientAdmin().put(haDevice());
         DevicesCommand t = new DevicesCommand();
         t.admin = client;
-        String line = Out.run(t).lines().toList().get(1);
-        assertTrue(line.matches("rnbd0\\s+front-a,front-b\\s+vol\\s+RW\\s+1.0 GiB\\s+mapped\\s+1\\s+front-b since "
-                + "2026-11-29T07:58:10Z \\(generation 3, 1 takeover, last stall 120 ms, longest 402 ms\\)\\s+5\\s+6.*"),
-                line);
+        t.telemetry = SameAsTelemetry.over(null, null, null, null, client);
+        String out = Out.run(t);
+        assertEquals(List.of("rnbd0", "front-a,front-b", "vol", "RW", "1.0 GiB", "mapped", "1", "front-b since "
+                + "2026-11-29T07:58:10Z (generation 3, 1 takeover, last stall 120 ms, longest 402 ms)", "5", "6"),
+                Out.row(out, "rnbd0").subList(0, 10), out);
         DevicesCommand j = new DevicesCommand();
         j.admin = client;
+        j.telemetry = t.telemetry;
         j.json = true;
         Map<String, Object> ha = asMap(MiniJson.array(Out.run(j)).get(0).get("ha"));
         assertEquals(List.of("front-a", "front-b"), ha.get("sessions"));
@@ -60,11 +63,13 @@ class HaCommandsTest {
                 false, List.of(), null, "", new HaInfo(Role.STANDBY, "A", SINCE, 4, 2, 131)));
         ExportsCommand t = new ExportsCommand();
         t.admin = server;
-        String line = Out.run(t).lines().toList().get(1);
-        assertTrue(line.matches("vol\\s+rbd\\s+1.0 GiB\\s+online\\s+no\\s+standby\\s+A since 2026-11-29T07:58:10Z "
-                + "\\(generation 4, 2 takeovers here, last 131 ms\\).*"), line);
+        t.telemetry = SameAsTelemetry.over(null, null, null, server, null);
+        String out = Out.run(t);
+        assertEquals(List.of("vol", "rbd", "1.0 GiB", "online", "no", "standby", "A since 2026-11-29T07:58:10Z "
+                + "(generation 4, 2 takeovers here, last 131 ms)"), Out.row(out, "vol").subList(0, 7), out);
         ExportsCommand j = new ExportsCommand();
         j.admin = server;
+        j.telemetry = t.telemetry;
         j.json = true;
         Map<String, Object> ha = asMap(MiniJson.array(Out.run(j)).get(0).get("ha"));
         assertEquals("STANDBY", ha.get("role"));

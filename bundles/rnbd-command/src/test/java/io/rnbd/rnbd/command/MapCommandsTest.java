@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;
@@ -78,23 +79,32 @@ class MapCommandsTest {
     @Test
     void devicesTableAndJson() {
         client.put(device("rnbd0", DeviceState.MAPPED, 2, 0)).put(device("rnbd1", DeviceState.FAILED, 0, Errno.EACCES));
+        io.rnbd.telemetry.api.Telemetry telemetry = SameAsTelemetry.over(null, null, null, null, client);
         DevicesCommand t = new DevicesCommand();
         t.admin = client;
-        List<String> lines = Out.run(t).lines().toList();
-        assertEquals(3, lines.size(), lines.toString());
-        assertTrue(lines.get(1).matches("rnbd0\\s+sess1\\s+vol1\\s+RW\\s+1.0 GiB\\s+mapped\\s+2\\s+-\\s+1\\s+2\\s+0\\s+3"),
-                lines.get(1));
-        assertTrue(lines.get(2).matches("rnbd1\\s+sess1\\s+vol1\\s+RW\\s+0 B\\s+failed\\s+0.*EACCES \\(13\\)"),
-                lines.get(2));
+        t.telemetry = telemetry;
+        String out = Out.run(t);
+        List<List<String>> cells = Out.cells(out);
+        assertEquals(3, cells.size(), out);
+        assertEquals(List.of("DEVICE", "SESSION", "EXPORT", "MODE", "SIZE", "STATE", "USERS", "ACTIVE", "READS",
+                "WRITES", "ERRORS", "INFLIGHT", "LAST ERROR"), cells.get(0), out);
+        assertEquals(List.of("rnbd0", "sess1", "vol1", "RW", "1.0 GiB", "mapped", "2", "-", "1", "2", "0", "3", ""),
+                cells.get(1), out);
+        assertEquals(List.of("rnbd1", "sess1", "vol1", "RW", "0 B", "failed", "0"), cells.get(2).subList(0, 7), out);
+        assertEquals("EACCES (13)", cells.get(2).get(12), out);
+        SameAsTelemetry.assertTable(out, SameAsTelemetry.table(telemetry, "rnbd_device"));
         DevicesCommand j = new DevicesCommand();
         j.admin = client;
+        j.telemetry = telemetry;
         j.json = true;
-        List<Map<String, Object>> devs = MiniJson.array(Out.run(j));
+        String json = Out.run(j);
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(telemetry, "rnbd_device"), null, 0);
+        List<Map<String, Object>> devs = MiniJson.array(json);
         assertEquals("MAPPED", devs.get(0).get("state"));
         assertEquals(1073741824L, devs.get(0).get("size"));
         assertEquals(13L, devs.get(1).get("last_error"));
         assertEquals(Map.of("reads", 1L, "read_bytes", 4096L, "writes", 2L, "write_bytes", 8192L, "errors", 0L,
-                "unknown", 0L, "inflight", 3L), devs.get(0).get("stats"));
+                "timeouts", 0L, "unknown", 0L, "inflight", 3L), devs.get(0).get("stats"));
         assertEquals("Error: the RNBD client is not running (bundle rnbd-client)\n", Out.run(new DevicesCommand()));
     }
 }

@@ -1,10 +1,10 @@
 package io.rnbd.rtrs.command;
 
 import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Listing;
 import io.rnbd.command.support.Providers;
-import io.rnbd.rtrs.api.Authenticators;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
-import io.rnbd.rtrs.api.RtrsServerAdmin;
+import io.rnbd.telemetry.api.Telemetry;
 import java.io.PrintStream;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
@@ -23,15 +23,15 @@ public class AuthenticatorsCommand extends ConsoleCommand {
     RtrsClientAdmin admin;
 
     @Reference(optional = true)
-    RtrsServerAdmin server;
+    Telemetry telemetry;
 
     @Option(name = "--json", description = "Print JSON instead of a table")
     boolean json;
 
     @Override
     protected void run(PrintStream out) {
-        Providers.print(out, json, Authenticators.withServer(ClientSessions.require(admin).authenticators(),
-                server == null ? "" : server.authMethod()), "USED BY",
+        ClientSessions.require(admin);
+        Providers.print(out, json, Listing.read(telemetry, "rtrs_authenticator"), "USED BY",
                 "used_by", "no authenticator registered: new paths are not authenticated");
     }
 }

@@ -1,8 +1,10 @@
 package io.rnbd.rtrs.command;
 
 import io.rnbd.command.support.ConsoleCommand;
+import io.rnbd.command.support.Listing;
 import io.rnbd.command.support.Providers;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
+import io.rnbd.telemetry.api.Telemetry;
 import java.io.PrintStream;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
@@ -20,12 +22,16 @@ public class MpPoliciesCommand extends ConsoleCommand {
     @Reference(optional = true)
     RtrsClientAdmin admin;
 
+    @Reference(optional = true)
+    Telemetry telemetry;
+
     @Option(name = "--json", description = "Print JSON instead of a table")
     boolean json;
 
     @Override
     protected void run(PrintStream out) {
-        Providers.print(out, json, ClientSessions.require(admin).mpPolicies(), "SESSIONS", "sessions",
+        ClientSessions.require(admin);
+        Providers.print(out, json, Listing.read(telemetry, "rtrs_mp_policy"), "SESSIONS", "sessions",
                 "no multipath policy registered: sessions use the built-in round-robin");
     }
 }

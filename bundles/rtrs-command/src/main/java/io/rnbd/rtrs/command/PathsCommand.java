@@ -2,16 +2,11 @@ package io.rnbd.rtrs.command;
 
 import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.command.support.Formats;
-import io.rnbd.command.support.Json;
-import io.rnbd.command.support.TextTable;
+import io.rnbd.command.support.Listing;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
-import io.rnbd.rtrs.api.RtrsClientPathInfo;
-import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.command.completers.SessionNameCompleter;
+import io.rnbd.telemetry.api.Telemetry;
 import java.io.PrintStream;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Completion;
@@ -19,12 +14,15 @@ import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 
-/** {@code rtrs:paths [SESSION]}: the paths of one or every session (…/&lt;session&gt;/paths/). */
+/** {@code rtrs:paths [SESSION]}: the paths of one or every session (…/&lt;session&gt;/paths/); telemetry's rtrs_client_path. */
 @Service
 @Command(scope = "rtrs", name = "paths", description = "List the paths of one or every RTRS client session")
 public class PathsCommand extends ConsoleCommand {
     @Reference(optional = true)
     RtrsClientAdmin admin;
+
+    @Reference(optional = true)
+    Telemetry telemetry;
 
     @Argument(index = 0, name = "session", description = "Session name (default: every session)")
     @Completion(SessionNameCompleter.class)
@@ -35,28 +33,12 @@ public class PathsCommand extends ConsoleCommand {
 
     @Override
     protected void run(PrintStream out) {
-        List<RtrsClientSessionInfo> sessions = ClientSessions.sessions(admin, session);
-        if (json) {
-            List<Map<String, Object>> paths = new ArrayList<>();
-            for (RtrsClientSessionInfo s : sessions) {
-                for (RtrsClientPathInfo p : s.paths()) {
-                    Map<String, Object> m = Json.obj("session", s.name());
-                    m.putAll(ClientSessions.json(p));
-                    paths.add(m);
-                }
-            }
-            out.println(Json.write(paths));
-            return;
-        }
-        TextTable t = new TextTable("SESSION", "PATH", "STATE", "HCA", "SRC", "DST", "RECONNECT ATTEMPTS",
-                "INFLIGHT", "LAST ERROR");
-        for (RtrsClientSessionInfo s : sessions) {
-            for (RtrsClientPathInfo p : s.paths()) {
-                t.row(s.name(), p.name(), Formats.lower(p.state()), p.device(), p.srcAddress(), p.dstAddress(),
-                        p.reconnectAttempts(), p.stats() == null || p.stats().io() == null ? "" : p.stats().io().inflight(),
-                        Formats.errno(p.lastError()));
-            }
-        }
-        t.print(out);
+        ClientSessions.sessions(admin, session);
+        Listing.of(Listing.read(telemetry, "rtrs_client_path")).where("session", session)
+                .column("SESSION", "session").column("PATH", "path").column("STATE", "state")
+                .column("HCA", "hca_name").column("SRC", "src_addr").column("DST", "dst_addr")
+                .column("RECONNECT ATTEMPTS", "reconnect_attempts").column("INFLIGHT", "inflight")
+                .column("LAST ERROR", r -> Formats.errno((int) r.number("last_error")))
+                .print(out, json);
     }
 }

@@ -11,6 +11,8 @@
         resolution = Requirement.Resolution.OPTIONAL)
 @Requirement(namespace = "osgi.service", filter = "(objectClass=org.osgi.service.cm.ConfigurationAdmin)", effective = "active",
         resolution = Requirement.Resolution.OPTIONAL)
+@Requirement(namespace = "osgi.service", filter = "(objectClass=io.rnbd.telemetry.api.Telemetry)", effective = "active",
+        resolution = Requirement.Resolution.OPTIONAL)
 package io.rnbd.rtrs.command;
 
 import org.osgi.annotation.bundle.Requirement;

@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.rtrs.api.RtrsIoStats;
 import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerPathInfo;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;
+import io.rnbd.telemetry.api.Telemetry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,23 +40,27 @@ class ServerSessionCommandsTest {
         }
     };
 
+    private final Telemetry telemetry = SameAsTelemetry.over(null, null, admin, null, null);
+
     private ServerSessionsCommand list() {
         ServerSessionsCommand c = new ServerSessionsCommand();
         c.admin = admin;
+        c.telemetry = telemetry;
         return c;
     }
 
     @Test
     void tableOfSessionsAndOfPaths() {
-        List<String> lines = Out.run(list()).lines().toList();
-        assertEquals(2, lines.size(), lines.toString());
-        assertTrue(lines.get(1).matches("blk1\\s+host A\\s+1\\s+512\\s+128.0 KiB\\s+5\\s+6\\s+7"), lines.get(1));
+        String table = Out.run(list());
+        List<List<String>> cells = Out.cells(table);
+        assertEquals(2, cells.size(), table);
+        assertEquals(List.of("blk1", "host A", "1", "512", "128.0 KiB", "5", "6", "7"), cells.get(1), table);
 
         ServerSessionsCommand p = list();
         p.paths = true;
         String out = Out.run(p);
-        assertTrue(out.lines().skip(1).findFirst().orElseThrow()
-                .matches("blk1\\s+" + P + "\\s+soft0\\s+10.0.0.2:1234\\s+10.0.0.1:40000\\s+2\\s+7"), out);
+        assertEquals(List.of("blk1", P.toString(), "soft0", "10.0.0.2:1234", "10.0.0.1:40000", "2", "7"),
+                Out.cells(out).get(1), out);
     }
 
     @Test
@@ -71,6 +77,19 @@ class ServerSessionCommandsTest {
         @SuppressWarnings("unchecked")
         Map<String, Object> st = (Map<String, Object>) s.get("stats");
         assertEquals(24576L, st.get("write_bytes"));
+    }
+
+    @Test
+    void sessionsAndTheirPathsAreTheTelemetryTables() {
+        ServerSessionsCommand c = list();
+        c.json = true;
+        String json = Out.run(c);
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(telemetry, "rtrs_server_session"), "paths", 0);
+        SameAsTelemetry.assertNested(json, SameAsTelemetry.table(telemetry, "rtrs_server_session"), "paths",
+                SameAsTelemetry.table(telemetry, "rtrs_server_path"));
+        ServerSessionsCommand p = list();
+        p.paths = true;
+        SameAsTelemetry.assertTable(Out.run(p), SameAsTelemetry.table(telemetry, "rtrs_server_path"));
     }
 
     @Test

@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
 import io.rnbd.rtrs.api.SessionState;
+import io.rnbd.telemetry.api.Telemetry;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -22,13 +24,18 @@ class SessionCommandsTest {
             .put(new RtrsClientSessionInfo("bad\"name", SessionState.FAILED, 129, 128, "min-latency", "round-robin",
                     3, List.of()));
 
+    private final Telemetry telemetry = SameAsTelemetry.over(null, admin, null, null, null);
+
     private <T extends ConsoleCommand> T with(T c) {
         if (c instanceof SessionsCommand s) {
             s.admin = admin;
+            s.telemetry = telemetry;
         } else if (c instanceof PathsCommand p) {
             p.admin = admin;
+            p.telemetry = telemetry;
         } else if (c instanceof StatsCommand st) {
             st.admin = admin;
+            st.telemetry = telemetry;
         }
         return c;
     }
@@ -36,12 +43,13 @@ class SessionCommandsTest {
     @Test
     void sessionsTableShowsStateConnectedPathsPolicyAndError() {
         String out = Out.run(with(new SessionsCommand()));
-        List<String> lines = out.lines().toList();
-        assertEquals(3, lines.size(), out);
-        assertTrue(lines.get(0).startsWith("SESSION"), out);
-        assertTrue(lines.get(1).matches("bad\"name\\s+failed\\s+0/0\\s+128\\s+min-latency \\(using round-robin\\)"
-                + "\\s+3\\s+EKEYREJECTED \\(129\\)"), out);
-        assertTrue(lines.get(2).matches("blk1\\s+connected\\s+1/2\\s+512\\s+min-inflight\\s+-1"), out);
+        List<List<String>> cells = Out.cells(out);
+        assertEquals(3, cells.size(), out);
+        assertEquals(List.of("SESSION", "STATE", "PATHS", "QUEUE DEPTH", "MP POLICY", "MAX RECONNECT", "LAST ERROR"),
+                cells.get(0), out);
+        assertEquals(List.of("bad\"name", "failed", "0/0", "128", "min-latency (using round-robin)", "3",
+                "EKEYREJECTED (129)"), cells.get(1), out);
+        assertEquals(List.of("blk1", "connected", "1/2", "512", "min-inflight", "-1", ""), cells.get(2), out);
     }
 
     @Test
@@ -75,9 +83,11 @@ class SessionCommandsTest {
         PathsCommand c = with(new PathsCommand());
         c.session = "blk1";
         String out = Out.run(c);
-        assertEquals(3, out.lines().count(), out);
-        assertTrue(out.contains("10.0.1.1@10.0.1.2  reconnecting"), out);
-        assertTrue(out.contains("10.0.0.1@10.0.0.2  connected     soft0"), out);
+        List<List<String>> cells = Out.cells(out);
+        assertEquals(3, cells.size(), out);
+        assertEquals(List.of("blk1", "10.0.0.1@10.0.0.2", "connected", "soft0", "10.0.0.1", "10.0.0.2", "0", "1", ""),
+                cells.get(1), out);
+        assertEquals(List.of("blk1", "10.0.1.1@10.0.1.2", "reconnecting"), cells.get(2).subList(0, 3), out);
 
         PathsCommand all = with(new PathsCommand());
         all.json = true;
@@ -104,11 +114,11 @@ class SessionCommandsTest {
         StatsCommand c = with(new StatsCommand());
         c.session = "blk1";
         String out = Out.run(c);
-        List<String> lines = out.lines().toList();
-        assertEquals(3, lines.size(), out);
-        assertTrue(lines.get(0).contains("RECONNECTS OK/FAILED"), out);
-        assertTrue(lines.get(1).matches("blk1\\s+10.0.0.1@10.0.0.2\\s+10\\s+40960\\s+2\\s+8192\\s+1\\s+3\\s+4/5"
-                + "\\s+12.3\\s+67.9"), out);
+        List<List<String>> cells = Out.cells(out);
+        assertEquals(3, cells.size(), out);
+        assertTrue(cells.get(0).contains("RECONNECTS OK/FAILED"), out);
+        assertEquals(List.of("blk1", "10.0.0.1@10.0.0.2", "10", "40960", "2", "8192", "1", "3", "4/5", "0", "12.3",
+                "67.9"), cells.get(1), out);
 
         StatsCommand j = with(new StatsCommand());
         j.json = true;
@@ -118,6 +128,43 @@ class SessionCommandsTest {
         Map<String, Object> st = (Map<String, Object>) rows.get(0).get("stats");
         assertEquals(12_345L, st.get("hb_rtt_ns"));
         assertEquals(4L, st.get("reconnects_ok"));
+        assertEquals(List.of("session", "name", "stats"), List.copyOf(rows.get(0).keySet()));
+    }
+
+    // ---- the console shows the telemetry tables, nothing mapped a second time -----------------
+
+    @Test
+    void sessionsAreTheTelemetryTableWithItsPathsNested() {
+        SessionsCommand c = with(new SessionsCommand());
+        c.json = true;
+        String json = Out.run(c);
+        SameAsTelemetry.assertJson(json, SameAsTelemetry.table(telemetry, "rtrs_client_session"), "paths", 0);
+        SameAsTelemetry.assertNested(json, SameAsTelemetry.table(telemetry, "rtrs_client_session"), "paths",
+                SameAsTelemetry.table(telemetry, "rtrs_client_path"));
+        SameAsTelemetry.assertTable(Out.run(with(new SessionsCommand())),
+                SameAsTelemetry.table(telemetry, "rtrs_client_session"));
+    }
+
+    @Test
+    void pathsAreTheTelemetryTable() {
+        PathsCommand c = with(new PathsCommand());
+        c.json = true;
+        SameAsTelemetry.assertJson(Out.run(c), SameAsTelemetry.table(telemetry, "rtrs_client_path"), null, 0);
+        SameAsTelemetry.assertTable(Out.run(with(new PathsCommand())), SameAsTelemetry.table(telemetry, "rtrs_client_path"));
+    }
+
+    @Test
+    void withoutTheTelemetryServiceTheListingsSaySoInOneLine() {
+        for (ConsoleCommand c : List.of(with(new SessionsCommand()), with(new PathsCommand()), with(new StatsCommand()))) {
+            if (c instanceof SessionsCommand s) {
+                s.telemetry = null;
+            } else if (c instanceof PathsCommand p) {
+                p.telemetry = null;
+            } else if (c instanceof StatsCommand st) {
+                st.telemetry = null;
+            }
+            assertEquals("Error: the telemetry service is not running (bundle telemetry)\n", Out.run(c));
+        }
     }
 
     @Test

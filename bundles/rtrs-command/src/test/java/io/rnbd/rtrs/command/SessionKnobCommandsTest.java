@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
+import io.rnbd.command.support.SameAsTelemetry;
 import io.rnbd.common.Provider;
 import java.util.List;
 import java.util.Map;
@@ -61,10 +62,10 @@ class SessionKnobCommandsTest {
         admin.policies.add(new Provider("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", 90, 0, List.of("blk1")));
         MpPoliciesCommand c = new MpPoliciesCommand();
         c.admin = admin;
-        List<String> lines = Out.run(c).lines().toList();
-        assertEquals(2, lines.size(), lines.toString());
-        assertTrue(lines.get(1).matches("first-path\\s+org.example.rnbd.mp.firstpath\\s+1.0.0\\s+90\\s+0\\s+blk1"),
-                lines.get(1));
+        c.telemetry = SameAsTelemetry.over(null, admin, null, null, null);
+        String out = Out.run(c);
+        assertEquals(List.of(List.of("NAME", "BUNDLE", "VERSION", "ID", "RANKING", "SESSIONS"),
+                List.of("first-path", "org.example.rnbd.mp.firstpath", "1.0.0", "90", "0", "blk1")), Out.cells(out), out);
         c.json = true;
         assertEquals(List.of(Map.of("name", "first-path", "bundle", "org.example.rnbd.mp.firstpath", "version", "1.0.0",
                 "bundle_id", 90L, "ranking", 0L, "sessions", List.of("blk1"))), MiniJson.array(Out.run(c)));
@@ -79,7 +80,7 @@ class SessionKnobCommandsTest {
         admin.authenticators.add(new Provider("chap", "rtrs-auth-chap", "0.1.0.SNAPSHOT", 41, 10));
         AuthenticatorsCommand c = new AuthenticatorsCommand();
         c.admin = admin;
-        c.server = new io.rnbd.rtrs.api.RtrsServerAdmin() {
+        c.telemetry = SameAsTelemetry.over(null, admin, new io.rnbd.rtrs.api.RtrsServerAdmin() {
             @Override
             public List<io.rnbd.rtrs.api.RtrsServerSessionInfo> sessions() {
                 return List.of();
@@ -94,10 +95,10 @@ class SessionKnobCommandsTest {
             public String authMethod() {
                 return "chap";
             }
-        };
-        List<String> lines = Out.run(c).lines().toList();
-        assertTrue(lines.get(1).matches("none\\s+rtrs-auth-none\\s+0.1.0.SNAPSHOT\\s+40\\s+0\\s+client"), lines.get(1));
-        assertTrue(lines.get(2).matches("chap\\s+rtrs-auth-chap\\s+0.1.0.SNAPSHOT\\s+41\\s+10\\s+server"), lines.get(2));
+        }, null, null);
+        String out = Out.run(c);
+        assertEquals(List.of("none", "rtrs-auth-none", "0.1.0.SNAPSHOT", "40", "0", "client"), Out.row(out, "none"), out);
+        assertEquals(List.of("chap", "rtrs-auth-chap", "0.1.0.SNAPSHOT", "41", "10", "server"), Out.row(out, "chap"), out);
         c.json = true;
         assertEquals(List.of("server"), MiniJson.array(Out.run(c)).get(1).get("used_by"));
     }

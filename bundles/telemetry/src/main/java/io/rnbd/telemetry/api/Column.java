@@ -9,8 +9,10 @@ import java.util.Locale;
  *
  * @param key     the field's name in the dashboard's JSON and, for {@link ColumnType#ID},
  *                {@link ColumnType#TEXT}, {@link ColumnType#LIST}, its Prometheus label
- * @param console the key the console's {@code --json} prints this field under ("" when the
- *                console does not show it, as latency histograms)
+ * @param console the key the console's {@code --json} prints this field under, a dotted one
+ *                ({@code stats.reads}) within an object of the row; "" when the console does
+ *                not show it, as latency histograms. The console's listings print the
+ *                telemetry rows themselves, so this is the whole of the console's mapping.
  * @param type    what the values are
  * @param metric  the Prometheus metric name within the table (without prefix and unit or
  *                {@code _total} suffix); "" for labels
@@ -20,8 +22,9 @@ import java.util.Locale;
 public record Column(String key, String console, ColumnType type, String metric, String help, List<String> states) {
     public Column {
         states = List.copyOf(states);
-        if (!key.matches("[a-z][a-z0-9_]*") || !metric.matches("([a-z][a-z0-9_]*)?")) {
-            throw new IllegalArgumentException("bad column name " + key + "/" + metric);
+        if (!key.matches("[a-z][a-z0-9_]*") || !metric.matches("([a-z][a-z0-9_]*)?")
+                || !console.matches("([a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)?)?")) {
+            throw new IllegalArgumentException("bad column name " + key + "/" + console + "/" + metric);
         }
         boolean label = type == ColumnType.ID || type == ColumnType.TEXT || type == ColumnType.LIST;
         if (label != metric.isEmpty()) {

@@ -11,7 +11,8 @@ import java.util.List;
  *
  * @param name    the table's name
  * @param help    one line: what a row is, and the console commands that show it
- * @param columns identity ({@link ColumnType#ID}) columns first; none for a singleton
+ * @param columns identity ({@link ColumnType#ID}) columns first; none for a singleton; their
+ *                console keys ({@link Column#console()}) distinct, none also the group of another
  */
 public record TableSchema(String name, String help, List<Column> columns) {
     public static final String METRIC_PREFIX = "rnbd_";
@@ -31,6 +32,13 @@ public record TableSchema(String name, String help, List<Column> columns) {
         }
         if (columns.stream().map(Column::key).distinct().count() != columns.size()) {
             throw new IllegalArgumentException(name + ": column keys repeat");
+        }
+        // the console's --json nests a dotted key: a key may not repeat, nor be a group's name too
+        List<String> console = columns.stream().map(Column::console).filter(k -> !k.isEmpty()).toList();
+        for (String k : console) {
+            if (console.stream().filter(k::equals).count() > 1 || console.stream().anyMatch(o -> o.startsWith(k + "."))) {
+                throw new IllegalArgumentException(name + ": console key " + k + " repeats or names a group");
+            }
         }
     }
 

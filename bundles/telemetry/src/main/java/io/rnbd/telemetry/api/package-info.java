@@ -1,10 +1,10 @@
 /**
- * What JMX, /metrics and the dashboard show, as one model: {@link io.rnbd.telemetry.api.Table}s
+ * What the console, JMX, /metrics and the dashboard show, as one model: {@link io.rnbd.telemetry.api.Table}s
  * of rows (a path, an export, a mapped device ...) with typed
  * {@link io.rnbd.telemetry.api.Column}s, read by the {@link io.rnbd.telemetry.api.Telemetry}
  * service from the admin services' snapshot DTOs when asked, never counted a second time.
- * Every field the console prints is a column; {@link io.rnbd.telemetry.api.Column#console()}
- * names it as the console's {@code --json} does.
+ * The console's listings print these tables; {@link io.rnbd.telemetry.api.Column#console()}
+ * is a column's key in their {@code --json}.
  */
 @Export
 @Version("1.0.0")

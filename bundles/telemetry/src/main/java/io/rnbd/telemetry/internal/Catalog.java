@@ -35,8 +35,9 @@ import java.util.function.Function;
 
 /**
  * The tables and how each is read from the admin services' DTOs. This is the one place
- * that maps a DTO field to a column; the console keys in {@link Column#console()} are those
- * of the console's {@code --json} (docs/console.md), so a test can hold the two side by side.
+ * that maps a DTO field to a column, for every reader: the console's listings (command-support's
+ * Listing prints these rows, {@code --json} under {@link Column#console()}, dotted keys nested),
+ * JMX, /metrics and the dashboard.
  */
 final class Catalog {
     private Catalog() {
@@ -52,19 +53,19 @@ final class Catalog {
 
     private static List<Column> ioColumns() {
         return List.of(
-                counter("reads", "reads", "reads", READS),
-                counter("read_bytes", "read_bytes", "read_bytes", READ_BYTES),
-                counter("writes", "writes", "writes", WRITES),
-                counter("write_bytes", "write_bytes", "write_bytes", WRITE_BYTES),
-                gauge("inflight", "inflight", "inflight", INFLIGHT));
+                counter("reads", "stats.reads", "reads", READS),
+                counter("read_bytes", "stats.read_bytes", "read_bytes", READ_BYTES),
+                counter("writes", "stats.writes", "writes", WRITES),
+                counter("write_bytes", "stats.write_bytes", "write_bytes", WRITE_BYTES),
+                gauge("inflight", "stats.inflight", "inflight", INFLIGHT));
     }
 
     private static List<Column> blockColumns(String latencyHelp) {
         List<Column> c = new ArrayList<>(ioColumns());
-        c.add(4, counter("errors", "errors", "errors", "Requests that failed"));
-        c.add(5, counter("timeouts", "timeouts", "timeouts",
+        c.add(4, counter("errors", "stats.errors", "errors", "Requests that failed"));
+        c.add(5, counter("timeouts", "stats.timeouts", "timeouts",
                 "Requests the backend held beyond backend.timeout.ms (exports; answered when the backend gives them back)"));
-        c.add(6, counter("unknown", "unknown", "unknown",
+        c.add(6, counter("unknown", "stats.unknown", "unknown",
                 "Messages with what this side does not know, handled as Linux does: on an export, requests with "
                         + "unknown flag bits (ignored) or ops (EOPNOTSUPP); on a device, OPEN answers with unknown "
                         + "cache_policy bits (ignored)"));
@@ -116,13 +117,13 @@ final class Catalog {
                     "Failed reconnect attempts since the path was last connected"),
             gauge("last_error", "last_error", "last_error", "Errno of the last failure, 0 if none")),
             ioColumns(), List.of(
-            counter("failovers", "failovers", "failovers", "Requests failed over away from this path"),
-            counter("reconnects_ok", "reconnects_ok", "reconnects_ok", "Successful reconnects"),
-            counter("reconnects_failed", "reconnects_failed", "reconnects_failed", "Failed reconnects"),
-            counter("request_timeouts", "request_timeouts", "request_timeouts",
+            counter("failovers", "stats.failovers", "failovers", "Requests failed over away from this path"),
+            counter("reconnects_ok", "stats.reconnects_ok", "reconnects_ok", "Successful reconnects"),
+            counter("reconnects_failed", "stats.reconnects_failed", "reconnects_failed", "Failed reconnects"),
+            counter("request_timeouts", "stats.request_timeouts", "request_timeouts",
                     "Requests unanswered within request.timeout.ms; each one failed the path"),
-            nanos("hb_rtt_ns", "hb_rtt_ns", "heartbeat_rtt", "Last heartbeat round trip"),
-            nanos("io_latency_ns", "io_latency_ns", "io_latency_smoothed",
+            nanos("hb_rtt_ns", "stats.hb_rtt_ns", "heartbeat_rtt", "Last heartbeat round trip"),
+            nanos("io_latency_ns", "stats.io_latency_ns", "io_latency_smoothed",
                     "Smoothed IO latency, as the min-latency policy sees it"),
             histogram("io_latency", "io_latency", "IO latency from post to response, per path"))));
 
@@ -153,16 +154,16 @@ final class Catalog {
             state("state", "state", "Export state", RnbdServerAdmin.ExportState.class),
             flag("read_only", "read_only", "read_only", "1 if read-only"),
             text("last_error", "last_error", "Why the export is offline, empty if it is not"),
-            state("role", "role", "This server's part in an export several servers serve (ha = true): NONE for an "
+            state("role", "ha.role", "This server's part in an export several servers serve (ha = true): NONE for an "
                     + "export of its own", RnbdServerAdmin.Role.class),
-            text("active_server", "active_server", "The server the storage records as holding it (ha)"),
-            gauge("active_since_ms", "active_since", "active_since_ms",
+            text("active_server", "ha.active_server", "The server the storage records as holding it (ha)"),
+            gauge("active_since_ms", "ha.active_since", "active_since_ms",
                     "When the active server took the storage, ms since the epoch by its clock (ha; 0 unknown)"),
-            gauge("generation", "generation", "generation", "How often a server took the storage, the active one's "
+            gauge("generation", "ha.generation", "generation", "How often a server took the storage, the active one's "
                     + "take included (ha)"),
-            counter("takeovers", "takeovers", "takeovers", "Takeovers this server made for the export: each broke "
+            counter("takeovers", "ha.takeovers", "takeovers", "Takeovers this server made for the export: each broke "
                     + "and fenced another holder (ha)"),
-            gauge("last_takeover_ms", "last_takeover_ms", "last_takeover_ms",
+            gauge("last_takeover_ms", "ha.last_takeover_ms", "last_takeover_ms",
                     "How long this server's last take of the storage took, request to lock held (ha)")),
             blockColumns("IO latency of the backend, per export")));
 
@@ -183,17 +184,17 @@ final class Catalog {
             state("state", "state", "Mapping state", RnbdClientAdmin.DeviceState.class),
             gauge("users", "users", "users", "Holders of the device (NBD connections, rnbd:bench)"),
             gauge("last_error", "last_error", "last_error", "Errno of the last failed OPEN, 0 if none"),
-            list("sessions", "sessions", "Sessions of a device over several servers, in order of preference; "
+            list("sessions", "ha.sessions", "Sessions of a device over several servers, in order of preference; "
                     + "empty for a device over one"),
-            text("active_session", "active", "The session IO goes to now, of a device over several servers"),
-            gauge("active_since_ms", "active_since", "active_since_ms",
+            text("active_session", "ha.active", "The session IO goes to now, of a device over several servers"),
+            gauge("active_since_ms", "ha.active_since", "active_since_ms",
                     "When IO went there, ms since the epoch by this client's clock (several servers)"),
-            gauge("generation", "generation", "generation", "The generation of the active server's take of the "
+            gauge("generation", "ha.generation", "generation", "The generation of the active server's take of the "
                     + "storage (several servers)"),
-            counter("takeovers", "takeovers", "takeovers", "Times IO moved to another server (several servers)"),
-            gauge("last_stall_ms", "last_stall_ms", "last_stall_ms", "How long IO waited in the last move, from "
+            counter("takeovers", "ha.takeovers", "takeovers", "Times IO moved to another server (several servers)"),
+            gauge("last_stall_ms", "ha.last_stall_ms", "last_stall_ms", "How long IO waited in the last move, from "
                     + "the old server's loss to the new one's answer (several servers)"),
-            gauge("max_stall_ms", "max_stall_ms", "max_stall_ms", "The longest such wait since the mapping was made")),
+            gauge("max_stall_ms", "ha.max_stall_ms", "max_stall_ms", "The longest such wait since the mapping was made")),
             blockColumns("IO latency from submission to completion, per mapped device")));
 
     static final TableSchema NBD_GATEWAY = new TableSchema("nbd_gateway",

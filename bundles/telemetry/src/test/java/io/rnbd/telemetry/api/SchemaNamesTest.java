@@ -48,4 +48,17 @@ class SchemaNamesTest {
         assertThrows(IllegalArgumentException.class, () -> path.column("nope"));
         assertThrows(IllegalArgumentException.class, () -> new Table(path, List.of(List.of("too short"))));
     }
+
+    /** The console's --json is generated from the console keys: one a JSON document can hold. */
+    @Test
+    void consoleKeysAreDistinctAndNestOneLevel() {
+        Column.counter("reads", "stats.reads", "reads", "nested in stats");
+        assertThrows(IllegalArgumentException.class, () -> Column.counter("reads", "Stats.Reads", "reads", "r"));
+        assertThrows(IllegalArgumentException.class, () -> Column.counter("reads", "a.b.c", "reads", "r"));
+        assertThrows(IllegalArgumentException.class, () -> new TableSchema("t", "h", List.of(
+                Column.gauge("a", "x", "a", "a"), Column.gauge("b", "x", "b", "b"))), "a console key twice");
+        assertThrows(IllegalArgumentException.class, () -> new TableSchema("t", "h", List.of(
+                Column.gauge("a", "stats", "a", "a"), Column.gauge("b", "stats.b", "b", "b"))), "a key and a group");
+        new TableSchema("t", "h", List.of(Column.gauge("a", "", "a", "a"), Column.gauge("b", "", "b", "b")));
+    }
 }

@@ -2,11 +2,11 @@ package io.rnbd.nbd.gateway.internal;
 
 import static io.rnbd.nbd.proto.NbdConstants.*;
 
-import io.rnbd.common.CompletionBatch;
 import io.rnbd.nbd.proto.SimpleReply;
 import io.rnbd.nbd.proto.StructuredError;
 import io.rnbd.nbd.proto.StructuredReplyHeader;
 import io.rnbd.nbd.transport.ChannelOutput;
+import io.rnbd.rdma.api.CompletionBatch;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;
@@ -100,18 +100,22 @@ final class ReplyWriter implements Runnable {
 
     /**
      * Writes {@code r} now if the socket is free and takes it whole, else hands it to the writer
-     * thread. Inside a completion batch ({@link CompletionBatch}: the soft RDMA provider's IO
-     * thread opens one around the completions one socket read brought) the reply waits for the
-     * batch's end and leaves with the others of the batch in one write: at depth the answers of
-     * a burst arrive together, and one write wakes the client once instead of once per reply.
+     * thread. Inside a completion pass (the verbs SPI's {@link CompletionBatch}, found through
+     * the completing thread: the soft RDMA provider's IO thread opens one around the completions
+     * one socket read brought) the reply waits for the batch's end and leaves with the others of
+     * the batch in one write: at depth the answers of a burst arrive together, and one write
+     * wakes the client once instead of once per reply.
      */
     void submit(Reply r) {
-        if (nb != null && r.error() == 0 && CompletionBatch.active()) {
-            synchronized (deferred) {
-                deferred.add(r);
+        if (nb != null && r.error() == 0) {
+            CompletionBatch pass = CompletionBatch.ofCurrentThread();
+            if (pass.open()) {
+                synchronized (deferred) {
+                    deferred.add(r);
+                }
+                pass.defer(flushDeferred);
+                return;
             }
-            CompletionBatch.defer(flushDeferred);
-            return;
         }
         // Error replies (rare, with a message of any length) always take the writer thread.
         if (nb != null && r.error() == 0 && queue.isEmpty() && lock.tryLock()) {

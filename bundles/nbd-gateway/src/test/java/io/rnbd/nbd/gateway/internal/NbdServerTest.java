@@ -1,7 +1,5 @@
 package io.rnbd.nbd.gateway.internal;
 
-import io.rnbd.common.CompletionBatch;
-
 import static io.rnbd.nbd.proto.NbdConstants.*;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -16,6 +14,8 @@ import io.rnbd.nbd.proto.OptionReplyHeader;
 import io.rnbd.nbd.proto.SimpleReply;
 import io.rnbd.nbd.proto.StructuredError;
 import io.rnbd.nbd.proto.StructuredReplyHeader;
+import io.rnbd.rdma.api.CompletionBatch;
+import io.rnbd.rdma.api.CompletionThread;
 import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.testkit.Await;
@@ -438,45 +438,65 @@ class NbdServerTest {
 
     /**
      * Completions that arrive together (one soft RDMA socket read: the provider's IO thread opens
-     * a completion batch around them) leave as one socket write at the batch's end: the client
-     * is woken once for the burst. Nothing is written before the end.
+     * its completion batch around them) leave as one socket write at the batch's end: the client
+     * is woken once for the burst. Nothing is written before the end. The same burst completed on
+     * that thread with no batch open leaves reply by reply, as it is completed.
      */
     @Test
     void theRepliesOfACompletionBatchLeaveInOneWriteAtItsEnd() throws Exception {
         FakeBlockDevice dev = new FakeBlockDevice(SIZE).limitingEveryRequest();
         exports.with("batched", dev);
-        ExecutorService reactor = Executors.newSingleThreadExecutor();
+        ExecutorService reactor = Executors.newSingleThreadExecutor(r -> new CompletionThread(r, "test-completion-pass"));
         try (NbdClient c = NbdClient.connect(addr(), "batched")) {
             c.read(0, ByteBuffer.allocate(4096)).get(5, TimeUnit.SECONDS); // the connection is non-blocking now
-            server.stats().reset();
-            dev.hold();
-            List<CompletableFuture<Void>> reads = new ArrayList<>();
-            for (int i = 0; i < 8; i++) {
-                reads.add(c.read(i * 4096L, ByteBuffer.allocate(4096)));
-            }
-            Await.until(() -> "8 requests at the device, not " + dev.heldCount(), () -> dev.heldCount() == 8,
-                    Duration.ofSeconds(20));
-            long[] beforeEnd = reactor.submit(() -> {
-                CompletionBatch batch = CompletionBatch.ofThisThread();
-                batch.begin();
-                try {
-                    dev.release(); // the eight complete here, inside the batch
-                    NbdServerStats.Snapshot s = server.stats().snapshot();
-                    return new long[] {s.repliesInline(), s.inlineWrites()};
-                } finally {
-                    batch.end();
-                }
-            }).get(10, TimeUnit.SECONDS);
+            long[] beforeEnd = burst(c, dev, reactor, true);
             assertEquals(0, beforeEnd[0], "a reply left before the batch's end");
-            for (CompletableFuture<Void> r : reads) {
-                r.get(5, TimeUnit.SECONDS);
-            }
             NbdServerStats.Snapshot s = server.stats().snapshot();
             assertEquals(8, s.repliesInline());
             assertEquals(1, s.inlineWrites(), "the batch's replies in one write");
+
+            long[] unbatched = burst(c, dev, reactor, false);
+            assertTrue(unbatched[0] > 0, "with no batch open the replies leave as they complete");
+            assertTrue(server.stats().snapshot().inlineWrites() > 1, "and not in one write");
         } finally {
             reactor.shutdownNow();
         }
+    }
+
+    /**
+     * Eight reads held at {@code dev}, then completed together on {@code reactor}'s completion
+     * thread, inside its batch if {@code openBatch}; the replies inline and the inline writes
+     * counted when the completions are done (before the batch's end), all replies received.
+     */
+    private long[] burst(NbdClient c, FakeBlockDevice dev, ExecutorService reactor, boolean openBatch)
+            throws Exception {
+        server.stats().reset();
+        dev.hold();
+        List<CompletableFuture<Void>> reads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            reads.add(c.read(i * 4096L, ByteBuffer.allocate(4096)));
+        }
+        Await.until(() -> "8 requests at the device, not " + dev.heldCount(), () -> dev.heldCount() == 8,
+                Duration.ofSeconds(20));
+        long[] counted = reactor.submit(() -> {
+            CompletionBatch batch = CompletionBatch.ofCurrentThread();
+            if (openBatch) {
+                batch.begin();
+            }
+            try {
+                dev.release(); // the eight complete here, inside the batch if open
+                NbdServerStats.Snapshot s = server.stats().snapshot();
+                return new long[] {s.repliesInline(), s.inlineWrites()};
+            } finally {
+                if (openBatch) {
+                    batch.end();
+                }
+            }
+        }).get(10, TimeUnit.SECONDS);
+        for (CompletableFuture<Void> r : reads) {
+            r.get(5, TimeUnit.SECONDS);
+        }
+        return counted;
     }
 
     /**

@@ -1,8 +1,9 @@
 package io.rnbd.rdma.soft.internal;
 
 import io.rnbd.common.AdaptivePoll;
-import io.rnbd.common.CompletionBatch;
 import io.rnbd.common.SpareCpu;
+import io.rnbd.rdma.api.CompletionBatch;
+import io.rnbd.rdma.api.CompletionThread;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,7 +24,9 @@ import java.util.function.Consumer;
 /**
  * One of the device's IO threads: one selector for its listeners and connections, a task
  * queue for calls from other threads, and a queue of callbacks (completions, CM events)
- * delivered only between IO steps so that a callback may call back into the provider.
+ * delivered only between IO steps so that a callback may call back into the provider. The
+ * thread is a {@link CompletionThread}: the callbacks one ready channel brought are one
+ * completion pass, inside the thread's {@link CompletionBatch}.
  */
 final class SoftReactor implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(SoftReactor.class);
@@ -38,7 +41,8 @@ final class SoftReactor implements Runnable {
     }
 
     private final Selector selector;
-    private final Thread thread;
+    /** A completion thread: the pass over each ready channel opens its batch. */
+    private final CompletionThread thread;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<SoftQp> dirty = new ConcurrentLinkedQueue<>();
     private final ArrayDeque<Runnable> callbacks = new ArrayDeque<>();
@@ -68,7 +72,7 @@ final class SoftReactor implements Runnable {
         this.poll = poll;
         this.onTick = onTick;
         this.onStop = onStop;
-        this.thread = new Thread(this, "rdma-soft-" + name);
+        this.thread = new CompletionThread(this, "rdma-soft-" + name);
         thread.setDaemon(true);
     }
 
@@ -204,7 +208,7 @@ final class SoftReactor implements Runnable {
     @Override
     public void run() {
         long nextTick = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TICK_MS);
-        CompletionBatch batch = CompletionBatch.ofThisThread();
+        CompletionBatch batch = thread.completionBatch();
         try {
             while (running) {
                 step();

@@ -84,7 +84,7 @@ public final class DashboardServlet extends HttpServlet {
         } else if (path.equals("/api/state")) {
             resp.setHeader("Cache-Control", "no-store");
             if (user.isEmpty()) {
-                json(resp, HttpServletResponse.SC_UNAUTHORIZED, "{\"error\":\"login required\"}");
+                json(resp, HttpServletResponse.SC_UNAUTHORIZED, StateJson.error("login required"));
             } else {
                 json(resp, HttpServletResponse.SC_OK, StateJson.render(tables.get(), user.get(), clock.getAsLong()));
             }

@@ -1,6 +1,7 @@
 package io.rnbd.telemetry.dashboard.internal;
 
-import io.rnbd.command.support.Json;
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
 import io.rnbd.common.LatencyHistogram;
 import io.rnbd.telemetry.api.Column;
 import io.rnbd.telemetry.api.ColumnType;
@@ -17,7 +18,15 @@ import java.util.Map;
  * nothing between requests.
  */
 public final class StateJson {
+    // nulls kept: a field the source had nothing for is there, as null, as the page expects
+    private static final Gson GSON = new GsonBuilder().serializeNulls().create();
+
     private StateJson() {
+    }
+
+    /** {"error": message}: what the API answers instead of the state. */
+    public static String error(String message) {
+        return GSON.toJson(Map.of("error", message));
     }
 
     public static String render(List<Table> tables, String user, long timeMillis) {
@@ -25,7 +34,7 @@ public final class StateJson {
         for (Table t : tables) {
             List<Object> columns = new ArrayList<>();
             for (Column c : t.schema().columns()) {
-                columns.add(Json.obj("key", c.key(), "type", c.type(), "help", c.help()));
+                columns.add(obj("key", c.key(), "type", c.type().name(), "help", c.help()));
             }
             List<Object> rows = new ArrayList<>();
             for (List<Object> row : t.rows()) {
@@ -36,14 +45,13 @@ public final class StateJson {
                 }
                 rows.add(m);
             }
-            byName.put(t.schema().name(), Json.obj("help", t.schema().help(), "columns", columns, "rows", rows));
+            byName.put(t.schema().name(), obj("help", t.schema().help(), "columns", columns, "rows", rows));
         }
         List<Long> bounds = new ArrayList<>();
         for (long b : LatencyHistogram.boundsNanos()) {
             bounds.add(b);
         }
-        return Json.write(Json.obj("time_ms", timeMillis, "user", user, "latency_bounds_ns", bounds,
-                "tables", byName));
+        return GSON.toJson(obj("time_ms", timeMillis, "user", user, "latency_bounds_ns", bounds, "tables", byName));
     }
 
     private static Object value(Column c, Object v) {
@@ -52,8 +60,16 @@ public final class StateJson {
             for (long n : h.counts()) {
                 counts.add(n);
             }
-            return Json.obj("counts", counts, "count", h.count(), "sum_ns", h.sumNanos());
+            return obj("counts", counts, "count", h.count(), "sum_ns", h.sumNanos());
         }
         return v;
+    }
+
+    private static Map<String, Object> obj(Object... keysAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return m;
     }
 }

@@ -2,7 +2,6 @@ package io.rnbd.rtrs.auth.chap.command;
 
 import io.rnbd.command.support.ConsoleCommand;
 import io.rnbd.command.support.Json;
-import io.rnbd.command.support.TextTable;
 import io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin;
 import io.rnbd.rtrs.auth.chap.api.ChapKeyInfo;
 import java.io.PrintStream;
@@ -11,6 +10,7 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.apache.karaf.shell.support.table.ShellTable;
 
 /** {@code rtrs:auth-keys}: the hosts with CHAP keys; the secrets themselves are never shown. */
 @Service
@@ -30,9 +30,13 @@ public class AuthKeysCommand extends ConsoleCommand {
                     "key_length", k.keyLength(), "ctrl_key", k.hasCtrlKey(), "source", k.source())).toList()));
             return;
         }
-        TextTable t = new TextTable("HOST ID", "TRANSFORM", "KEY BYTES", "CTRL KEY", "SOURCE");
+        // not a telemetry table: key metadata is the CHAP bundle's own, for the console only
+        ShellTable t = new ShellTable();
+        for (String header : new String[] {"HOST ID", "TRANSFORM", "KEY BYTES", "CTRL KEY", "SOURCE"}) {
+            t.column(header);
+        }
         for (ChapKeyInfo k : keys) {
-            t.row(k.hostId(), k.transform(), k.keyLength(), k.hasCtrlKey() ? "yes" : "no", k.source());
+            t.addRow().addContent(k.hostId(), k.transform(), k.keyLength(), k.hasCtrlKey() ? "yes" : "no", k.source());
         }
         t.print(out);
     }

@@ -44,9 +44,8 @@ class AuthKeyCommandsTest {
                 assertFalse(o.contains(s.split(":")[2].substring(0, 12)), o);
             }
         }
-        List<String> lines = out.lines().toList();
-        assertTrue(lines.get(1).matches("cfg-b\\s+none\\s+32\\s+no\\s+config"), out);
-        assertTrue(lines.get(2).matches("host-a\\s+none\\s+32\\s+yes\\s+file"), out);
+        assertEquals(List.of("cfg-b", "none", "32", "no", "config"), Out.row(out, "cfg-b"), out);
+        assertEquals(List.of("host-a", "none", "32", "yes", "file"), Out.row(out, "host-a"), out);
         List<Map<String, Object>> keys = MiniJson.array(js);
         assertEquals(Map.of("host_id", "host-a", "transform", "none", "key_length", 32L, "ctrl_key", true,
                 "source", "file"), keys.get(1));
@@ -57,8 +56,10 @@ class AuthKeyCommandsTest {
         admin.put("h1", SECRET, null);
         AuthKeysCommand c = new AuthKeysCommand();
         c.admin = admin;
-        assertEquals("HOST ID  TRANSFORM  KEY BYTES  CTRL KEY  SOURCE\nh1       none       32         no        file\n",
-                Out.run(c));
+        String out = Out.run(c);
+        assertEquals(List.of(List.of("HOST ID", "TRANSFORM", "KEY BYTES", "CTRL KEY", "SOURCE"),
+                List.of("h1", "none", "32", "no", "file")), Out.cells(out), out);
+        assertEquals(3, out.lines().count(), "a header, its rule and the row: " + out);
     }
 
     @Test
