@@ -15,7 +15,7 @@ import io.rnbd.common.LatencyHistogram;
 import io.rnbd.common.Provider;
 import io.rnbd.rdma.api.LinkState;
 import io.rnbd.rnbd.api.BlockIoStats;
-import io.rnbd.rnbd.api.NbdGatewayAdmin;
+import io.rnbd.nbd.gateway.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rtrs.api.Authenticators;

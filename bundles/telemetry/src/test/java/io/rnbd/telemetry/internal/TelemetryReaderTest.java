@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.rdma.api.RdmaDeviceInfo;
-import io.rnbd.rnbd.api.NbdGatewayAdmin;
+import io.rnbd.nbd.gateway.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rtrs.api.PathState;

@@ -7,7 +7,7 @@ import io.rnbd.rdma.api.RdmaAdmin;
 import io.rnbd.rdma.api.RdmaDeviceInfo;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockIoStats;
-import io.rnbd.rnbd.api.NbdGatewayAdmin;
+import io.rnbd.nbd.gateway.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin;

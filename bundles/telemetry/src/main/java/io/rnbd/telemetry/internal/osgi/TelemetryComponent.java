@@ -1,7 +1,7 @@
 package io.rnbd.telemetry.internal.osgi;
 
 import io.rnbd.rdma.api.RdmaAdmin;
-import io.rnbd.rnbd.api.NbdGatewayAdmin;
+import io.rnbd.nbd.gateway.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rtrs.api.RtrsClientAdmin;

@@ -5,7 +5,7 @@ import io.rnbd.nbd.gateway.internal.NbdServer;
 import io.rnbd.nbd.gateway.internal.NbdServerConfig;
 import io.rnbd.nbd.gateway.internal.NbdServerStats;
 import io.rnbd.nbd.gateway.internal.TlsPolicy;
-import io.rnbd.rnbd.api.NbdGatewayAdmin;
+import io.rnbd.nbd.gateway.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -6,7 +6,7 @@ import io.rnbd.nbd.client.NbdClient;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.BlockDevice;
 import io.rnbd.rnbd.api.Capabilities;
-import io.rnbd.rnbd.api.NbdGatewayAdmin;
+import io.rnbd.nbd.gateway.api.NbdGatewayAdmin;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.testkit.Await;
 import io.rnbd.testkit.block.FakeBlockDevice;

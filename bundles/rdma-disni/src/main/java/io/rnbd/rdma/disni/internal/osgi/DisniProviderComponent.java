@@ -37,9 +37,13 @@ import org.slf4j.LoggerFactory;
  * {@code rdma.provider.state} (active|dormant) and {@code rdma.provider.reason}, updated
  * as the provider wakes up or goes dormant.
  */
-// Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
-// resolves where Karaf enforces service requirements.
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.RdmaDevice", uses = RdmaDevice.class)
+// Registered by hand (one device per adapter found at run time; a status whose properties change
+// as the provider wakes up or goes dormant), so DS does not declare them: said here, so that a
+// bundle requiring them resolves where Karaf enforces service requirements.
+@Capability(namespace = "osgi.service", attribute = {"objectClass:List<String>=io.rnbd.rdma.api.RdmaDevice",
+        "rdma.provider=disni"}, uses = RdmaDevice.class)
+@Capability(namespace = "osgi.service", attribute = {"objectClass:List<String>=java.util.function.Supplier",
+        "rdma.provider=disni"})
 @Component(immediate = true, configurationPid = "io.rnbd.rdma.disni",
         configurationPolicy = ConfigurationPolicy.OPTIONAL, service = {})
 @Designate(ocd = DisniProviderComponent.Config.class)

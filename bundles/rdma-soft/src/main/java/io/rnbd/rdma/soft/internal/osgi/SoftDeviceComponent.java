@@ -26,7 +26,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 // Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
 // resolves where Karaf enforces service requirements.
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.RdmaDevice", uses = io.rnbd.rdma.api.RdmaDevice.class)
+@Capability(namespace = "osgi.service", attribute = {"objectClass:List<String>=io.rnbd.rdma.api.RdmaDevice",
+        "rdma.provider=soft"}, uses = io.rnbd.rdma.api.RdmaDevice.class)
 @Component(configurationPid = SoftDeviceComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
         immediate = true, service = {})
 @Designate(ocd = SoftDeviceComponent.Config.class, factory = true)

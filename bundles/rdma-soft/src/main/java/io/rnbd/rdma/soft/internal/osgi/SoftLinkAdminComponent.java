@@ -7,6 +7,7 @@ import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RdmaLinkAdmin;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 
+import org.osgi.annotation.bundle.Requirement;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.service.cm.Configuration;
@@ -35,6 +36,10 @@ import java.util.function.Predicate;
  * {@code remove} has returned; after {@code addLink} it is registered, so every IB client has
  * had its {@code add}.
  */
+// Looks its own devices up outside DS, to wait until a link it added is registered: declared
+// so that the manifest says so (docs/architecture.md, the service table).
+@Requirement(namespace = "osgi.service", filter = "(&(objectClass=io.rnbd.rdma.api.RdmaDevice)(rdma.provider=soft))",
+        effective = "active", resolution = Requirement.Resolution.OPTIONAL)
 @Component(service = RdmaLinkAdmin.class, property = RdmaDevice.PROP_PROVIDER + "=" + SoftDevice.PROVIDER)
 public final class SoftLinkAdminComponent implements RdmaLinkAdmin {
     /** How long add/delete wait for the device to come or go before saying it has not. */

@@ -6,6 +6,7 @@ import io.rnbd.rtrs.api.RtrsClientSession;
 import java.util.Hashtable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 
@@ -14,6 +15,11 @@ import org.osgi.framework.ServiceRegistration;
  * {@code rnbd.device=<name>}: the device object itself, so IO from its users (the NBD
  * gateway, the console's bench) goes straight to the domain object.
  */
+// One service per mapped device, registered at run time: DS does not declare it, so it is said
+// here, where it is registered, so that a bundle requiring it resolves where Karaf enforces
+// service requirements.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rnbd.api.RemoteBlockDevice",
+        uses = RemoteBlockDevice.class)
 final class DeviceServices implements DevicePublisher {
     private final BundleContext context;
     private final Map<RemoteBlockDevice, ServiceRegistration<RemoteBlockDevice>> registrations =

@@ -37,8 +37,6 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 // it (MapComponent, the console) still resolves where service requirements are enforced.
 @Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rnbd.api.RnbdClientAdmin",
         uses = RnbdClientAdmin.class)
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rnbd.api.RemoteBlockDevice",
-        uses = RemoteBlockDevice.class)
 @Component(immediate = true, service = {}, configurationPid = "io.rnbd.client",
         configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = RnbdClientComponent.Config.class)

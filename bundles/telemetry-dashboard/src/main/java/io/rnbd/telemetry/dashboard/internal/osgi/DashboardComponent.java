@@ -6,6 +6,7 @@ import io.rnbd.telemetry.dashboard.internal.JaasLogin;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import javax.servlet.Servlet;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -21,6 +22,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * Registers the dashboard servlet with Karaf's HTTP whiteboard (Pax Web) under
  * {@code path}, and takes it away on deactivation.
  */
+// Registered by hand: its whiteboard pattern is made of the configured path ({path, path/*}),
+// which DS cannot derive from a configuration property. Declared here, as DS would have.
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=javax.servlet.Servlet", uses = Servlet.class)
 @Component(service = {}, immediate = true, configurationPid = DashboardComponent.PID,
         configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = DashboardComponent.Config.class)

@@ -5,6 +5,8 @@ import java.util.Comparator;
 import java.util.Hashtable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import org.osgi.annotation.bundle.Capability;
+import org.osgi.annotation.bundle.Requirement;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
 import org.osgi.framework.InvalidSyntaxException;
@@ -23,6 +25,13 @@ import org.osgi.framework.ServiceReference;
  * removed (rnbd-server calls {@code release}, at once or, with no memory backend running, when
  * one comes back), or when the appliance stops.
  */
+// Registered by hand on the system bundle's context (so DS cannot) and looked up by hand: both
+// declared, so that the manifest says what this bundle leaves behind and reads back.
+@Capability(namespace = "osgi.service", attribute = {"objectClass:List<String>=java.util.concurrent.ConcurrentMap",
+        StoreHolder.PROP + "=" + StoreHolder.VERSION})
+@Requirement(namespace = "osgi.service", filter = "(&(objectClass=java.util.concurrent.ConcurrentMap)"
+        + "(" + StoreHolder.PROP + "=" + StoreHolder.VERSION + "))", effective = "active",
+        resolution = Requirement.Resolution.OPTIONAL)
 final class StoreHolder {
     /** The holder's service property, with {@link #VERSION} as value. */
     static final String PROP = "rnbd.backend.memory.stores";

@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  */
 // Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
 // resolves where Karaf enforces service requirements.
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"io.rnbd.rtrs.api.Authenticator,io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin\"", uses = {Authenticator.class, ChapKeyAdmin.class})
+@Capability(namespace = "osgi.service", attribute = {"objectClass:List<String>=\"io.rnbd.rtrs.api.Authenticator,"
+        + "io.rnbd.rtrs.auth.chap.api.ChapKeyAdmin\"", "rtrs.auth=chap"}, uses = {Authenticator.class, ChapKeyAdmin.class})
 @Component(configurationPid = ChapAuthenticatorComponent.PID, immediate = true, service = {})
 @Designate(ocd = ChapAuthenticatorComponent.Config.class)
 public class ChapAuthenticatorComponent implements Authenticator, ChapKeyAdmin {

@@ -1,12 +1,12 @@
-package io.rnbd.rnbd.api;
+package io.rnbd.nbd.gateway.api;
 
 import java.util.List;
 
 /**
  * A read-only view of the NBD gateway (bundle nbd-gateway), which serves the mapped devices
- * to qemu-img, nbdcopy and fio, for JMX, /metrics and the dashboard. It sits in rnbd-api,
- * beside the client and server admin views, so that those readers need no import of the
- * gateway bundle itself (whose activation opens a listening socket).
+ * to qemu-img, nbdcopy and fio, for JMX, /metrics and the dashboard. It sits in a bundle of its
+ * own, the gateway layer's API, so that those readers need no import of the gateway bundle
+ * itself (whose activation opens a listening socket).
  */
 public interface NbdGatewayAdmin {
     /**
