@@ -119,6 +119,16 @@ public class ConsoleIT extends KarafTestSupport {
         assertContains(run("rtrs:server-sessions --json"), "\"name\":\"" + SESSION + "\"");
         assertError(run("rtrs:server-session-close nope"), "no server session 'nope'");
 
+        // issue 38: the server's method set through its admin service (auth.method of io.rnbd.rtrs.server);
+        // an authentication method alone does not restart the server: its session stays
+        assertEquals("server: new paths must pass none; established paths keep running",
+                run("rtrs:auth-method server none"));
+        assertError(run("rtrs:auth-method server chap"), "EINVAL: unknown authenticator 'chap' (registered: none; "
+                + "or default)");
+        assertEquals("server: new paths must pass the best-ranked authenticator present; established paths keep "
+                + "running", run("rtrs:auth-method server default"));
+        assertRow(run("rtrs:server-sessions"), SESSION, "2", "256", "256.0 KiB");
+
         // the server closes the session; the client reconnects (1 s delay) and rnbd0 comes back
         assertEquals("server session " + SESSION + " closed", run("rtrs:server-session-close " + SESSION));
         awaitApplianceUp();

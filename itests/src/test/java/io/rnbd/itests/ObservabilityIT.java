@@ -100,6 +100,19 @@ public class ObservabilityIT extends KarafTestSupport {
             String unknown = message(() -> jmx.invoke(client, "resetStats", new Object[] {"nope"}, ONE_STRING));
             assertTrue(unknown, unknown.contains("no session") && unknown.contains("nope"));
 
+            // issue 38: the authentication method through the client's admin service, kept in its configuration
+            org.osgi.service.cm.ConfigurationAdmin cm = waitForService(org.osgi.service.cm.ConfigurationAdmin.class,
+                    null, TIMEOUT_MS);
+            assertEquals("client: new paths authenticate with none",
+                    jmx.invoke(client, "setAuthMethod", new Object[] {"client", "none"}, TWO_STRINGS));
+            assertEquals("none", cm.getConfiguration("io.rnbd.rtrs.client", "?").getProperties().get("auth.method"));
+            String notThere = message(() -> jmx.invoke(client, "setAuthMethod", new Object[] {"client", "chap"},
+                    TWO_STRINGS));
+            assertTrue(notThere, notThere.contains("EINVAL: unknown authenticator 'chap' (registered: none; or default)"));
+            assertEquals("client: new paths authenticate with the best-ranked authenticator present",
+                    jmx.invoke(client, "setAuthMethod", new Object[] {"client", "default"}, TWO_STRINGS));
+            assertEquals(null, cm.getConfiguration("io.rnbd.rtrs.client", "?").getProperties().get("auth.method"));
+
             // an export and a mapping through JMX: the admin services' operations, as the console's (configurations)
             ObjectName server = new ObjectName("io.rnbd:type=rnbd-server");
             ObjectName rnbdClient = new ObjectName("io.rnbd:type=rnbd-client");

@@ -1,5 +1,6 @@
 package io.rnbd.loadgen;
 
+import io.rnbd.common.LatencyHistogram;
 import java.util.Locale;
 
 /** Console text of a load run: the live progress line, the results table and JSON. */
@@ -58,7 +59,7 @@ public final class LoadReport {
     }
 
     private static void row(StringBuilder sb, String op, long ios, double iops, double mib,
-                            LatencyHistogram.Snapshot lat) {
+                            LatencyHistogram.Distribution lat) {
         sb.append(String.format(Locale.ROOT, "%-6s %12d %12.0f %10.1f %10.1f %10.1f %10.1f%n", op, ios, iops, mib,
                 lat.percentileNanos(0.5) / 1e3, lat.percentileNanos(0.99) / 1e3, lat.percentileNanos(0.999) / 1e3));
     }
@@ -89,7 +90,7 @@ public final class LoadReport {
         return sb.append("]}").toString();
     }
 
-    private static String op(long ios, double iops, double mib, LatencyHistogram.Snapshot lat) {
+    private static String op(long ios, double iops, double mib, LatencyHistogram.Distribution lat) {
         StringBuilder sb = new StringBuilder("{");
         field(sb, "ios", ios).append(',');
         field(sb, "iops", fmt(iops)).append(',');

@@ -1,5 +1,6 @@
 package io.rnbd.loadgen;
 
+import io.rnbd.common.LatencyHistogram;
 import java.util.List;
 
 /**
@@ -9,10 +10,10 @@ import java.util.List;
  * @param problems     the first failed IOs and verification mismatches, one line each
  */
 public record LoadResult(LoadSpec spec, long elapsedNanos, LoadStats.Counters counters,
-                         LatencyHistogram.Snapshot readLatency, LatencyHistogram.Snapshot writeLatency,
+                         LatencyHistogram.Distribution readLatency, LatencyHistogram.Distribution writeLatency,
                          String stoppedBy, List<String> problems) {
 
-    public LatencyHistogram.Snapshot latency() {
+    public LatencyHistogram.Distribution latency() {
         return readLatency.merge(writeLatency);
     }
 

@@ -1,5 +1,6 @@
 package io.rnbd.loadgen;
 
+import io.rnbd.common.LatencyHistogram;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Counters and latency histograms of a load run, kept apart from the engine. */
@@ -55,12 +56,12 @@ public final class LoadStats {
                 verified.sum(), mismatches.sum());
     }
 
-    public LatencyHistogram.Snapshot readLatency() {
-        return readLatency.snapshot();
+    public LatencyHistogram.Distribution readLatency() {
+        return readLatency.distribution();
     }
 
-    public LatencyHistogram.Snapshot writeLatency() {
-        return writeLatency.snapshot();
+    public LatencyHistogram.Distribution writeLatency() {
+        return writeLatency.distribution();
     }
 
     /** @param verified reads checked against the pattern (of blocks written in this run) */

@@ -3,7 +3,9 @@ package io.rnbd.rtrs.api;
 import io.rnbd.common.Errno;
 import io.rnbd.common.Provider;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -12,7 +14,47 @@ import java.util.Set;
  * on which bundle happened to start first.
  */
 public final class Authenticators {
+    /**
+     * The configuration key of both ends' method ({@code io.rnbd.rtrs.client},
+     * {@code io.rnbd.rtrs.server}): an authenticator's {@code rtrs.auth}; absent or empty = the
+     * best-ranked one present.
+     *
+     * @since 1.10
+     */
+    public static final String CONFIG_KEY = "auth.method";
+
+    /**
+     * What an operator names to go back to the best-ranked authenticator present
+     * ({@link #CONFIG_KEY} removed).
+     *
+     * @since 1.10
+     */
+    public static final String DEFAULT = "default";
+
     private Authenticators() {
+    }
+
+    /**
+     * The check both ends' {@code setAuthMethod} make: the {@link #CONFIG_KEY} value an
+     * operator's choice becomes.
+     *
+     * @param method     the name a registered authenticator announces, or {@link #DEFAULT}
+     * @param registered the names of the authenticators registered now
+     * @return {@code method}, or empty for {@link #DEFAULT}
+     * @throws RtrsAdminException EINVAL for any other name, naming those registered
+     * @since 1.10
+     */
+    public static String configured(String method, Collection<String> registered) throws RtrsAdminException {
+        if (DEFAULT.equals(method)) {
+            return "";
+        }
+        if (method == null || !registered.contains(method)) {
+            Set<String> names = new LinkedHashSet<>(registered);
+            throw new RtrsAdminException(Errno.EINVAL, "unknown authenticator '" + method + "' ("
+                    + (names.isEmpty() ? "none registered" : "registered: " + String.join(", ", names))
+                    + "; or " + DEFAULT + ")");
+        }
+        return method;
     }
 
     /**

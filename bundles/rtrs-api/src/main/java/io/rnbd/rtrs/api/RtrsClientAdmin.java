@@ -65,6 +65,23 @@ public interface RtrsClientAdmin {
         return "";
     }
 
+    /**
+     * Set the authenticator new paths of this client use: {@code method} is the name a
+     * registered authenticator announces ({@link #authenticators}, a bundle of the user's own
+     * too), or {@link Authenticators#DEFAULT} for the best-ranked one present. Kept as
+     * {@code auth.method} of the client's configuration ({@code io.rnbd.rtrs.client}), so it
+     * stays; established paths keep running.
+     *
+     * @return the outcome in one line, as the console prints it and JMX returns it
+     * @throws RtrsAdminException EINVAL (no such authenticator registered: nothing is written),
+     *                            EAGAIN (ConfigAdmin is not running), EIO (it failed to write)
+     * @since 1.10
+     */
+    default String setAuthMethod(String method) throws java.io.IOException {
+        throw new RtrsAdminException(io.rnbd.common.Errno.EOPNOTSUPP, "this RTRS client cannot set its "
+                + "authentication method");
+    }
+
     /** -1 = forever, 0..9999. */
     void setMaxReconnectAttempts(String session, int attempts);
 

@@ -4,7 +4,7 @@
  * ({@link io.rnbd.rtrs.api.MultipathPolicy}, {@link io.rnbd.rtrs.api.Authenticator}).
  */
 @Export
-@Version("1.9.0")
+@Version("1.10.0")
 package io.rnbd.rtrs.api;
 
 import org.osgi.annotation.bundle.Export;

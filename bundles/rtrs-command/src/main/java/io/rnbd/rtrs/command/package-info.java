@@ -9,8 +9,6 @@
         resolution = Requirement.Resolution.OPTIONAL)
 @Requirement(namespace = "osgi.service", filter = "(objectClass=io.rnbd.rtrs.api.RtrsServerAdmin)", effective = "active",
         resolution = Requirement.Resolution.OPTIONAL)
-@Requirement(namespace = "osgi.service", filter = "(objectClass=org.osgi.service.cm.ConfigurationAdmin)", effective = "active",
-        resolution = Requirement.Resolution.OPTIONAL)
 @Requirement(namespace = "osgi.service", filter = "(objectClass=io.rnbd.telemetry.api.Telemetry)", effective = "active",
         resolution = Requirement.Resolution.OPTIONAL)
 package io.rnbd.rtrs.command;

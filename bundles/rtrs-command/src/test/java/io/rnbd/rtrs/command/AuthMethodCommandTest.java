@@ -1,50 +1,47 @@
 package io.rnbd.rtrs.command;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.rnbd.command.support.MiniJson;
 import io.rnbd.command.support.Out;
-import io.rnbd.common.Provider;
+import io.rnbd.common.Errno;
+import io.rnbd.rtrs.api.RtrsAdminException;
+import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.rtrs.api.RtrsServerSessionInfo;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.util.Dictionary;
-import java.util.HashMap;
-import java.util.Hashtable;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.osgi.service.cm.Configuration;
-import org.osgi.service.cm.ConfigurationAdmin;
 
-/** rtrs:auth-method: shows both ends; sets an end's auth.method to a registered authenticator by its name. */
+/**
+ * rtrs:auth-method: shows both ends; sets an end's method through that end's admin service
+ * (which checks the name and keeps it: RtrsClientAdmin/RtrsServerAdmin.setAuthMethod), printing
+ * its line or its refusal.
+ */
 class AuthMethodCommandTest {
-    private final FakeClientAdmin admin = new FakeClientAdmin();
-    /** The configurations by PID, as ConfigAdmin keeps them. */
-    private final Map<String, Dictionary<String, Object>> configs = new HashMap<>();
+    private final FakeClientAdmin fake = new FakeClientAdmin();
+    /** What the admin services were asked to set, "end method". */
+    private final List<String> calls = new ArrayList<>();
+    private IOException refusal;
 
-    private final ConfigurationAdmin ca = (ConfigurationAdmin) Proxy.newProxyInstance(getClass().getClassLoader(),
-            new Class<?>[] {ConfigurationAdmin.class}, (p, m, a) -> {
-                if (!m.getName().equals("getConfiguration")) {
-                    throw new UnsupportedOperationException(m.getName());
+    /** The fake client, whose setAuthMethod records and answers (or refuses). */
+    private final RtrsClientAdmin admin = (RtrsClientAdmin) Proxy.newProxyInstance(getClass().getClassLoader(),
+            new Class<?>[] {RtrsClientAdmin.class}, (p, m, a) -> {
+                if (m.getName().equals("setAuthMethod")) {
+                    return set("client", (String) a[0]);
                 }
-                String pid = (String) a[0];
-                return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Configuration.class},
-                        (cp, cm, ca) -> switch (cm.getName()) {
-                            case "getProperties" -> configs.containsKey(pid) ? new Hashtable<>((Map<?, ?>) configs.get(pid))
-                                    : null;
-                            case "update" -> configs.put(pid, copy(ca[0]));
-                            default -> throw new UnsupportedOperationException(cm.getName());
-                        });
+                try {
+                    return m.invoke(fake, a);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
             });
 
-    @SuppressWarnings("unchecked")
-    private static Dictionary<String, Object> copy(Object d) {
-        return new Hashtable<>((Map<String, Object>) (Map<?, ?>) d);
-    }
-
-    private final RtrsServerAdmin server = new RtrsServerAdmin() {
+    private RtrsServerAdmin server = new RtrsServerAdmin() {
         @Override
         public List<RtrsServerSessionInfo> sessions() {
             return List.of();
@@ -59,13 +56,25 @@ class AuthMethodCommandTest {
         public String authMethod() {
             return "none";
         }
+
+        @Override
+        public String setAuthMethod(String method) throws IOException {
+            return set("server", method);
+        }
     };
+
+    private String set(String end, String method) throws IOException {
+        calls.add(end + " " + method);
+        if (refusal != null) {
+            throw refusal;
+        }
+        return end + ": set to " + method;
+    }
 
     private String run(String end, String method, boolean json) {
         AuthMethodCommand c = new AuthMethodCommand();
         c.admin = admin;
         c.server = server;
-        c.configAdmin = ca;
         c.end = end;
         c.method = method;
         c.json = json;
@@ -78,32 +87,29 @@ class AuthMethodCommandTest {
                 run(null, null, false));
         assertEquals(Map.of("client", "", "server", "none"), MiniJson.object(run(null, null, true)));
         assertEquals("server: none\n", run("server", null, false));
+        assertEquals(List.of(), calls);
     }
 
     @Test
-    void setsAnEndToARegisteredAuthenticatorByItsNameAndBackToTheDefault() {
-        admin.authenticators.add(new Provider("none", "rtrs-auth-none", "0.1.0.SNAPSHOT", 40, 0));
-        admin.authenticators.add(new Provider("ticket", "org.example.rnbd.auth.ticket", "1.0.0", 93, 0));
-        configs.put(AuthMethodCommand.SERVER_PID, new Hashtable<>(Map.of("port", "1234")));
-
-        assertEquals("client: new paths authenticate with ticket\n", run("client", "ticket", false));
-        assertEquals("ticket", configs.get(AuthMethodCommand.CLIENT_PID).get("auth.method"));
-        assertEquals("server: new paths must pass ticket; the RTRS server restarts to apply it, its sessions' paths "
-                + "reconnect and their IO waits meanwhile\n", run("server", "ticket", false));
-        assertEquals("1234", configs.get(AuthMethodCommand.SERVER_PID).get("port"), "its other settings kept");
-        assertEquals("ticket", configs.get(AuthMethodCommand.SERVER_PID).get("auth.method"));
-
-        assertEquals("client: new paths authenticate with the best-ranked authenticator present\n",
-                run("client", "default", false));
-        assertNull(configs.get(AuthMethodCommand.CLIENT_PID).get("auth.method"));
+    void setsAnEndThroughItsAdminServiceAndPrintsItsLine() {
+        assertEquals("client: set to ticket\n", run("client", "ticket", false));
+        assertEquals("server: set to default\n", run("server", "default", false));
+        assertEquals(List.of("client ticket", "server default"), calls);
     }
 
     @Test
-    void anUnknownMethodOrEndIsRefusedAndNothingIsWritten() {
-        admin.authenticators.add(new Provider("none", "rtrs-auth-none", "0.1.0.SNAPSHOT", 40, 0));
-        assertEquals("Error: unknown authenticator 'chap' (registered: none; or default)\n", run("client", "chap", false));
+    void theServicesRefusalIsOneErrorLineErrnoFirst() {
+        refusal = new RtrsAdminException(Errno.EINVAL, "unknown authenticator 'chap' (registered: none; or default)");
+        assertEquals("Error: EINVAL: unknown authenticator 'chap' (registered: none; or default)\n",
+                run("client", "chap", false));
+        server = null;
+        assertEquals("Error: the RTRS server is not running (bundle rtrs-server)\n", run("server", "none", false));
+    }
+
+    @Test
+    void anUnknownOrMissingEndIsRefusedBeforeAnyServiceIsAsked() {
         assertEquals("Error: end must be client or server, not 'both'\n", run("both", "none", false));
         assertEquals("Error: say which end: rtrs:auth-method client|server none\n", run(null, "none", false));
-        assertEquals(Map.of(), configs);
+        assertEquals(List.of(), calls);
     }
 }

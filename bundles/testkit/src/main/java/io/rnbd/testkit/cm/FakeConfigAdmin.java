@@ -18,8 +18,9 @@ import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
 
 /**
- * ConfigAdmin in memory, for the tests of what keeps its state in configurations: factory configurations, filter search (the framework's own filter
- * syntax), and hooks standing in for the components that react to updates and deletes.
+ * ConfigAdmin in memory, for the tests of what keeps its state in configurations: factory and singleton
+ * configurations, filter search (the framework's own filter syntax), and hooks standing in for the
+ * components that react to updates and deletes.
  */
 public final class FakeConfigAdmin implements ConfigurationAdmin {
     public final List<Conf> configs = new ArrayList<>();
@@ -150,14 +151,27 @@ public final class FakeConfigAdmin implements ConfigurationAdmin {
         return c;
     }
 
+    /** A singleton configuration: the one of {@code pid}, else a new one without properties until its update. */
     @Override
     public Configuration getConfiguration(String pid, String location) {
-        throw new UnsupportedOperationException("commands use factory configurations only");
+        for (Conf c : configs) {
+            if (c.factoryPid == null && c.pid.equals(pid)) {
+                return c;
+            }
+        }
+        Conf c = new Conf(pid, null, location);
+        configs.add(c);
+        return c;
     }
 
     @Override
     public Configuration getConfiguration(String pid) {
-        throw new UnsupportedOperationException("commands use factory configurations only");
+        return getConfiguration(pid, null);
+    }
+
+    /** The singleton configuration of {@code pid}, if one was made. */
+    public Conf singleton(String pid) {
+        return configs.stream().filter(c -> c.factoryPid == null && c.pid.equals(pid)).findFirst().orElse(null);
     }
 
     @Override

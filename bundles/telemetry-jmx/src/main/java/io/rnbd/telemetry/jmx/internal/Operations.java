@@ -4,16 +4,17 @@ import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
+import io.rnbd.rtrs.api.RtrsServerAdmin;
 import java.util.function.Supplier;
 
 /**
  * The operations of the three subsystem MBeans, thin faces of the admin services as the
  * console's commands are: path, policy and counter operations call {@link RtrsClientAdmin};
+ * setAuthMethod {@link RtrsClientAdmin#setAuthMethod} or {@link RtrsServerAdmin#setAuthMethod};
  * map/unmap/remap/resize call {@link RnbdClientAdmin}'s operations, export add/remove
  * {@link RnbdServerAdmin}'s, which check their input, keep the configuration and wait for the
  * outcome; an operation returns the line the console prints, or fails with it (errno first).
- * setAuthMethod still runs the console's {@code rtrs:auth-method} ({@link ConsoleLine}): no
- * admin service owns that operation yet. Not offered: the forced variants (unmap --force,
+ * Not offered: the forced variants (unmap --force,
  * export-remove --force, force-close), server-session-close, link-add/link-del and key
  * management, which break IO or need more than a name to be safe.
  */
@@ -21,7 +22,7 @@ public final class Operations {
     private final Supplier<RtrsClientAdmin> rtrsClient;
     private final Supplier<RnbdClientAdmin> rnbdClient;
     private final Supplier<RnbdServerAdmin> rnbdServer;
-    private final Supplier<ConsoleRunner> console;
+    private final Supplier<RtrsServerAdmin> rtrsServer;
     private final Runnable changed;
 
     /** Operations over the given services, told how to announce a change once there is someone to tell. */
@@ -34,12 +35,12 @@ public final class Operations {
      * @param changed called after an operation that may add or remove MBeans (a path, a
      *                device, an export), so they appear without waiting for the next refresh
      */
-    public Operations(Supplier<RtrsClientAdmin> rtrsClient, Supplier<RnbdClientAdmin> rnbdClient,
-                      Supplier<RnbdServerAdmin> rnbdServer, Supplier<ConsoleRunner> console, Runnable changed) {
+    public Operations(Supplier<RtrsClientAdmin> rtrsClient, Supplier<RtrsServerAdmin> rtrsServer,
+                      Supplier<RnbdClientAdmin> rnbdClient, Supplier<RnbdServerAdmin> rnbdServer, Runnable changed) {
         this.rtrsClient = rtrsClient;
+        this.rtrsServer = rtrsServer;
         this.rnbdClient = rnbdClient;
         this.rnbdServer = rnbdServer;
-        this.console = console;
         this.changed = changed;
     }
 
@@ -130,7 +131,13 @@ public final class Operations {
 
             @Override
             public String setAuthMethod(String end, String method) {
-                return ConsoleLine.of("rtrs:auth-method").arg("end", end).arg("method", method).run(console);
+                if ("client".equals(end)) {
+                    return call(() -> admin().setAuthMethod(method));
+                }
+                if ("server".equals(end)) {
+                    return call(() -> require(rtrsServer, "RTRS server (bundle rtrs-server)").setAuthMethod(method));
+                }
+                throw new IllegalArgumentException("EINVAL: end must be client or server, not '" + end + "'");
             }
 
             @Override

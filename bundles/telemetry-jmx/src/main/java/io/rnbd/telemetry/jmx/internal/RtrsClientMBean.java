@@ -28,7 +28,9 @@ public interface RtrsClientMBean {
 
     /**
      * {@code rtrs:auth-method END METHOD}: new paths of the client or the server use the registered
-     * authenticator {@code method} ({@code default}: the best-ranked one), kept in configuration.
+     * authenticator {@code method} ({@code default}: the best-ranked one), kept in configuration
+     * ({@code RtrsClientAdmin.setAuthMethod}, {@code RtrsServerAdmin.setAuthMethod}); returns the
+     * console's line, or fails with the service's, errno first.
      */
     String setAuthMethod(String end, String method);
 

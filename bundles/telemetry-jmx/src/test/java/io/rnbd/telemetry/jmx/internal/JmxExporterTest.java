@@ -12,13 +12,19 @@ import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RnbdClientAdmin.MapRequest;
 import io.rnbd.rnbd.api.RnbdServerAdmin.ExportRequest;
 import io.rnbd.rtrs.api.PathState;
+import io.rnbd.rtrs.api.RtrsAdminException;
+import io.rnbd.rtrs.api.RtrsClientAdmin;
 import io.rnbd.rtrs.api.RtrsClientSessionInfo;
+import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.telemetry.api.Column;
 import io.rnbd.telemetry.api.Table;
 import io.rnbd.telemetry.api.TableSchema;
 import io.rnbd.telemetry.internal.TelemetryReader;
 import io.rnbd.telemetry.testing.StubAdmins;
 import io.rnbd.testkit.Await;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,17 +45,34 @@ class JmxExporterTest {
     private final MBeanServer server = MBeanServerFactory.newMBeanServer();
     private final StubAdmins admins = new StubAdmins().applianceProfile();
     private final TelemetryReader telemetry = new TelemetryReader(admins.sources());
-    private final List<String> consoleLines = new ArrayList<>();
-    private String consoleAnswer = "done";
+    /** What the RTRS admins' setAuthMethod answers; null: it refuses with {@link #authRefusal}. */
+    private IOException authRefusal;
+    private final RtrsClientAdmin rtrsClient = settingAuth(RtrsClientAdmin.class, admins.rtrsClient, "client");
+    private final RtrsServerAdmin rtrsServer = settingAuth(RtrsServerAdmin.class, admins.rtrsServer, "server");
     private JmxExporter exporter;
 
     private JmxExporter start(long refreshMillis) throws Exception {
-        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> admins.rtrsClient,
-                () -> admins.rnbdClient, () -> admins.rnbdServer, () -> line -> {
-                    consoleLines.add(line);
-                    return consoleAnswer;
-                }, changed), refreshMillis);
+        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> rtrsClient, () -> rtrsServer,
+                () -> admins.rnbdClient, () -> admins.rnbdServer, changed), refreshMillis);
         return exporter;
+    }
+
+    /** The stub admin, whose setAuthMethod is recorded in the calls and answers as the real one's would. */
+    private <T> T settingAuth(Class<T> type, T stub, String end) {
+        return type.cast(Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {type}, (p, m, a) -> {
+            if (m.getName().equals("setAuthMethod")) {
+                admins.calls.add("setAuthMethod " + end + " " + a[0]);
+                if (authRefusal != null) {
+                    throw authRefusal;
+                }
+                return end + ": new paths authenticate with " + a[0];
+            }
+            try {
+                return m.invoke(stub, a);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }));
     }
 
     @AfterEach
@@ -219,10 +242,6 @@ class JmxExporterTest {
                 List.of((String[]) server.getAttribute(srv, "Backends")).subList(1, 2));
         assertEquals("min-inflight rtrs-mp-min-inflight 0.1.0.SNAPSHOT [60]",
                 ((String[]) server.getAttribute(new ObjectName("io.rnbd:type=rtrs-client"), "MpPolicies"))[0]);
-        server.invoke(new ObjectName("io.rnbd:type=rtrs-client"), "setAuthMethod", new Object[] {"client", "none"},
-                new String[] {"java.lang.String", "java.lang.String"});
-        assertEquals(List.of("rtrs:auth-method client none"), consoleLines);
-
         // the service's refusal comes back as its one line, errno first, no "Error: "
         admins.failOp = new BlockIoException(Errno.EBUSY, "rnbd0: rnbd0 is in use (rnbd:unmap --force rnbd0 unmaps "
                 + "anyway)");
@@ -231,10 +250,42 @@ class JmxExporterTest {
         assertFalse(String.valueOf(e.getCause()).contains("Error: "));
     }
 
+    /** Issue 38: the client's or the server's admin service owns the operation; JMX only says which end. */
+    @Test
+    void setAuthMethodIsTheEndsAdminServiceOperation() throws Exception {
+        start(60_000);
+        ObjectName client = new ObjectName("io.rnbd:type=rtrs-client");
+        String[] two = {"java.lang.String", "java.lang.String"};
+        assertEquals("client: new paths authenticate with none", server.invoke(client, "setAuthMethod",
+                new Object[] {"client", "none"}, two));
+        assertEquals("server: new paths authenticate with default", server.invoke(client, "setAuthMethod",
+                new Object[] {"server", "default"}, two));
+        assertEquals(List.of("setAuthMethod client none", "setAuthMethod server default"), admins.calls);
+
+        // the service's refusal comes back as its one line, errno first
+        authRefusal = new RtrsAdminException(Errno.EINVAL, "unknown authenticator 'chap' (registered: none; or "
+                + "default)");
+        Exception e = assertThrows(Exception.class, () -> server.invoke(client, "setAuthMethod",
+                new Object[] {"client", "chap"}, two));
+        assertTrue(String.valueOf(e.getCause()).contains("EINVAL: unknown authenticator 'chap' (registered: none; "
+                + "or default)"), String.valueOf(e.getCause()));
+        assertFalse(String.valueOf(e.getCause()).contains("Error: "));
+
+        // an end that is neither asks no service
+        admins.calls.clear();
+        for (String end : new String[] {"both", null}) {
+            e = assertThrows(Exception.class, () -> server.invoke(client, "setAuthMethod", new Object[] {end, "none"},
+                    two));
+            assertTrue(String.valueOf(e.getCause()).contains("EINVAL: end must be client or server, not '" + end
+                    + "'"), String.valueOf(e.getCause()));
+        }
+        assertEquals(List.of(), admins.calls);
+    }
+
     @Test
     void withoutTheServicesTheOperationsSaySo() throws Exception {
-        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> admins.rtrsClient,
-                () -> null, () -> null, () -> null, changed), 60_000);
+        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> rtrsClient, () -> null,
+                () -> null, () -> null, changed), 60_000);
         Exception e = assertThrows(Exception.class, () -> server.invoke(new ObjectName("io.rnbd:type=rnbd-client"),
                 "unmap", new Object[] {"rnbd0"}, new String[] {"java.lang.String"}));
         assertTrue(String.valueOf(e.getCause()).contains("RNBD client (bundle rnbd-client) is not running"),
@@ -246,15 +297,18 @@ class JmxExporterTest {
     }
 
     @Test
-    void withoutTheShellConsoleOperationsSaySoAndPathOperationsStillWork() throws Exception {
-        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> admins.rtrsClient,
-                () -> admins.rnbdClient, () -> admins.rnbdServer, () -> null, changed), 60_000);
-        Exception e = assertThrows(Exception.class, () -> server.invoke(new ObjectName("io.rnbd:type=rtrs-client"),
-                "setAuthMethod", new Object[] {"client", "none"}, new String[] {"java.lang.String", "java.lang.String"}));
-        assertTrue(String.valueOf(e.getCause()).contains("shell is not running"), String.valueOf(e.getCause()));
-        server.invoke(new ObjectName("io.rnbd:type=rtrs-client"), "resetStats", new Object[] {"appliance"},
-                new String[] {"java.lang.String"});
-        assertEquals(List.of("resetStats appliance"), admins.calls);
+    void withoutTheRtrsServerItsEndSaysSoAndTheClientsOperationsStillWork() throws Exception {
+        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> rtrsClient, () -> null,
+                () -> admins.rnbdClient, () -> admins.rnbdServer, changed), 60_000);
+        ObjectName client = new ObjectName("io.rnbd:type=rtrs-client");
+        String[] two = {"java.lang.String", "java.lang.String"};
+        Exception e = assertThrows(Exception.class, () -> server.invoke(client, "setAuthMethod",
+                new Object[] {"server", "none"}, two));
+        assertTrue(String.valueOf(e.getCause()).contains("RTRS server (bundle rtrs-server) is not running"),
+                String.valueOf(e.getCause()));
+        server.invoke(client, "setAuthMethod", new Object[] {"client", "none"}, two);
+        server.invoke(client, "resetStats", new Object[] {"appliance"}, new String[] {"java.lang.String"});
+        assertEquals(List.of("setAuthMethod client none", "resetStats appliance"), admins.calls);
     }
 
     @Test

@@ -13,6 +13,7 @@ import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -35,14 +36,16 @@ import java.util.concurrent.TimeUnit;
  * The RTRS client in OSGi: builds the {@link RtrsClient} and its timer thread, and registers
  * the domain objects themselves, no forwarding component between: the client's device set
  * as the {@link IbClient} the device registry hands devices to, the client as
- * {@link RtrsClientAdmin} (console commands) and as {@link RtrsClient} (for this bundle's
- * {@link ClientSessionComponent}s). Tracks the authenticator and multipath policy services
- * (dynamic, greedy).
+ * {@link RtrsClient} (for this bundle's {@link ClientSessionComponent}s); and the
+ * {@link RtrsClientAdmin} of the console, JMX and telemetry ({@link ClientAdmin}: the client's
+ * own view and operations, and setAuthMethod over ConfigAdmin). Tracks the authenticator and
+ * multipath policy services and ConfigAdmin (dynamic, greedy).
  */
 // Registered by hand, so DS does not declare it: said here, so that a bundle requiring it
 // resolves where Karaf enforces service requirements.
 @Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.IbClient", uses = IbClient.class)
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"io.rnbd.rtrs.api.RtrsClientAdmin,io.rnbd.rtrs.client.RtrsClient\"", uses = {RtrsClientAdmin.class, RtrsClient.class})
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rtrs.api.RtrsClientAdmin", uses = RtrsClientAdmin.class)
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rtrs.client.RtrsClient", uses = RtrsClient.class)
 @Component(configurationPid = "io.rnbd.rtrs.client", configurationPolicy = ConfigurationPolicy.OPTIONAL,
         service = {}, immediate = true)
 @Designate(ocd = RtrsClientComponent.Config.class)
@@ -63,7 +66,13 @@ public final class RtrsClientComponent {
     private final Ranked<MultipathPolicy> policies = new Ranked<>();
     private volatile String authMethod = "";
     private ServiceRegistration<IbClient> ibClient;
-    private ServiceRegistration<?> admin;
+    private ServiceRegistration<RtrsClient> sessions;
+    private ServiceRegistration<RtrsClientAdmin> admin;
+
+    /** Only setAuthMethod needs it: the client runs without (an optional, dynamic reference). */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile ConfigurationAdmin configAdmin;
 
     /**
      * Registers once the authenticators and policies present are bound: DS binds them after
@@ -75,8 +84,8 @@ public final class RtrsClientComponent {
     void activate(BundleContext context, Config cfg) {
         modified(cfg);
         ibClient = context.registerService(IbClient.class, client.devices(), null);
-        admin = context.registerService(new String[] {RtrsClientAdmin.class.getName(), RtrsClient.class.getName()},
-                client, null);
+        sessions = context.registerService(RtrsClient.class, client, null);
+        admin = context.registerService(RtrsClientAdmin.class, new ClientAdmin(client, () -> configAdmin), null);
     }
 
     @Modified
@@ -133,6 +142,7 @@ public final class RtrsClientComponent {
     @Deactivate
     void deactivate() throws InterruptedException {
         admin.unregister();
+        sessions.unregister();
         ibClient.unregister();
         client.close();
         timer.shutdownNow();

@@ -12,6 +12,7 @@ import io.rnbd.rtrs.server.SessionLimits;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -34,14 +35,17 @@ import java.util.concurrent.TimeUnit;
  * The RTRS server in OSGi (singleton PID {@code io.rnbd.rtrs.server}): builds the
  * {@link RtrsServer} and its timer thread and registers the server itself, no forwarding
  * component between, as the {@link IbClient} that listens only on devices the registry hands
- * over and as the console's {@link RtrsServerAdmin}. Tracks the upper layers
- * ({@link RtrsServerOps}, the highest-ranked serves) and the authenticators
- * ({@code auth.method}, {@link Authenticators#select}), both dynamically.
+ * over; and the {@link RtrsServerAdmin} of the console, JMX and telemetry ({@link ServerAdmin}:
+ * the server's own view, and setAuthMethod over ConfigAdmin). Tracks the upper layers
+ * ({@link RtrsServerOps}, the highest-ranked serves), the authenticators ({@code auth.method},
+ * {@link Authenticators#select}) and ConfigAdmin, all dynamically.
  */
 // DS does not declare the services this registers by hand: say so, so bundles that need them
 // resolve where service requirements are enforced.
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"io.rnbd.rdma.api.IbClient,"
-        + "io.rnbd.rtrs.api.RtrsServerAdmin\"", uses = {IbClient.class, RtrsServerAdmin.class})
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.IbClient",
+        uses = IbClient.class)
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rtrs.api.RtrsServerAdmin",
+        uses = RtrsServerAdmin.class)
 @Component(configurationPid = "io.rnbd.rtrs.server", configurationPolicy = ConfigurationPolicy.OPTIONAL,
         service = {}, immediate = true)
 @Designate(ocd = RtrsServerComponent.Config.class)
@@ -106,6 +110,12 @@ public final class RtrsServerComponent {
     private volatile String authMethod;
     private BundleContext context;
     private ServiceRegistration<?> registration;
+    private ServiceRegistration<?> adminRegistration;
+
+    /** Only setAuthMethod needs it: the server runs without (an optional, dynamic reference). */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile ConfigurationAdmin configAdmin;
 
     @Activate
     public RtrsServerComponent(Config cfg) {
@@ -195,26 +205,33 @@ public final class RtrsServerComponent {
     }
 
     /**
-     * Registers the server itself as the device registry's IB client and the console's admin,
-     * once the upper layers and authenticators present are bound (DS binds them after the
-     * constructor, before this): a device handed over at once is listened on by a server that
-     * already knows which authenticator new paths must pass.
+     * Registers the server itself as the device registry's IB client, and its admin, once the
+     * upper layers and authenticators present are bound (DS binds them after the constructor,
+     * before this): a device handed over at once is listened on by a server that already knows
+     * which authenticator new paths must pass.
      */
     @Activate
     void register(BundleContext context) {
         this.context = context;
-        registration = context.registerService(new String[] {IbClient.class.getName(),
-                RtrsServerAdmin.class.getName()}, server, null);
+        registration = context.registerService(IbClient.class.getName(), server, null);
+        adminRegistration = context.registerService(RtrsServerAdmin.class.getName(), new ServerAdmin(server,
+                () -> auths.all().stream().map(Authenticator::method).toList(), () -> configAdmin), null);
     }
 
     private void unregister() {
-        if (registration != null) {
+        unregister(adminRegistration);
+        adminRegistration = null;
+        unregister(registration);
+        registration = null;
+    }
+
+    private static void unregister(ServiceRegistration<?> r) {
+        if (r != null) {
             try {
-                registration.unregister();
+                r.unregister();
             } catch (IllegalStateException alreadyGone) {
                 // the bundle is stopping and the framework withdrew it first
             }
-            registration = null;
         }
     }
 

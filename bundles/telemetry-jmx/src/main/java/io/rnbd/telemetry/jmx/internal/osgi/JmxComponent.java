@@ -3,18 +3,12 @@ package io.rnbd.telemetry.jmx.internal.osgi;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
+import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.telemetry.api.Telemetry;
-import io.rnbd.telemetry.jmx.internal.ConsoleRunner;
 import io.rnbd.telemetry.jmx.internal.JmxExporter;
 import io.rnbd.telemetry.jmx.internal.Operations;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import javax.management.JMException;
 import javax.management.MBeanServer;
-import org.apache.karaf.shell.api.console.Session;
-import org.apache.karaf.shell.api.console.SessionFactory;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -54,43 +48,23 @@ public final class JmxComponent {
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
+    private volatile RtrsServerAdmin rtrsServer;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
     private volatile RnbdClientAdmin rnbdClient;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile RnbdServerAdmin rnbdServer;
 
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    private volatile SessionFactory shell;
-
     private final JmxExporter exporter;
 
     @Activate
     public JmxComponent(@Reference MBeanServer server, @Reference Telemetry telemetry, Config config)
             throws JMException {
-        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> rtrsClient, () -> rnbdClient,
-                () -> rnbdServer, this::console, changed), config.refresh_ms());
-    }
-
-    private ConsoleRunner console() {
-        SessionFactory factory = shell;
-        return factory == null ? null : line -> run(factory, line);
-    }
-
-    /** One command in a session of its own, its output and errors captured as the console prints them. */
-    private static String run(SessionFactory factory, String line) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        Session session = factory.create(new ByteArrayInputStream(new byte[0]), out, out);
-        try {
-            session.execute(line);
-        } catch (Exception e) {
-            out.println("Error: " + e.getMessage());
-        } finally {
-            session.close();
-        }
-        return bytes.toString(StandardCharsets.UTF_8);
+        exporter = new JmxExporter(server, telemetry, changed -> new Operations(() -> rtrsClient, () -> rtrsServer,
+                () -> rnbdClient, () -> rnbdServer, changed), config.refresh_ms());
     }
 
     @Deactivate
