@@ -4,7 +4,7 @@
  * so a gateway or load generator serves either the same way.
  */
 @Export
-@Version("2.0.0")
+@Version("1.12.0")
 package io.rnbd.rnbd.api;
 
 import org.osgi.annotation.bundle.Export;
