@@ -36,14 +36,7 @@ final class Convention {
             Map.entry("rtrs-client: io.rnbd.rtrs.core", "rtrs-core, packed at build time (rtrs-core's README)"),
             Map.entry("rtrs-server: io.rnbd.rtrs.core", "rtrs-core, packed at build time (rtrs-core's README)"),
             Map.entry("rtrs-client: io.rnbd.rtrs.mp.roundrobin.internal", "the round-robin policy packed as the "
-                    + "built-in floor (rtrs-client's README, \"Multipath policy\")"),
-            // The engines in root packages: plain Java that bench/, fuzz/ and rxe/interop build on
-            // directly from the jar on their class path; moving them under internal is a rename of
-            // their packages and of those users, left for later (issue 38 item 5).
-            Map.entry("rtrs-client: io.rnbd.rtrs.client", "the engine in the root package (bench/, fuzz/, rxe/interop)"),
-            Map.entry("rtrs-server: io.rnbd.rtrs.server", "the engine in the root package (bench/, fuzz/, rxe/interop)"),
-            Map.entry("rnbd-client: io.rnbd.rnbd.client", "the engine in the root package (bench/, fuzz/, rxe/interop)"),
-            Map.entry("rnbd-server: io.rnbd.rnbd.server", "the engine in the root package (bench/, fuzz/, rxe/interop)"));
+                    + "built-in floor (rtrs-client's README, \"Multipath policy\")"));
 
     private Convention() {
     }

@@ -1,6 +1,6 @@
 package io.rnbd.bench;
 
-import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.rtrs.server.internal.ServerConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,7 +5,7 @@ import io.rnbd.rdma.disni.internal.DisniSettings;
 import io.rnbd.rdma.disni.internal.SysfsDevice;
 import io.rnbd.rdma.disni.internal.SysfsScanner;
 import io.rnbd.rdma.soft.internal.SoftDevice;
-import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.rtrs.server.internal.ServerConfig;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,8 +2,8 @@ package io.rnbd.bench;
 
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.api.RtrsServerOps;
-import io.rnbd.rtrs.client.ClientSession;
-import io.rnbd.rtrs.server.ServerConfig;
+import io.rnbd.rtrs.client.internal.ClientSession;
+import io.rnbd.rtrs.server.internal.ServerConfig;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.List;

@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * The load generator outside Karaf, against a backend found with {@link ServiceLoader} (put
  * rnbd-backend-memory or rnbd-backend-file on the class path), for benchmarks:
  * <pre>
- * java -cp loadgen.jar:rnbd-api.jar:common.jar:rnbd-backend-memory.jar \
+ * java -cp loadgen.jar:rnbd-api.jar:common.jar:HdrHistogram.jar:gson.jar:rnbd-backend-memory.jar \
  *     io.rnbd.loadgen.LoadGenMain --size 1g --rw randrw --bs 4k --qd 32 --runtime 10s --verify
  * </pre>
  * Progress goes to stderr once a second, the results (table or {@code --json}) to stdout.

@@ -1,10 +1,18 @@
 package io.rnbd.loadgen;
 
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
 import io.rnbd.common.LatencyHistogram;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
-/** Console text of a load run: the live progress line, the results table and JSON. */
+/** Console text of a load run: the live progress line, the results table and JSON (through Gson). */
 public final class LoadReport {
+    /** Nulls kept (a run that did not stop has no {@code ended_by}), no HTML escapes: a script reads this. */
+    private static final Gson GSON = new GsonBuilder().serializeNulls().disableHtmlEscaping().create();
+
     private LoadReport() {
     }
 
@@ -64,73 +72,53 @@ public final class LoadReport {
                 lat.percentileNanos(0.5) / 1e3, lat.percentileNanos(0.99) / 1e3, lat.percentileNanos(0.999) / 1e3));
     }
 
+    /** The results as one line of JSON ({@code rnbd:bench --json}, {@code LoadGenMain --json}): {@link #fields}. */
     public static String json(String device, LoadResult r) {
+        return GSON.toJson(fields(device, r));
+    }
+
+    /** The results as ordered fields, each op's a nested map; rates and latencies rounded to 3 decimals. */
+    public static Map<String, Object> fields(String device, LoadResult r) {
         LoadSpec s = r.spec();
         LoadStats.Counters c = r.counters();
-        StringBuilder sb = new StringBuilder("{");
-        field(sb, "device", quote(device)).append(',');
-        field(sb, "workload", quote(s.workload())).append(',');
-        field(sb, "read_percent", s.readPercent()).append(',');
-        field(sb, "block_size", s.blockSize()).append(',');
-        field(sb, "queue_depth", s.queueDepth()).append(',');
-        field(sb, "batch", s.batch()).append(',');
-        field(sb, "verify", s.verify()).append(',');
-        field(sb, "seconds", fmt(r.seconds())).append(',');
-        field(sb, "ended_by", quote(r.stoppedBy())).append(',');
-        field(sb, "read", op(c.reads(), r.readIops(), r.readMibPerSecond(), r.readLatency())).append(',');
-        field(sb, "write", op(c.writes(), r.writeIops(), r.writeMibPerSecond(), r.writeLatency())).append(',');
-        field(sb, "total", op(c.ios(), r.iops(), r.mibPerSecond(), r.latency())).append(',');
-        field(sb, "errors", c.errors()).append(',');
-        field(sb, "verified_reads", c.verified()).append(',');
-        field(sb, "mismatches", c.mismatches()).append(',');
-        sb.append("\"problems\":[");
-        for (int i = 0; i < r.problems().size(); i++) {
-            sb.append(i == 0 ? "" : ",").append(quote(r.problems().get(i)));
-        }
-        return sb.append("]}").toString();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("device", device);
+        m.put("workload", s.workload());
+        m.put("read_percent", s.readPercent());
+        m.put("block_size", s.blockSize());
+        m.put("queue_depth", s.queueDepth());
+        m.put("batch", s.batch());
+        m.put("verify", s.verify());
+        m.put("seconds", round3(r.seconds()));
+        m.put("ended_by", r.stoppedBy());
+        m.put("read", op(c.reads(), r.readIops(), r.readMibPerSecond(), r.readLatency()));
+        m.put("write", op(c.writes(), r.writeIops(), r.writeMibPerSecond(), r.writeLatency()));
+        m.put("total", op(c.ios(), r.iops(), r.mibPerSecond(), r.latency()));
+        m.put("errors", c.errors());
+        m.put("verified_reads", c.verified());
+        m.put("mismatches", c.mismatches());
+        m.put("problems", List.copyOf(r.problems()));
+        return m;
     }
 
-    private static String op(long ios, double iops, double mib, LatencyHistogram.Distribution lat) {
-        StringBuilder sb = new StringBuilder("{");
-        field(sb, "ios", ios).append(',');
-        field(sb, "iops", fmt(iops)).append(',');
-        field(sb, "mib_per_second", fmt(mib)).append(',');
-        field(sb, "p50_us", fmt(lat.percentileNanos(0.5) / 1e3)).append(',');
-        field(sb, "p99_us", fmt(lat.percentileNanos(0.99) / 1e3)).append(',');
-        field(sb, "p99_9_us", fmt(lat.percentileNanos(0.999) / 1e3)).append(',');
-        field(sb, "mean_us", fmt(lat.meanNanos() / 1e3)).append(',');
-        field(sb, "max_us", fmt(lat.maxNanos() / 1e3));
-        return sb.append('}').toString();
+    private static Map<String, Object> op(long ios, double iops, double mib, LatencyHistogram.Distribution lat) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("ios", ios);
+        m.put("iops", round3(iops));
+        m.put("mib_per_second", round3(mib));
+        m.put("p50_us", round3(lat.percentileNanos(0.5) / 1e3));
+        m.put("p99_us", round3(lat.percentileNanos(0.99) / 1e3));
+        m.put("p99_9_us", round3(lat.percentileNanos(0.999) / 1e3));
+        m.put("mean_us", round3(lat.meanNanos() / 1e3));
+        m.put("max_us", round3(lat.maxNanos() / 1e3));
+        return m;
     }
 
-    private static StringBuilder field(StringBuilder sb, String name, Object value) {
-        return sb.append('"').append(name).append("\":").append(value);
+    private static double round3(double v) {
+        return Math.round(v * 1000) / 1000.0;
     }
 
     private static String fmt(double v) {
         return String.format(Locale.ROOT, "%.3f", v);
-    }
-
-    static String quote(String s) {
-        if (s == null) {
-            return "null";
-        }
-        StringBuilder sb = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            switch (ch) {
-                case '"': sb.append("\\\""); break;
-                case '\\': sb.append("\\\\"); break;
-                case '\n': sb.append("\\n"); break;
-                case '\r': sb.append("\\r"); break;
-                case '\t': sb.append("\\t"); break;
-                default:
-                    if (ch < 0x20) {
-                        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
-                    } else {
-                        sb.append(ch);
-                    }
-            }
-        }
-        return sb.append('"').toString();
     }
 }

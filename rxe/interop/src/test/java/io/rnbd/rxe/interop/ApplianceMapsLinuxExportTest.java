@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rtrs.api.PathState;
-import io.rnbd.rtrs.client.ClientSession;
+import io.rnbd.rtrs.client.internal.ClientSession;
 import io.rnbd.testkit.Await;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.Capabilities;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
-import io.rnbd.rtrs.client.ClientSession;
+import io.rnbd.rtrs.client.internal.ClientSession;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

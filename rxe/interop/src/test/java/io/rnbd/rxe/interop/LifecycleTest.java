@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
-import io.rnbd.rnbd.server.ExportConfig;
+import io.rnbd.rnbd.server.internal.ExportConfig;
 import io.rnbd.rtrs.api.PathState;
-import io.rnbd.rtrs.client.ClientSession;
+import io.rnbd.rtrs.client.internal.ClientSession;
 import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
 import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
 import io.rnbd.testkit.Await;

@@ -7,7 +7,7 @@ import io.rnbd.nbd.gateway.internal.NbdServer;
 import io.rnbd.nbd.gateway.internal.NbdServerConfig;
 import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
-import io.rnbd.rtrs.client.ClientSession;
+import io.rnbd.rtrs.client.internal.ClientSession;
 import io.rnbd.testkit.Await;
 import java.io.IOException;
 import java.net.InetAddress;

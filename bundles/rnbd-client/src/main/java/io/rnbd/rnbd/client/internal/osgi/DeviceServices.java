@@ -1,7 +1,7 @@
 package io.rnbd.rnbd.client.internal.osgi;
 
 import io.rnbd.rnbd.api.RemoteBlockDevice;
-import io.rnbd.rnbd.client.DevicePublisher;
+import io.rnbd.rnbd.client.internal.DevicePublisher;
 import io.rnbd.rtrs.api.RtrsClientSession;
 import java.util.Hashtable;
 import java.util.Map;

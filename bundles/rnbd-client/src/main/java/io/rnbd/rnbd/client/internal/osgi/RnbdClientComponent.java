@@ -2,7 +2,7 @@ package io.rnbd.rnbd.client.internal.osgi;
 
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
-import io.rnbd.rnbd.client.RnbdClient;
+import io.rnbd.rnbd.client.internal.RnbdClient;
 import io.rnbd.rtrs.api.RtrsClientSession;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -1,6 +1,6 @@
 package io.rnbd.rnbd.server.internal.osgi;
 
-import io.rnbd.rnbd.server.ExportConfig;
+import io.rnbd.rnbd.server.internal.ExportConfig;
 import java.util.Map;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;

@@ -3,7 +3,7 @@ package io.rnbd.rnbd.server.internal.osgi;
 import io.rnbd.common.Provider;
 import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.RnbdServerAdmin;
-import io.rnbd.rnbd.server.RnbdServer;
+import io.rnbd.rnbd.server.internal.RnbdServer;
 import io.rnbd.rtrs.api.RtrsServerOps;
 import java.util.Dictionary;
 import java.util.Hashtable;

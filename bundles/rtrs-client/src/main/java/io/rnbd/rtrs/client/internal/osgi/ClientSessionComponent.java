@@ -1,10 +1,10 @@
 package io.rnbd.rtrs.client.internal.osgi;
 
 import io.rnbd.rtrs.api.RtrsClientSession;
-import io.rnbd.rtrs.client.ClientConfig;
-import io.rnbd.rtrs.client.ClientSession;
-import io.rnbd.rtrs.client.PathAddress;
-import io.rnbd.rtrs.client.RtrsClient;
+import io.rnbd.rtrs.client.internal.ClientConfig;
+import io.rnbd.rtrs.client.internal.ClientSession;
+import io.rnbd.rtrs.client.internal.PathAddress;
+import io.rnbd.rtrs.client.internal.RtrsClient;
 import io.rnbd.rtrs.proto.Rtrs;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;

@@ -6,7 +6,7 @@ import io.rnbd.rtrs.api.Authenticators;
 import io.rnbd.rtrs.api.MultipathPolicy;
 import io.rnbd.rtrs.api.Ranked;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
-import io.rnbd.rtrs.client.RtrsClient;
+import io.rnbd.rtrs.client.internal.RtrsClient;
 import org.osgi.annotation.bundle.Capability;
 import io.rnbd.common.Provider;
 import org.osgi.framework.Bundle;
@@ -45,7 +45,7 @@ import java.util.concurrent.TimeUnit;
 // resolves where Karaf enforces service requirements.
 @Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rdma.api.IbClient", uses = IbClient.class)
 @Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rtrs.api.RtrsClientAdmin", uses = RtrsClientAdmin.class)
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rtrs.client.RtrsClient", uses = RtrsClient.class)
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=io.rnbd.rtrs.client.internal.RtrsClient", uses = RtrsClient.class)
 @Component(configurationPid = "io.rnbd.rtrs.client", configurationPolicy = ConfigurationPolicy.OPTIONAL,
         service = {}, immediate = true)
 @Designate(ocd = RtrsClientComponent.Config.class)

@@ -9,7 +9,7 @@ import io.rnbd.common.Errno;
 import io.rnbd.common.Provider;
 import io.rnbd.rtrs.api.RtrsAdminException;
 import io.rnbd.rtrs.api.RtrsClientAdmin;
-import io.rnbd.rtrs.client.RtrsClient;
+import io.rnbd.rtrs.client.internal.RtrsClient;
 import io.rnbd.testkit.cm.FakeConfigAdmin;
 import java.io.IOException;
 import java.lang.reflect.Method;

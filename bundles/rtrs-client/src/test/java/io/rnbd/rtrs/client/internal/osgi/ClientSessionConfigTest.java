@@ -1,6 +1,6 @@
 package io.rnbd.rtrs.client.internal.osgi;
 
-import io.rnbd.rtrs.client.ClientConfig;
+import io.rnbd.rtrs.client.internal.ClientConfig;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Proxy;

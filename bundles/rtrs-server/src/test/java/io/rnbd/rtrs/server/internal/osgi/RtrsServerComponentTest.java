@@ -59,7 +59,7 @@ class RtrsServerComponentTest {
     void aNewQueueDepthAloneKeepsTheServerAnythingElseRebuildsIt() throws Exception {
         RtrsServerComponent c = new RtrsServerComponent(config(Map.of("port", 0, "queue_depth", 4, "chunk_size", 8192)));
         try {
-            io.rnbd.rtrs.server.RtrsServer first = c.server();
+            io.rnbd.rtrs.server.internal.RtrsServer first = c.server();
             c.modified(config(Map.of("port", 0, "queue_depth", 8, "chunk_size", 16384)));
             assertSame(first, c.server(), "queue.depth and chunk.size alone: no restart");
             c.modified(config(Map.of("port", 0, "queue_depth", 8, "chunk_size", 16384, "auth_method", "none")));
