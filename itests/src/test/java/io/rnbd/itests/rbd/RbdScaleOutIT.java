@@ -152,8 +152,12 @@ public class RbdScaleOutIT {
     public void phase2_aSecondServerExportsTheImageAfterTheFirstDiedAndTheClientMovesThere() throws Exception {
         assertNotNull("phase 1 did not write the data this phase looks for", expected);
         a.kill9();
-        // the operator's (or an orchestrator's) move: export the image on B, point the client at B
+        // the operator's (or an orchestrator's) move: export the image on B, point the client at B.
+        // The export first, and the mapping once B serves it: fileinstall hands configurations to
+        // ConfigAdmin in an order of its own, and an OPEN that reaches B before its export exists is
+        // ENOENT, which fails the mapping as on Linux (it stays configured; rnbd:remap retries).
         b.write("io.rnbd.server.export-" + IMAGE + ".cfg", exportCfg());
+        awaitExportOnline(b);
         b.write("io.rnbd.rtrs.client.session-front-b.cfg", "session.name = front-b\n"
                 + "paths = 127.0.0.1@127.0.0.1:" + rtrsB + ",127.0.0.2@127.0.0.2:" + rtrsB + "\n"
                 + "reconnect.delay.sec = 1\n");
@@ -248,6 +252,19 @@ public class RbdScaleOutIT {
             }
         }
         return left;
+    }
+
+    private static void awaitExportOnline(KarafProcess k) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);
+        String exports = "";
+        while (System.nanoTime() < deadline) {
+            exports = k.console("rnbd:exports");
+            if (exports.lines().anyMatch(l -> l.contains(IMAGE) && l.contains("online"))) {
+                return;
+            }
+            Thread.sleep(500); // the export opens the image on ConfigAdmin's thread; nothing to wait on from here
+        }
+        fail("export " + IMAGE + " not online within " + SETTLE_MS + " ms: " + exports + "\n" + diagnostics());
     }
 
     private static String uri(String device) {
