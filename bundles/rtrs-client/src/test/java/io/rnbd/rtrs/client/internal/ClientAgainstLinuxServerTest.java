@@ -159,11 +159,16 @@ class ClientAgainstLinuxServerTest {
         srv.parkFirstCon = true;
         ClientSession s = open(config("lxseq", srv.path()));
         Await.until("connection 0's connect request", () -> srv.conReqs.size() >= 1);
-        // give a client that does not wait time to show it: a second request would come in microseconds
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-        while (srv.conReqs.size() == 1 && System.nanoTime() - end < 0) {
-            Thread.sleep(10);
-        }
+        // read under the session lock, which the client holds while it connects: a client that does
+        // not wait has connected every connection by then
+        boolean[] laterConnected = new boolean[1];
+        s.lock.locked(() -> {
+            ClientCon[] cons = s.paths.get(0).cons;
+            for (int cid = 1; cid < cons.length; cid++) {
+                laterConnected[0] |= cons[cid].qp != null;
+            }
+        });
+        assertFalse(laterConnected[0], "a later connection connected while connection 0 waits for its answer");
         srv.parkFirstCon = false;
         srv.releaseParked();
         Await.until("connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
