@@ -112,12 +112,22 @@ public final class AdaptivePoll implements AutoCloseable {
         if (w <= 0 || !worthIt) {
             return false;
         }
-        if (!spareCpu.available()) {
+        if (!spareCpu.enterPoll()) {
             skipped++;
             return false;
         }
-        polls++;
-        if (!SpareCpu.spin(clock, w, ready)) {
+        boolean found;
+        try {
+            if (!spareCpu.available()) {
+                skipped++;
+                return false;
+            }
+            polls++;
+            found = SpareCpu.spin(clock, w, ready);
+        } finally {
+            spareCpu.leavePoll();
+        }
+        if (!found) {
             return false;
         }
         hits++;

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -22,16 +23,32 @@ import java.util.function.LongSupplier;
 public final class SpareCpu implements AutoCloseable {
     public static final Path LOADAVG = Path.of("/proc/loadavg");
 
+    /** The process's pollers now: shared by every probe {@link #system} gives. */
+    private static final AtomicInteger SYSTEM_POLLERS = new AtomicInteger();
+
     private final FileChannel loadavg;
     private final int cpus;
     private final ByteBuffer buf = ByteBuffer.allocateDirect(128);
+    private final AtomicInteger pollers;
+    private final int maxPollers;
 
-    /** The system's: /proc/loadavg against the CPUs this JVM may use. */
+    /**
+     * The system's: /proc/loadavg against the CPUs this JVM may use, and at most CPUs − 1 of the
+     * process's threads polling at once (at least one), so that a depth-1 IO's next hop, woken
+     * on the remaining CPU, never waits behind pollers yielding to one another.
+     */
     public static SpareCpu system() {
-        return new SpareCpu(LOADAVG, Runtime.getRuntime().availableProcessors());
+        int cpus = Runtime.getRuntime().availableProcessors();
+        return new SpareCpu(LOADAVG, cpus, SYSTEM_POLLERS, Math.max(1, cpus - 1));
     }
 
+    /** A probe with no limit on pollers. */
     public SpareCpu(Path loadavg, int cpus) {
+        this(loadavg, cpus, new AtomicInteger(), Integer.MAX_VALUE);
+    }
+
+    /** A probe whose polls take one of {@code maxPollers} slots counted in {@code pollers}. */
+    public SpareCpu(Path loadavg, int cpus, AtomicInteger pollers, int maxPollers) {
         FileChannel ch;
         try {
             ch = FileChannel.open(loadavg, StandardOpenOption.READ);
@@ -40,6 +57,26 @@ public final class SpareCpu implements AutoCloseable {
         }
         this.loadavg = ch;
         this.cpus = cpus;
+        this.pollers = pollers;
+        this.maxPollers = maxPollers;
+    }
+
+    /** Takes a poller slot; false when the limit of pollers is reached. Pair with {@link #leavePoll}. */
+    public boolean enterPoll() {
+        while (true) {
+            int n = pollers.get();
+            if (n >= maxPollers) {
+                return false;
+            }
+            if (pollers.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Gives back the slot {@link #enterPoll} took. */
+    public void leavePoll() {
+        pollers.decrementAndGet();
     }
 
     /** Whether the probe can see the run queue at all (else {@link #available} is always true). */
