@@ -254,9 +254,9 @@ class AdaptivePollTest {
     @Test
     void aProcessPollsOnAtMostItsLimitOfThreadsAtOnce() throws Exception {
         poll(MAX);
-        AtomicInteger slots = new AtomicInteger();
-        AdaptivePoll first = AdaptivePoll.fixed(MAX, new SpareCpu(loadavg, 2, slots, 1), now::get);
-        AdaptivePoll second = AdaptivePoll.fixed(MAX, new SpareCpu(loadavg, 2, slots, 1), now::get);
+        SpareCpu.Share slots = new SpareCpu.Share();
+        AdaptivePoll first = AdaptivePoll.fixed(MAX, new SpareCpu(loadavg, 2, slots, 1, 0, now::get), now::get);
+        AdaptivePoll second = AdaptivePoll.fixed(MAX, new SpareCpu(loadavg, 2, slots, 1, 0, now::get), now::get);
         boolean[] secondPolledInside = {true};
         assertTrue(first.idle(() -> {
             secondPolledInside[0] = second.idle(() -> true);
@@ -265,8 +265,8 @@ class AdaptivePollTest {
         assertFalse(secondPolledInside[0], "a second poller while the first polls");
         assertEquals(1, second.skipped());
         assertEquals(0, second.polls());
-        assertEquals(0, slots.get(), "the first poll gave its slot back");
+        assertEquals(0, slots.pollers(), "the first poll gave its slot back");
         assertTrue(second.idle(() -> true), "alone, it polls");
-        assertEquals(0, slots.get());
+        assertEquals(0, slots.pollers());
     }
 }
