@@ -33,7 +33,9 @@ import java.util.function.LongSupplier;
  * <li>an idle period the poll caught leaves it as it is.</li>
  * </ul>
  * A poll begins only when the caller finds it worth it (the NBD reader: few requests in flight),
- * the window is open and a CPU is spare ({@link SpareCpu#available}, KVM's
+ * the window is open, fewer of the process's threads poll than its limit ({@link SpareCpu#enterPoll}:
+ * on two CPUs one, so the thread a depth-1 IO wakes next never waits behind two pollers yielding to
+ * each other) and a CPU is spare ({@link SpareCpu#available}, KVM's
  * {@code single_task_running()}), and it gives way as soon as a yield kept the thread off the CPU
  * ({@link SpareCpu#spin}). One instance per thread, not thread-safe; the counters may be read
  * from any thread.
@@ -53,7 +55,7 @@ public final class AdaptivePoll implements AutoCloseable {
     private long window;
     private long idleSince;
     private boolean idle;
-    /** Polls begun, polls that found work, polls not begun because no CPU was spare (written by the owner only). */
+    /** Polls begun, polls that found work, polls not begun (no CPU spare, or the process at its limit of pollers; written by the owner only). */
     private volatile long polls;
     private volatile long hits;
     private volatile long skipped;
@@ -112,12 +114,22 @@ public final class AdaptivePoll implements AutoCloseable {
         if (w <= 0 || !worthIt) {
             return false;
         }
-        if (!spareCpu.available()) {
+        if (!spareCpu.enterPoll()) {
             skipped++;
             return false;
         }
-        polls++;
-        if (!SpareCpu.spin(clock, w, ready)) {
+        boolean found;
+        try {
+            if (!spareCpu.available()) {
+                skipped++;
+                return false;
+            }
+            polls++;
+            found = SpareCpu.spin(clock, w, ready);
+        } finally {
+            spareCpu.leavePoll();
+        }
+        if (!found) {
             return false;
         }
         hits++;
@@ -181,7 +193,7 @@ public final class AdaptivePoll implements AutoCloseable {
         return hits;
     }
 
-    /** Polls the window called for but not begun, because no CPU was spare. */
+    /** Polls the window called for but not begun: no CPU was spare, or the process polled on its limit of threads. */
     public long skipped() {
         return skipped;
     }

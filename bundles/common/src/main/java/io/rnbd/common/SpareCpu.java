@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -17,21 +18,73 @@ import java.util.function.LongSupplier;
  * <p>Without that file (not Linux, or unreadable) the answer is always yes, so polling
  * behaves as configured. In a container /proc/loadavg counts the whole host while the CPU
  * count is the container's: then the answer is more often no, and polling, which is only
- * ever an optimisation, happens less. One instance per IO thread; not thread-safe.
+ * ever an optimisation, happens less. One instance per IO thread; not thread-safe, except that
+ * the probes {@link #system} gives share a {@link Share} on purpose.
  */
 public final class SpareCpu implements AutoCloseable {
     public static final Path LOADAVG = Path.of("/proc/loadavg");
 
+    /**
+     * How long a reading of the run queue serves every probe of a process: the hops of one
+     * depth-1 IO (the gateway's reader, each soft device's IO thread) each run out of work within
+     * a few tens of microseconds of one another, and each asking the file itself cost 3.2 µs per
+     * IO (docs/perf.md §7, run q1). The run queue a reading this old shows is still the one the
+     * next poll would compete in.
+     */
+    public static final long SHARED_READING_NANOS = 50_000;
+
+    private static final int NO_READING = Integer.MIN_VALUE;
+
+    /**
+     * What a process's probes share: how many of its threads poll now, and the last reading of
+     * the run queue with the time it was taken. A reader may see a reading newer than the time
+     * it checked, never an older one (the count is written before the time).
+     */
+    public static final class Share {
+        final AtomicInteger pollers = new AtomicInteger();
+        private volatile int running = NO_READING;
+        private volatile long readAt;
+
+        /** How many of the process's threads poll now. */
+        public int pollers() {
+            return pollers.get();
+        }
+    }
+
+    /** Shared by every probe {@link #system} gives. */
+    private static final Share SYSTEM = new Share();
+
     private final FileChannel loadavg;
     private final int cpus;
     private final ByteBuffer buf = ByteBuffer.allocateDirect(128);
+    private final Share share;
+    private final int maxPollers;
+    /** 0: every question reads the file. */
+    private final long readingNanos;
+    private final LongSupplier clock;
 
-    /** The system's: /proc/loadavg against the CPUs this JVM may use. */
+    /**
+     * The system's: /proc/loadavg against the CPUs this JVM may use, and at most CPUs − 1 of the
+     * process's threads polling at once (at least one), so that a depth-1 IO's next hop, woken
+     * on the remaining CPU, never waits behind pollers yielding to one another; one reading of
+     * the run queue serves them all for {@link #SHARED_READING_NANOS}.
+     */
     public static SpareCpu system() {
-        return new SpareCpu(LOADAVG, Runtime.getRuntime().availableProcessors());
+        int cpus = Runtime.getRuntime().availableProcessors();
+        return new SpareCpu(LOADAVG, cpus, SYSTEM, Math.max(1, cpus - 1), SHARED_READING_NANOS, System::nanoTime);
     }
 
+    /** A probe of its own: no limit on pollers, each question reads the file. */
     public SpareCpu(Path loadavg, int cpus) {
+        this(loadavg, cpus, new Share(), Integer.MAX_VALUE, 0, System::nanoTime);
+    }
+
+    /**
+     * A probe whose polls take one of {@code maxPollers} slots counted in {@code share}, and whose
+     * questions take the share's reading while it is younger than {@code readingNanos} on
+     * {@code clock}.
+     */
+    public SpareCpu(Path loadavg, int cpus, Share share, int maxPollers, long readingNanos, LongSupplier clock) {
         FileChannel ch;
         try {
             ch = FileChannel.open(loadavg, StandardOpenOption.READ);
@@ -40,6 +93,29 @@ public final class SpareCpu implements AutoCloseable {
         }
         this.loadavg = ch;
         this.cpus = cpus;
+        this.share = share;
+        this.maxPollers = maxPollers;
+        this.readingNanos = readingNanos;
+        this.clock = clock;
+    }
+
+    /** Takes a poller slot; false when the limit of pollers is reached. Pair with {@link #leavePoll}. */
+    public boolean enterPoll() {
+        AtomicInteger pollers = share.pollers;
+        while (true) {
+            int n = pollers.get();
+            if (n >= maxPollers) {
+                return false;
+            }
+            if (pollers.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Gives back the slot {@link #enterPoll} took. */
+    public void leavePoll() {
+        share.pollers.decrementAndGet();
     }
 
     /** Whether the probe can see the run queue at all (else {@link #available} is always true). */
@@ -57,12 +133,20 @@ public final class SpareCpu implements AutoCloseable {
         if (loadavg == null) {
             return true;
         }
+        long now = readingNanos > 0 ? clock.getAsLong() : 0;
         int running;
+        if (readingNanos > 0 && now - share.readAt < readingNanos && (running = share.running) != NO_READING) {
+            return running < 0 || running <= cpus;
+        }
         try {
             buf.clear();
             running = runnable(buf, loadavg.read(buf, 0));
         } catch (IOException e) {
             return true;
+        }
+        if (readingNanos > 0) {
+            share.running = running;
+            share.readAt = now;
         }
         return running < 0 || running <= cpus;
     }

@@ -246,4 +246,27 @@ class AdaptivePollTest {
         new AdaptivePoll(MAX, probe, now::get).close();
         assertFalse(probe.isOpen());
     }
+
+    /**
+     * At most the process's limit of threads poll at once: on two CPUs one, so that the thread a
+     * depth-1 IO wakes next has the other CPU and never waits behind two pollers yielding.
+     */
+    @Test
+    void aProcessPollsOnAtMostItsLimitOfThreadsAtOnce() throws Exception {
+        poll(MAX);
+        SpareCpu.Share slots = new SpareCpu.Share();
+        AdaptivePoll first = AdaptivePoll.fixed(MAX, new SpareCpu(loadavg, 2, slots, 1, 0, now::get), now::get);
+        AdaptivePoll second = AdaptivePoll.fixed(MAX, new SpareCpu(loadavg, 2, slots, 1, 0, now::get), now::get);
+        boolean[] secondPolledInside = {true};
+        assertTrue(first.idle(() -> {
+            secondPolledInside[0] = second.idle(() -> true);
+            return true;
+        }));
+        assertFalse(secondPolledInside[0], "a second poller while the first polls");
+        assertEquals(1, second.skipped());
+        assertEquals(0, second.polls());
+        assertEquals(0, slots.pollers(), "the first poll gave its slot back");
+        assertTrue(second.idle(() -> true), "alone, it polls");
+        assertEquals(0, slots.pollers());
+    }
 }

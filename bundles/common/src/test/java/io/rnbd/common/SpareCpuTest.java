@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
 
 class SpareCpuTest {
     @TempDir
@@ -51,6 +52,32 @@ class SpareCpuTest {
             assertTrue(p.available());
             Files.writeString(f, "0 0 0 4/90 1\n");
             assertFalse(p.available());
+        }
+    }
+
+    /**
+     * The probes of one process share a reading for {@link SpareCpu#SHARED_READING_NANOS}: the
+     * second asks within it and gets the first's answer without reading the file (which now says
+     * the host is busy); once it is older, the next question reads the file again.
+     */
+    @Test
+    void theProbesOfAProcessShareOneReadingWhileItIsYoung() throws Exception {
+        Path f = dir.resolve("loadavg");
+        Files.writeString(f, "0 0 0 1/90 1\n");
+        AtomicLong now = new AtomicLong(5_000_000_000L);
+        SpareCpu.Share share = new SpareCpu.Share();
+        long young = SpareCpu.SHARED_READING_NANOS;
+        try (SpareCpu gatewayReader = new SpareCpu(f, 2, share, 1, young, now::get);
+                SpareCpu deviceThread = new SpareCpu(f, 2, share, 1, young, now::get)) {
+            assertTrue(gatewayReader.available());
+            Files.writeString(f, "0 0 0 5/90 1\n");
+            now.addAndGet(young - 1);
+            assertTrue(deviceThread.available(), "the reader's reading, still young, serves the device's thread");
+            now.addAndGet(1);
+            assertFalse(deviceThread.available(), "an old reading is read afresh");
+            Files.writeString(f, "0 0 0 1/90 1\n");
+            now.addAndGet(young / 2);
+            assertFalse(gatewayReader.available(), "the device thread's fresh reading serves the reader");
         }
     }
 

@@ -390,7 +390,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     /**
      * {@code polls}: busy polls the IO threads began; {@code poll_hits}: those that found work
      * before their window ended; {@code polls_skipped}: polls the window called for but not begun
-     * because no CPU was spare (all 0 with {@code poll.usec} 0, and while the device is idle).
+     * because no CPU was spare or the process already polled on as many threads as it may (all 0
+     * with {@code poll.usec} 0, and while the device is idle).
      */
     @Override
     public Map<String, Long> counters() {
