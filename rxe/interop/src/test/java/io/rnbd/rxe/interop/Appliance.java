@@ -7,6 +7,7 @@ import io.rnbd.rdma.disni.internal.DisniSettings;
 import io.rnbd.rdma.disni.internal.SysfsDevice;
 import io.rnbd.rdma.disni.internal.SysfsScanner;
 import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.backend.file.internal.FileBackend;
 import io.rnbd.rnbd.backend.memory.internal.MemoryBackend;
@@ -67,6 +68,8 @@ public final class Appliance implements AutoCloseable {
     private final FileBackend fileBackend = new FileBackend(4);
     /** The appliance's own memory backend, as shipped (the tests' "memory" is testkit's fake, whose bytes they read). */
     private final MemoryBackend shippedMemory = new MemoryBackend();
+    /** Backends a test adds ({@link #addBackend}), handed to every server {@link #restartServer} makes. */
+    private final Map<String, BlockBackend> extraBackends = new java.util.concurrent.ConcurrentHashMap<>();
     private final OpTap received = new OpTap();
     /** Kept across restartServer, as the RTRS server component keeps it across a rebuild. */
     private final SessionLimits sessionLimits = new SessionLimits();
@@ -124,6 +127,7 @@ public final class Appliance implements AutoCloseable {
         rnbd.backendAdded("memory", backend);
         rnbd.backendAdded("file", fileBackend);
         rnbd.backendAdded(SHIPPED_MEMORY, shippedMemory);
+        extraBackends.forEach(rnbd::backendAdded);
         exports.forEach(rnbd::addExport);
         received.upper = rnbd;
         RtrsServer rtrs = new RtrsServer(new ServerConfig(port, ServerConfig.DEFAULT_CHUNK_SIZE, queueDepth, alwaysInvalidate,
@@ -228,6 +232,15 @@ public final class Appliance implements AutoCloseable {
         rnbdServer.backendAdded("shared", new FakeSharedBackend(cluster, "shared"));
         rnbdServer.addExport(new ExportConfig(name, "shared", false, Set.of(), 0,
                 Map.of("image", name, "size", Integer.toString(size))).withHa(true));
+    }
+
+    /** Adds {@code backend} as {@code type} (the RBD backend, for a test with Ceph in the guest); closed with this. */
+    public void addBackend(String type, BlockBackend backend) {
+        extraBackends.put(type, backend);
+        if (backend instanceof AutoCloseable c) {
+            closers.push(c);
+        }
+        rnbdServer.backendAdded(type, backend);
     }
 
     /** The type the shipped memory backend is added under here. */
