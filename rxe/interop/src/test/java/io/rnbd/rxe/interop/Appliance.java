@@ -234,11 +234,14 @@ public final class Appliance implements AutoCloseable {
                 Map.of("image", name, "size", Integer.toString(size))).withHa(true));
     }
 
-    /** Adds {@code backend} as {@code type} (the RBD backend, for a test with Ceph in the guest); closed with this. */
+    /**
+     * Adds {@code backend} as {@code type} (the RBD backend, for a test with Ceph in the guest);
+     * closed with this, after the servers, so that their exports flush into it first.
+     */
     public void addBackend(String type, BlockBackend backend) {
         extraBackends.put(type, backend);
         if (backend instanceof AutoCloseable c) {
-            closers.push(c);
+            closers.addLast(c);
         }
         rnbdServer.backendAdded(type, backend);
     }
