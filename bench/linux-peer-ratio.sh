@@ -6,7 +6,7 @@
 # absolute numbers meaningless; the ratio appliance / Linux is the figure (target >= 0.8).
 #
 #   mvn -B -q install -DskipTests -pl bundles/rdma-disni,rxe/interop -am    # first, from the root
-#   bench/linux-peer-ratio.sh                 # ~10 min; RXE_KERNEL=newest for 7.x
+#   bench/linux-peer-ratio.sh                 # ~15 min; RXE_KERNEL=newest for 7.x
 #
 # Env: BENCH_SECONDS (15) per run, BENCH_REPS (3); RXE_WORK, RXE_KERNEL as for rxe/run-rxe-tests.sh.
 # Prints the host's load before and after (the figures mean something only on a quiet machine)

@@ -1,11 +1,16 @@
 #!/bin/bash
 # Guest hook of bench/linux-peer-ratio.sh (runs inside the rxe guest, after rxe/lib/guest-init.sh
 # set up rxe0/rxe1): Linux's own rnbd-client drives fio against two servers over the same rxe0,
-# each exporting a brd RAM disk of the same size:
-#   appliance   ApplianceServerMain (the appliance's RTRS + RNBD servers, file backend on
-#               /dev/ram0, queue depth 128, always_invalidate on) in a JVM of its own
+# each exporting RAM of the same size:
+#   appliance   ApplianceServerMain (the appliance's RTRS + RNBD servers, queue depth 128,
+#               always_invalidate on) in a JVM of its own, with two exports: bench0, the file
+#               backend on the brd disk /dev/ram0, and bench1, the shipped memory backend (what
+#               the default profile exports). brd answers inside submit_bio, as the memory
+#               backend answers on the thread that asked; the file backend hands each request to
+#               one of its IO threads for pread/pwrite, a thread switch Linux's server on brd
+#               does not make, so the two rows tell the transport from that hop.
 #   linux       Linux's rnbd-server (rtrs-server always_invalidate=Y) exporting /dev/ram1
-# and alternates the two, point by point, REPS times. Prints one line per run and a table of
+# and rotates the three, point by point, REPS times. Prints one line per run and a table of
 # medians with appliance/linux ratios; the table also goes to $OUT/linux-peer.md.
 #
 # Env (from guest.env / guest-init.sh): RDMA_TEST_ADDR, JAVA, NATIVE_DIR, OUT, PROJECT, TIMEOUT_FACTOR
@@ -26,10 +31,11 @@ modprobe rtrs-server always_invalidate=Y && modprobe rnbd-server port_nr=1234 de
 modprobe rnbd-client || fail "rnbd-client"
 
 # the appliance on ram0, in its own JVM (the classpath the JUnit run uses)
-"$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1g \
+"$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-  -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 bench0=/dev/ram0 \
+  -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 \
+  bench0=/dev/ram0,bench1=memory:$((SIZE_MIB * 1048576)) \
   > "$OUT/linux-peer-appliance.log" 2>&1 &
 APP=$!
 trap 'kill $APP 2>/dev/null; wait $APP 2>/dev/null' EXIT
@@ -48,10 +54,12 @@ map() {   # map SESS PORT DEVICE -> /dev/rnbdN
   echo "/dev/$(basename "$(readlink "$link")")"
 }
 DEV_APP=$(map bench-app $APP_PORT bench0)
+DEV_MEM=$(map bench-app $APP_PORT bench1)
 DEV_LNX=$(map bench-lnx 1234 ram1)
-log "appliance: $DEV_APP ($(cat /sys/block/${DEV_APP#/dev/}/size) sectors), linux: $DEV_LNX ($(cat /sys/block/${DEV_LNX#/dev/}/size) sectors)"
-# fill both once, so reads read data and brd has its pages
-for d in "$DEV_APP" "$DEV_LNX"; do
+sectors() { cat "/sys/block/${1#/dev/}/size"; }
+log "appliance file/brd: $DEV_APP ($(sectors "$DEV_APP") sectors), appliance memory: $DEV_MEM ($(sectors "$DEV_MEM")), linux: $DEV_LNX ($(sectors "$DEV_LNX"))"
+# fill each once, so reads read data and brd and the memory backend have their pages
+for d in "$DEV_APP" "$DEV_MEM" "$DEV_LNX"; do
   fio --name=fill --filename="$d" --ioengine=libaio --direct=1 --rw=write --bs=1m --iodepth=8 --size=${SIZE_MIB}m \
     --output-format=terse >/dev/null || fail "fill $d"
 done
@@ -75,17 +83,21 @@ print("%s %s %.0f %.0f" % (sys.argv[1], sys.argv[2], j[side]["iops"], j[side]["b
 for rep in $(seq 1 "$REPS"); do
   for p in $POINTS; do
     IFS=: read -r name rw bs qd <<< "$p"
-    # alternate which goes first, so neither always runs on the warmer machine
-    if [ $((rep % 2)) = 1 ]; then order="appliance linux"; else order="linux appliance"; fi
+    # rotate which goes first, so none always runs on the warmer machine
+    case $((rep % 3)) in
+      1) order="appliance appliance-mem linux" ;;
+      2) order="linux appliance appliance-mem" ;;
+      *) order="appliance-mem linux appliance" ;;
+    esac
     for t in $order; do
-      d=$DEV_APP; [ "$t" = linux ] && d=$DEV_LNX
+      case $t in appliance) d=$DEV_APP ;; appliance-mem) d=$DEV_MEM ;; *) d=$DEV_LNX ;; esac
       line=$(run "$t" "$d" "$name" "$rw" "$bs" "$qd") || exit 1
       log "rep $rep: $line"
       echo "$line" >> "$results"
     done
   done
 done
-for d in "$DEV_APP" "$DEV_LNX"; do echo normal > "/sys/block/${d#/dev/}/rnbd/unmap_device"; done
+for d in "$DEV_APP" "$DEV_MEM" "$DEV_LNX"; do echo normal > "/sys/block/${d#/dev/}/rnbd/unmap_device"; done
 
 python3 - "$results" "$SECS" "$REPS" > "$OUT/linux-peer.md" <<'PY'
 import statistics, sys
@@ -93,17 +105,18 @@ runs = {}
 for l in open(sys.argv[1]):
     t, name, iops, bw = l.split()
     runs.setdefault((name, t), []).append((float(iops), float(bw)))
-print("| point | appliance | Linux rnbd-server | appliance / Linux |")
-print("|---|---|---|---|")
+print("| point | appliance, memory backend | appliance, file backend on brd | Linux rnbd-server on brd | memory / Linux | file on brd / Linux |")
+print("|---|---|---|---|---|---|")
 for name, label, key, unit in [("rr4k", "4 KiB random read, QD32", 0, "IOPS"),
                                ("rw4k", "4 KiB random write, QD32", 0, "IOPS"),
                                ("sr128k", "128 KiB read, QD32", 1, "MiB/s"),
                                ("sw128k", "128 KiB write, QD32", 1, "MiB/s")]:
+    m = statistics.median(v[key] for v in runs[(name, "appliance-mem")])
     a = statistics.median(v[key] for v in runs[(name, "appliance")])
     b = statistics.median(v[key] for v in runs[(name, "linux")])
     f = (lambda x: "%.0f %s" % (x, unit)) if key == 0 else (lambda x: "%.1f %s" % (x / 1024, unit))
-    print("| %s | %s | %s | **%.2f** |" % (label, f(a), f(b), a / b))
+    print("| %s | %s | %s | %s | **%.2f** | **%.2f** |" % (label, f(m), f(a), f(b), m / b, a / b))
 print()
-print("medians of %s runs of %s s each per point and server, alternated" % (sys.argv[3], sys.argv[2]))
+print("medians of %s runs of %s s each per point and target, rotated" % (sys.argv[3], sys.argv[2]))
 PY
 cat "$OUT/linux-peer.md"

@@ -17,7 +17,8 @@
 # Environment: ONE_NODE_MEMSTORE_MIB (1024) is the OSD's capacity, all of it RAM once written;
 # ONE_NODE_WATCH_TIMEOUT (5 s; Ceph's default is 30) is how long a client that died keeps its
 # watch, and so an RBD exclusive lock: short for takeover tests, long where a loaded machine
-# could starve a live client's heartbeats (benchmarks).
+# could starve a live client's heartbeats (benchmarks). ONE_NODE_WAIT_FACTOR (1) stretches the
+# waits for the mon and the OSD (30 s and 60 s): the rxe guest's TCG runs Ceph 20 times slower.
 #
 # Exit status 77 (the "skipped" of automake and nbdkit's tests) with one line on stderr
 # when a prerequisite is missing: callers turn it into a skip with that reason.
@@ -118,12 +119,13 @@ ceph-mon --mkfs -i a --monmap "$D/monmap" --keyring "$D/mon.keyring" >"$D/log/mo
 ceph-mon -f -i a >"$D/log/mon.out" 2>&1 &
 echo $! > "$D/pid.mon"
 up=
-for _ in $(seq 60); do
+W=${ONE_NODE_WAIT_FACTOR:-1}
+for _ in $(seq $((60 * W))); do
   if ceph -s --connect-timeout 5 >/dev/null 2>&1; then up=1; break; fi
   kill -0 "$(pid_of mon)" 2>/dev/null || fail "ceph-mon exited (port $PORT in use?)"
   sleep 0.5
 done
-[ -n "$up" ] || fail "ceph-mon did not answer within 30 s"
+[ -n "$up" ] || fail "ceph-mon did not answer within $((30 * W)) s"
 
 OSD_UUID=$(uuidgen)
 ID=$(ceph osd new "$OSD_UUID")
@@ -134,12 +136,12 @@ ceph auth add "osd.$ID" osd 'allow *' mon 'allow profile osd' mgr 'allow profile
 ceph-osd -f -i "$ID" >"$D/log/osd.out" 2>&1 &
 echo $! > "$D/pid.osd"
 up=
-for _ in $(seq 120); do
+for _ in $(seq $((120 * W))); do
   if ceph osd stat 2>/dev/null | grep -q '1 up'; then up=1; break; fi
   kill -0 "$(pid_of osd)" 2>/dev/null || fail "ceph-osd exited"
   sleep 0.5
 done
-[ -n "$up" ] || fail "the OSD did not come up within 60 s"
+[ -n "$up" ] || fail "the OSD did not come up within $((60 * W)) s"
 ceph osd pool create rbd 8 8 >/dev/null 2>&1 || fail "pool create failed"
 rbd pool init rbd || fail "rbd pool init failed"
 # what an appliance server gets: the rbd profile on this pool only

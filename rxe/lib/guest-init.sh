@@ -63,8 +63,9 @@ if [ "$MODE" = bench ]; then
   finish $(( r == 0 ? 0 : 1 ))
 fi
 # the file backend's librnbd-file.so (fallocate: punch hole, zero range) beside libdisni.so, so
-# that the appliance in the guest trims and zeroes as the shipped bundle does, not by writing zeros
-NATIVE_DIR="$NATIVE_DIR:$PROJECT/bundles/rnbd-backend-file/target/classes/native"
+# that the appliance in the guest trims and zeroes as the shipped bundle does, not by writing zeros;
+# and the RBD backend's librnbd-rbd.so, for RbdBackendPathFailureTest (rxe/run-rbd-guest.sh)
+NATIVE_DIR="$NATIVE_DIR:$PROJECT/bundles/rnbd-backend-file/target/classes/native:$PROJECT/bundles/rnbd-backend-rbd/target/classes/native"
 if [ -n "$TEST_CLASSES" ]; then
 log "JUnit: $TEST_CLASSES"
 SEL=()

@@ -7,8 +7,10 @@ import io.rnbd.rdma.disni.internal.DisniSettings;
 import io.rnbd.rdma.disni.internal.SysfsDevice;
 import io.rnbd.rdma.disni.internal.SysfsScanner;
 import io.rnbd.rnbd.api.AccessMode;
+import io.rnbd.rnbd.api.BlockBackend;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.backend.file.internal.FileBackend;
+import io.rnbd.rnbd.backend.memory.internal.MemoryBackend;
 import io.rnbd.rnbd.client.internal.DevicePublisher;
 import io.rnbd.rnbd.client.internal.RnbdClient;
 import io.rnbd.rnbd.server.internal.ExportConfig;
@@ -64,6 +66,10 @@ public final class Appliance implements AutoCloseable {
     private final DeviceRegistry registry = new DeviceRegistry();
     private final FakeBackend backend = new FakeBackend();
     private final FileBackend fileBackend = new FileBackend(4);
+    /** The appliance's own memory backend, as shipped (the tests' "memory" is testkit's fake, whose bytes they read). */
+    private final MemoryBackend shippedMemory = new MemoryBackend();
+    /** Backends a test adds ({@link #addBackend}), handed to every server {@link #restartServer} makes. */
+    private final Map<String, BlockBackend> extraBackends = new java.util.concurrent.ConcurrentHashMap<>();
     private final OpTap received = new OpTap();
     /** Kept across restartServer, as the RTRS server component keeps it across a rebuild. */
     private final SessionLimits sessionLimits = new SessionLimits();
@@ -84,6 +90,7 @@ public final class Appliance implements AutoCloseable {
             rtrsTimer = executor(2);
             rnbdTimer = executor(1);
             closers.push(fileBackend::close);
+            closers.push(shippedMemory::close);
             // the server's pieces are replaced by restartServer: close whichever are current
             closers.push(() -> {
                 if (rnbdServer != null) {
@@ -119,6 +126,8 @@ public final class Appliance implements AutoCloseable {
         RnbdServer rnbd = new RnbdServer(rnbdTimer);
         rnbd.backendAdded("memory", backend);
         rnbd.backendAdded("file", fileBackend);
+        rnbd.backendAdded(SHIPPED_MEMORY, shippedMemory);
+        extraBackends.forEach(rnbd::backendAdded);
         exports.forEach(rnbd::addExport);
         received.upper = rnbd;
         RtrsServer rtrs = new RtrsServer(new ServerConfig(port, ServerConfig.DEFAULT_CHUNK_SIZE, queueDepth, alwaysInvalidate,
@@ -223,6 +232,26 @@ public final class Appliance implements AutoCloseable {
         rnbdServer.backendAdded("shared", new FakeSharedBackend(cluster, "shared"));
         rnbdServer.addExport(new ExportConfig(name, "shared", false, Set.of(), 0,
                 Map.of("image", name, "size", Integer.toString(size))).withHa(true));
+    }
+
+    /**
+     * Adds {@code backend} as {@code type} (the RBD backend, for a test with Ceph in the guest);
+     * closed with this, after the servers, so that their exports flush into it first.
+     */
+    public void addBackend(String type, BlockBackend backend) {
+        extraBackends.put(type, backend);
+        if (backend instanceof AutoCloseable c) {
+            closers.addLast(c);
+        }
+        rnbdServer.backendAdded(type, backend);
+    }
+
+    /** The type the shipped memory backend is added under here. */
+    static final String SHIPPED_MEMORY = "shipped-memory";
+
+    /** An export {@code name} of {@code size} bytes on the shipped memory backend (off-heap pages, as in the default profile). */
+    public void exportShippedMemory(String name, long size) {
+        export(new ExportConfig(name, SHIPPED_MEMORY, false, Set.of(), 0, Map.of("size", Long.toString(size))));
     }
 
     /** An export {@code name} on the file backend: a file or block device at {@code path}, as it is. */

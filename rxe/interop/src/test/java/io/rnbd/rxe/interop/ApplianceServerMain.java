@@ -6,17 +6,21 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * The appliance's RNBD server as a process of its own, for the tests that kill it
- * ({@link ApplianceProcess}): the same wiring as {@link Appliance}, file exports only (what was
- * flushed must outlive the process).
+ * ({@link ApplianceProcess}) and for bench/linux-peer: the same wiring as {@link Appliance}, file
+ * exports (what was flushed must outlive the process) and, for the benchmark, exports on the
+ * shipped memory backend.
  *
  * <pre>
- * java ... io.rnbd.rxe.interop.ApplianceServerMain ADDR[,ADDR2] PORT QUEUE_DEPTH NAME=PATH[,NAME=PATH...]
+ * java ... io.rnbd.rxe.interop.ApplianceServerMain ADDR[,ADDR2] PORT QUEUE_DEPTH NAME=SPEC[,NAME=SPEC...]
+ *   SPEC: a file or block device's path, or memory:BYTES
  * </pre>
  *
  * Prints {@code LISTENING} once every export is added and the server listens; runs until killed
  * (SIGTERM closes it as a stopping bundle would, SIGKILL leaves everything to the kernel).
  */
 public final class ApplianceServerMain {
+    private static final String MEMORY = "memory:";
+
     private ApplianceServerMain() {
     }
 
@@ -27,7 +31,11 @@ public final class ApplianceServerMain {
         Appliance a = Appliance.onDisni(addresses, port, true, queueDepth);
         for (String e : args[3].split(",")) {
             String[] kv = e.split("=", 2);
-            a.exportFile(kv[0], Path.of(kv[1]));
+            if (kv[1].startsWith(MEMORY)) {
+                a.exportShippedMemory(kv[0], Long.parseLong(kv[1].substring(MEMORY.length())));
+            } else {
+                a.exportFile(kv[0], Path.of(kv[1]));
+            }
         }
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

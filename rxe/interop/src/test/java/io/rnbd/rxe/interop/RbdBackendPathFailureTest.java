@@ -1,0 +1,134 @@
+package io.rnbd.rxe.interop;
+
+import static io.rnbd.rxe.interop.LinuxRnbd.path;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rnbd.rnbd.backend.rbd.internal.RbdBackend;
+import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
+import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
+import io.rnbd.rxe.interop.SlowBackendPathFailureTest.FioLoop;
+import io.rnbd.rxe.interop.SlowBackendPathFailureTest.PathWatch;
+import io.rnbd.testkit.Await;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link SlowBackendPathFailureTest} with the production backend a request really waits on:
+ * Linux's rnbd-client on an appliance export of a Ceph RBD image, Ceph itself (one mon, one OSD
+ * on memstore, itests/ceph/one-node.sh) running inside the guest from the host's binaries. Two
+ * paths, fio writing 128 KiB requests at depth 16 and verifying every block, the second path
+ * disconnected, reconnected, then its link taken down: zero IO errors, zero verify errors, the
+ * first path connected throughout.
+ *
+ * <p>Not in the CI guest step's list: Ceph under TCG takes minutes to start and answers each
+ * request in milliseconds, which the 45-minute budget cannot carry on two kernels. The same logic
+ * runs in CI on a dm-delay device (SlowBackendPathFailureTest); this class runs by
+ * {@code rxe/run-rbd-guest.sh}, which fails, not skips, when Ceph cannot start.
+ */
+class RbdBackendPathFailureTest {
+    private static final int PORT = 1239;
+    private static final String SESS = "interop-rbd";
+    private static final int MON_PORT = 3300;
+
+    @TempDir
+    Path tmp;
+    private Mapped mapped;
+    private Path cephDir;
+
+    @BeforeAll
+    static void prerequisites() {
+        Guest.requireGuest();
+        LinuxRnbd.requireModules();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
+            LinuxRnbd.unmap(mapped, true);
+        }
+        LinuxRnbd.unloadAll();
+        if (cephDir != null) {
+            Guest.run(Guest.timeout(Duration.ofSeconds(30)), "bash", oneNode(), "stop", cephDir.toString());
+        }
+    }
+
+    @BeforeEach
+    void stepName(TestInfo test) {
+        Guest.step("test " + test.getDisplayName());
+    }
+
+    private static String oneNode() {
+        return Path.of(System.getProperty("user.dir")).resolve("itests/ceph/one-node.sh").toString();
+    }
+
+    @Test
+    void fioVerifiesThroughADisconnectAndALinkDownOnAnRbdImage() throws Exception {
+        LinuxRnbd.unloadAll();
+        cephDir = tmp.resolve("ceph");
+        Guest.step("start a one-node Ceph cluster in the guest");
+        String started = Guest.sh(Guest.timeout(Duration.ofSeconds(30)),
+                "ONE_NODE_MEMSTORE_MIB=384 ONE_NODE_WATCH_TIMEOUT=30 ONE_NODE_WAIT_FACTOR="
+                        + Integer.getInteger("rnbd.rdma.timeout.factor", 1)
+                        + " bash " + oneNode() + " start " + cephDir + " " + MON_PORT);
+        String conf = value(started, "CEPH_CONF=");
+        String keyring = value(started, "CEPH_KEYRING_RNBD=");
+        try (Appliance a = Appliance.onDisni(List.of(Guest.addr(), Guest.linkDownAddr()), PORT)) {
+            RbdBackend rbd = new RbdBackend();
+            assertNull(rbd.dormantReason(), "the RBD backend loads librbd in the guest");
+            a.addBackend("rbd", rbd);
+            a.export(new io.rnbd.rnbd.server.internal.ExportConfig("rbd0", "rbd", false, java.util.Set.of(), 0,
+                    Map.of("image", "rnbd-guest", "conf", conf, "id", "rnbd", "keyring", keyring,
+                            "create.size", Long.toString(64L << 20))));
+            LinuxRnbd.loadClient();
+            mapped = LinuxRnbd.map(MapSpec.of(SESS, "rbd0", path(Guest.addr()), path(Guest.linkDownAddr())).destPort(PORT));
+            assertEquals(64L << 20, mapped.size());
+            LinuxRnbd.mpathPolicy(SESS, "min-inflight");
+            Path first = LinuxRnbd.pathTo(SESS, Guest.addr()).orElseThrow();
+            Path second = LinuxRnbd.pathTo(SESS, Guest.linkDownAddr()).orElseThrow();
+            long errorsBefore = Disk.ioErrorLines();
+            try (FioLoop fio = new FioLoop(mapped.dev()); PathWatch watch = new PathWatch(first)) {
+                fio.awaitMore(1);
+
+                Guest.step("disconnect the path to " + Guest.linkDownAddr() + " during fio");
+                LinuxRnbd.disconnect(second);
+                assertEquals("disconnected", LinuxRnbd.state(second));
+                fio.awaitMore(2);
+                Guest.step("reconnect it");
+                LinuxRnbd.reconnect(second);
+                Await.until("the path reconnected", () -> "connected".equals(LinuxRnbd.state(second)),
+                        Guest.timeout(Duration.ofSeconds(15)));
+                fio.awaitMore(2);
+                assertTrue(LinuxRnbd.stats(second).requests() > 0, "the reconnected path carries IO");
+
+                Guest.step("take dummy3 (rxe3) down during fio: the path dies of silence");
+                Guest.check("ip", "link", "set", "dummy3", "down");
+                Await.until("Linux's client gave the silent path up",
+                        () -> !"connected".equals(LinuxRnbd.state(second)), Guest.timeout(Duration.ofSeconds(60)));
+                fio.awaitMore(3);
+                Guest.step("remove the dead path");
+                LinuxRnbd.removePath(second);
+                fio.awaitMore(1);
+                assertEquals(List.of(), watch.leftConnected(), "the first path stayed connected throughout");
+            }
+            assertEquals(errorsBefore, Disk.ioErrorLines(), "I/O errors in the kernel log:\n" + Guest.dmesgTail(30));
+            LinuxRnbd.unmap(mapped, false);
+            mapped = null;
+        }
+    }
+
+    private static String value(String output, String prefix) {
+        return output.lines().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length())).findFirst()
+                .orElseThrow(() -> new AssertionError("one-node.sh printed no " + prefix + ":\n" + output));
+    }
+}
