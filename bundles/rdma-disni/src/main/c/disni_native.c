@@ -900,10 +900,30 @@ static jbyteArray JNICALL ext_take_event(JNIEnv *env, jclass cls, jlong cmid, ji
 	return data;
 }
 
+/*
+ * Waits up to timeout ms for the completion channel's next event and returns the CQ that
+ * fired (its event acknowledged), 0 on a timeout or a failed read. DiSNI's getCqEvent drops
+ * which CQ it was, so the provider had to re-arm and poll every CQ on the channel for each
+ * event, and on rxe (as on most providers) ibv_req_notify_cq is a system call.
+ */
+static jlong JNICALL ext_cq_event(JNIEnv *env, jclass cls, jlong channel, jint timeout)
+{
+	struct ibv_comp_channel *ch = PTR(channel);
+	struct ibv_cq *cq = NULL;
+	void *ctx = NULL;
+
+	if (ch == NULL || wait_readable(ch->fd, timeout) <= 0)
+		return 0;
+	if (ibv_get_cq_event(ch, &cq, &ctx) != 0)
+		return 0;
+	ibv_ack_cq_events(cq, 1);
+	return HANDLE(cq);
+}
+
 /* Bumped whenever the extension natives change, so the provider refuses a stale library. */
 static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
 {
-	return 1;
+	return 2;
 }
 
 /*
@@ -977,6 +997,7 @@ static JNINativeMethod ext_methods[] = {
 	{ "accept", "(J[BII)I", (void *) ext_accept },
 	{ "reject", "(J[B)I", (void *) ext_reject },
 	{ "takeEvent", "(J[I)[B", (void *) ext_take_event },
+	{ "cqEvent", "(JI)J", (void *) ext_cq_event },
 	{ "abiVersion", "()I", (void *) ext_abi_version },
 };
 

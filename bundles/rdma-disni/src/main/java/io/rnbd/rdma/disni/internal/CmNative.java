@@ -19,7 +19,7 @@ import io.rnbd.rdma.api.RdmaException;
  */
 final class CmNative {
     /** The extension ABI this class expects of libdisni.so. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
 
     /** What libdisni kept of a CM event: rdma_cm's status and the private data (possibly empty). */
     record EventData(int type, int status, byte[] privateData) {
@@ -39,6 +39,14 @@ final class CmNative {
 
     /** Takes what was kept of the last event of {@code cmId}; {status, type} into {@code out}. */
     private static native byte[] takeEvent(long cmId, int[] out);
+
+    /**
+     * Waits up to {@code timeoutMs} for the completion channel's next event: the CQ that fired
+     * (its {@code ibv_cq} pointer, the event acknowledged), 0 on a timeout. Not a connection
+     * manager call, but an extension native all the same: DiSNI's own {@code getCqEvent} does
+     * not say which CQ fired.
+     */
+    static native long cqEvent(long compChannel, int timeoutMs);
 
     private static native int abiVersion();
 

@@ -4,6 +4,7 @@ import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.SVCPollCq;
+import com.ibm.disni.verbs.impl.NatIbvCQ;
 import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.api.WorkCompletion;
@@ -39,6 +40,8 @@ final class DisniCq {
 
     private final DisniQueuePair qp;
     private final IbvCQ cq;
+    /** The ibv_cq pointer, as {@link CmNative#cqEvent} names the CQ that fired. */
+    private final long handle;
     private final IbvWC[] wcs = new IbvWC[POLL_BATCH];
     private final SVCPollCq poll;
     private final Object cqLock = new Object();
@@ -47,10 +50,16 @@ final class DisniCq {
     DisniCq(DisniQueuePair qp, IbvCQ cq) throws IOException {
         this.qp = qp;
         this.cq = cq;
+        this.handle = ((NatIbvCQ) cq).getObjId();
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new IbvWC();
         }
         this.poll = cq.poll(wcs, wcs.length);
+    }
+
+    /** Whether {@code cq}, an event's, is this one. */
+    boolean is(long cq) {
+        return cq == handle;
     }
 
     /** On the completion thread: re-arm, drain the CQ into {@code out} (nothing once destroyed). */

@@ -1,7 +1,7 @@
 package io.rnbd.rdma.disni.internal;
 
 import com.ibm.disni.verbs.IbvCompChannel;
-import java.io.IOException;
+import com.ibm.disni.verbs.impl.NatIbvCompChannel;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A device's completion thread, the only thread that calls {@code CompletionHandler}s:
  * waits on the device's completion channel (one CQ per queue pair, all on that channel),
- * polls the queue pairs' CQs, and runs the deliveries handed to it (flushes), so each
+ * polls the CQ each event names, and runs the deliveries handed to it (flushes), so each
  * queue pair sees its completions one at a time and in order, flushes included.
  */
 final class DisniCqThread {
@@ -24,14 +24,15 @@ final class DisniCqThread {
     private static final int DELIVERY_WAIT_S = 30;
 
     private final DisniDevice device;
-    private final IbvCompChannel compChannel;
+    /** The ibv_comp_channel pointer, for {@link CmNative#cqEvent}; destroyed only after this thread ended. */
+    private final long channel;
     private final Set<DisniQueuePair> qps;
     private final ConcurrentLinkedQueue<Runnable> completionTasks = new ConcurrentLinkedQueue<>();
     private final Thread cqThread;
 
     DisniCqThread(DisniDevice device, String name, IbvCompChannel compChannel, Set<DisniQueuePair> qps) {
         this.device = device;
-        this.compChannel = compChannel;
+        this.channel = ((NatIbvCompChannel) compChannel).getObjId();
         this.qps = qps;
         this.cqThread = new Thread(this::completionLoop, "rdma-disni-cq-" + name);
         cqThread.setDaemon(true);
@@ -80,16 +81,15 @@ final class DisniCqThread {
     private void completionLoop() {
         while (device.isOpen()) {
             runCompletionTasks();
-            boolean fired = false;
-            try {
-                fired = compChannel.getCqEvent(null, CQ_WAIT_MS);
-            } catch (IOException e) {
-                LOG.debug("rdma-disni: {} CQ event read failed", device.name(), e);
-            }
-            if (fired) {
-                // the event does not say which CQ: poll all (each QP polls only its own)
+            long fired = CmNative.cqEvent(channel, CQ_WAIT_MS);
+            if (fired != 0) {
+                // only the CQ that fired: re-arming one is a system call on rxe, and every
+                // other CQ of the device is still armed from its own last drain
                 for (DisniQueuePair qp : qps) {
-                    qp.pollAndDeliver();
+                    if (qp.completesOn(fired)) {
+                        qp.pollAndDeliver();
+                        break;
+                    }
                 }
             }
         }

@@ -279,6 +279,11 @@ final class DisniQueuePair implements QueuePair {
         }
     }
 
+    /** Whether {@code cq}, the CQ a completion event names, is this queue pair's. */
+    boolean completesOn(long cq) {
+        return this.cq.is(cq);
+    }
+
     /** On the completion thread: re-arm, drain the CQ, deliver. */
     void pollAndDeliver() {
         List<WorkCompletion> out = new ArrayList<>();
