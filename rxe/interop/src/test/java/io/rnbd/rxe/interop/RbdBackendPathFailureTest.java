@@ -3,19 +3,17 @@ package io.rnbd.rxe.interop;
 import static io.rnbd.rxe.interop.LinuxRnbd.path;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rnbd.rnbd.backend.rbd.internal.RbdBackend;
+import io.rnbd.rnbd.server.internal.ExportConfig;
 import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
 import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
-import io.rnbd.rxe.interop.SlowBackendPathFailureTest.FioLoop;
-import io.rnbd.rxe.interop.SlowBackendPathFailureTest.PathWatch;
-import io.rnbd.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,9 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link SlowBackendPathFailureTest} with the production backend a request really waits on:
  * Linux's rnbd-client on an appliance export of a Ceph RBD image, Ceph itself (one mon, one OSD
  * on memstore, itests/ceph/one-node.sh) running inside the guest from the host's binaries. Two
- * paths, fio writing 128 KiB requests at depth 16 and verifying every block, the second path
- * disconnected, reconnected, then its link taken down: zero IO errors, zero verify errors, the
- * first path connected throughout.
+ * paths, and {@link SlowBackendPathFailureTest#cutTheSecondPathTwiceUnderFio}: fio writing 128 KiB
+ * requests at depth 16 and verifying every block, the second path disconnected, reconnected, then
+ * its link taken down: zero IO errors, zero verify errors, the first path connected throughout.
  *
  * <p>Not in the CI guest step's list: Ceph under TCG takes minutes to start and answers each
  * request in milliseconds, which the 45-minute budget cannot carry on two kernels. The same logic
@@ -87,41 +85,13 @@ class RbdBackendPathFailureTest {
             RbdBackend rbd = new RbdBackend();
             assertNull(rbd.dormantReason(), "the RBD backend loads librbd in the guest");
             a.addBackend("rbd", rbd);
-            a.export(new io.rnbd.rnbd.server.internal.ExportConfig("rbd0", "rbd", false, java.util.Set.of(), 0,
+            a.export(new ExportConfig("rbd0", "rbd", false, Set.of(), 0,
                     Map.of("image", "rnbd-guest", "conf", conf, "id", "rnbd", "keyring", keyring,
                             "create.size", Long.toString(64L << 20))));
             LinuxRnbd.loadClient();
             mapped = LinuxRnbd.map(MapSpec.of(SESS, "rbd0", path(Guest.addr()), path(Guest.linkDownAddr())).destPort(PORT));
             assertEquals(64L << 20, mapped.size());
-            LinuxRnbd.mpathPolicy(SESS, "min-inflight");
-            Path first = LinuxRnbd.pathTo(SESS, Guest.addr()).orElseThrow();
-            Path second = LinuxRnbd.pathTo(SESS, Guest.linkDownAddr()).orElseThrow();
-            long errorsBefore = Disk.ioErrorLines();
-            try (FioLoop fio = new FioLoop(mapped.dev()); PathWatch watch = new PathWatch(first)) {
-                fio.awaitMore(1);
-
-                Guest.step("disconnect the path to " + Guest.linkDownAddr() + " during fio");
-                LinuxRnbd.disconnect(second);
-                assertEquals("disconnected", LinuxRnbd.state(second));
-                fio.awaitMore(2);
-                Guest.step("reconnect it");
-                LinuxRnbd.reconnect(second);
-                Await.until("the path reconnected", () -> "connected".equals(LinuxRnbd.state(second)),
-                        Guest.timeout(Duration.ofSeconds(15)));
-                fio.awaitMore(2);
-                assertTrue(LinuxRnbd.stats(second).requests() > 0, "the reconnected path carries IO");
-
-                Guest.step("take dummy3 (rxe3) down during fio: the path dies of silence");
-                Guest.check("ip", "link", "set", "dummy3", "down");
-                Await.until("Linux's client gave the silent path up",
-                        () -> !"connected".equals(LinuxRnbd.state(second)), Guest.timeout(Duration.ofSeconds(60)));
-                fio.awaitMore(3);
-                Guest.step("remove the dead path");
-                LinuxRnbd.removePath(second);
-                fio.awaitMore(1);
-                assertEquals(List.of(), watch.leftConnected(), "the first path stayed connected throughout");
-            }
-            assertEquals(errorsBefore, Disk.ioErrorLines(), "I/O errors in the kernel log:\n" + Guest.dmesgTail(30));
+            SlowBackendPathFailureTest.cutTheSecondPathTwiceUnderFio(mapped, SESS);
             LinuxRnbd.unmap(mapped, false);
             mapped = null;
         }
