@@ -9,7 +9,7 @@
  * backends and the NBD gateway depend on this and not on the verbs SPI.
  */
 @Export
-@Version("1.5.0")
+@Version("1.6.0")
 package io.rnbd.common;
 
 import org.osgi.annotation.bundle.Export;
