@@ -352,7 +352,8 @@ if [[ ${SPLIT:-1} == 1 ]] && command -v perf >/dev/null 2>&1 && command -v jcmd 
             --appliance-image bench-app --points "$pt" --only appliance --seconds $((SECS + 4)) --peer-pid "$osd" \
             >"$OUT/split-$pt.out" 2>"$OUT/split-$pt.err" &
         jp=$!
-        for _ in $(seq 600); do grep -q '^MEASURING' "$OUT/split-$pt.err" 2>/dev/null && break; sleep 0.2; done
+        # the measured point's own line: the warm-ups before it print MEASURING warmup ...
+        for _ in $(seq 600); do grep -q '^MEASURING appliance ' "$OUT/split-$pt.err" 2>/dev/null && break; sleep 0.2; done
         sleep 1
         c0=$(awk '{print $14 + $15}' "/proc/$jp/stat"); w0=$(date +%s.%N)
         perf record -q -F 999 -g -p "$jp" -o "$OUT/split-$pt.data" -- sleep "$SECS" >/dev/null 2>&1 || true
