@@ -97,7 +97,8 @@ final class SoftLoopback {
             return null;
         }
         Path path = byPort.get(destination.getPort());
-        if (path == null) {
+        // removed under us (a cleaned temporary directory): the TCP port still listens
+        if (path == null || !Files.exists(path)) {
             return null;
         }
         connects.incrementAndGet();

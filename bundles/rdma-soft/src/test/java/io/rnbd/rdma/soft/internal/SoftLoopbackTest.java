@@ -171,6 +171,23 @@ class SoftLoopbackTest {
     }
 
     @Test
+    void aSocketFileRemovedUnderTheDeviceSendsItsConnectionsOverTcp() throws Exception {
+        try (SoftDevice d = new SoftDevice("lo3", InetAddress.getByName("127.0.0.1"))) {
+            Connected c = connect(d, d);
+            // a cleaned temporary directory takes the socket away while the device runs
+            Files.delete(d.loopback().socket(c.listener().localAddress().getPort()));
+            Endpoint again = new Endpoint("again");
+            QueuePair qp = d.connect(c.listener().localAddress(), new QpInit(d.allocPd(), 4, 4, 1, again), null, again);
+            again.nextEvent(CmEvent.Type.ESTABLISHED);
+            assertFalse(SoftLoopback.isUnix(((SoftQp) qp).ch), "the TCP port still listens");
+            assertEquals(1L, d.counters().get("loopback_connects"), "only the first connection took the loopback");
+            qp.close();
+            c.clientQp().close();
+            c.serverQp().close();
+        }
+    }
+
+    @Test
     void removingTheDeviceTakesBothEndsOfALoopbackConnectionDown() throws Exception {
         SoftDevice d = new SoftDevice("lo2", InetAddress.getByName("127.0.0.1"));
         Connected c = connect(d, d);
