@@ -10,8 +10,12 @@
 #   gateway:   fio's nbd engine on both sides, the same eight points, CPU per IO of every process
 #              (issue 22), nbd-gateway serving the same RNBD stack in a second JVM:
 #              comparison 1, deployment-shaped: fio -> gateway's Unix socket -> RTRS over soft RDMA
-#                 -> memory export, against fio -> nbdkit over TCP (the one network hop is TCP
-#                 in both);
+#                 -> memory export, against fio -> nbdkit over TCP. In the default profile
+#                 (GW_TOPOLOGY=profile) both ends of each path are on one soft device, so RTRS
+#                 crosses the device's loopback (a Unix socket, as rxe loops back a packet for its
+#                 own address): the appliance as one host serves and maps itself.
+#                 GW_TOPOLOGY=split puts the path between two devices, over TCP, the shape of
+#                 two hosts: there the one network hop is TCP on both sides;
 #              comparison 2, same transport: fio -> gateway over TCP against fio -> nbdkit over TCP.
 #              Writes gateway.png (ratio per point, target lines) with gnuplot when installed.
 #   baseline:  loopback TCP bandwidth (one blocking Java stream, 128 KiB writes).
@@ -44,7 +48,8 @@
 #                 1 = each alone (the generator before session 5)
 #   OUT=dir       where logs, raw results and the JFR file go (default: a new /tmp/rnbd-peers.*)
 #   GW_TOPOLOGY=profile  the gateway JVM's RNBD stack: "profile" is the appliance's default profile
-#                 (soft0 and soft1, one path each, both ends of a path on its device, min-inflight;
+#                 (soft0 and soft1, one path each, both ends of a path on its device, so over its
+#                 loopback, min-inflight;
 #                 both devices poll as POLL_USEC says), "split" the primary comparison's (a server
 #                 device and a client device, one path)
 #   GW_POLL_USEC= nbd-gateway's poll.usec (unset: the gateway's default, an adaptive window of up to

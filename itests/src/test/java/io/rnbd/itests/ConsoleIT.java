@@ -48,6 +48,13 @@ public class ConsoleIT extends KarafTestSupport {
         assertRow(stats, "soft0", "polls_skipped");
         assertContains(run("rdma:statistic --json soft1"), "\"name\":\"soft1\",\"provider\":\"soft\",\"counters\":{\"polls\":");
         assertError(run("rdma:statistic mlx5_0"), "ENODEV");
+        // the default profile has both ends of each path on one device: its connections take the
+        // device's loopback (a Unix socket), not TCP
+        for (String dev : new String[] {"soft0", "soft1"}) {
+            String counters = run("rdma:statistic --json " + dev);
+            Matcher loopback = Pattern.compile("\"loopback_connects\":(\\d+)").matcher(counters);
+            assertTrue(counters, loopback.find() && Long.parseLong(loopback.group(1)) > 0);
+        }
 
         assertEquals("Added soft link itest9 on 127.0.0.3", run("rdma:link-add itest9 127.0.0.3"));
         awaitCondition("itest9 listed", () -> run("rdma:devices").contains("itest9"), TIMEOUT_MS, null);

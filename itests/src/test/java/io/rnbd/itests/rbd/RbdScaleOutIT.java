@@ -255,16 +255,12 @@ public class RbdScaleOutIT {
     }
 
     private static void awaitExportOnline(KarafProcess k) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);
-        String exports = "";
-        while (System.nanoTime() < deadline) {
-            exports = k.console("rnbd:exports");
-            if (exports.lines().anyMatch(l -> l.contains(IMAGE) && l.contains("online"))) {
-                return;
-            }
-            Thread.sleep(500); // the export opens the image on ConfigAdmin's thread; nothing to wait on from here
-        }
-        fail("export " + IMAGE + " not online within " + SETTLE_MS + " ms: " + exports + "\n" + diagnostics());
+        // the export opens the image on ConfigAdmin's thread
+        Tools.await("export " + IMAGE + " online", SETTLE_MS, 500, () -> {
+            String exports = k.console("rnbd:exports");
+            return exports.lines().anyMatch(l -> l.contains(IMAGE) && l.contains("online"))
+                    ? Tools.Look.done(exports) : Tools.Look.notYet(exports);
+        }, RbdScaleOutIT::diagnostics);
     }
 
     private static String uri(String device) {
@@ -272,32 +268,23 @@ public class RbdScaleOutIT {
     }
 
     private static void awaitDevice(String uri, long size) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);
-        Tools.Result last = null;
-        while (System.nanoTime() < deadline) {
-            last = Tools.exec(30_000, "nbdinfo", "--size", uri);
-            if (last.exit() == 0 && last.output().strip().equals(Long.toString(size))) {
-                return;
-            }
-            Thread.sleep(500); // the appliance settles through configuration and reconnects; no event to wait on
-        }
-        fail(uri + " not served with " + size + " bytes within " + SETTLE_MS + " ms: " + last + "\n" + diagnostics());
+        // the appliance settles through configuration and reconnects
+        Tools.await(uri + " served with " + size + " bytes", SETTLE_MS, 500, () -> {
+            Tools.Result r = Tools.exec(30_000, "nbdinfo", "--size", uri);
+            return r.exit() == 0 && r.output().strip().equals(Long.toString(size))
+                    ? Tools.Look.done(r) : Tools.Look.notYet(r);
+        }, RbdScaleOutIT::diagnostics);
     }
 
-    /** Reads the whole device, retrying while the client is still reconnecting. */
+    /** Reads the whole device, retrying while the client is still reconnecting (with its own delay). */
     private static byte[] awaitReadBack(String uri, String what) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);
-        AssertionError last = null;
-        while (System.nanoTime() < deadline) {
+        return Tools.await(what + ": the device read back", SETTLE_MS, 1000, () -> {
             try {
-                return readBack(uri);
+                return Tools.Look.done(readBack(uri));
             } catch (AssertionError e) {
-                last = e;
-                Thread.sleep(1000); // the RNBD client reconnects with its own delay; nothing to wait on from here
+                return Tools.Look.notYet(e.getMessage());
             }
-        }
-        throw new AssertionError(what + ": the device did not read back within " + SETTLE_MS + " ms: "
-                + (last == null ? "" : last.getMessage()) + "\n" + diagnostics());
+        }, RbdScaleOutIT::diagnostics);
     }
 
     private static byte[] readBack(String uri) throws Exception {
@@ -325,20 +312,16 @@ public class RbdScaleOutIT {
     }
 
     private static void awaitFioWriting(Process fio, Path log) throws Exception {
-        // fio's status line turns to "w=..." IOPS once it writes; before that A would die idle
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
+        // fio's log says "Starting 1 process" once it writes; before that A would die idle
+        Tools.await("fio writing", 60_000, 100, () -> {
             if (!fio.isAlive()) {
                 fail("fio ended before A was killed: " + Files.readString(log));
             }
             Tools.Result r = Tools.exec(30_000, "nbdinfo", "--size", uri("rnbd0"));
-            if (r.exit() == 0 && Files.size(log) > 0 && Files.readString(log).contains("Starting 1 process")) {
-                Thread.sleep(1000); // a second of random writes in flight
-                return;
-            }
-            Thread.sleep(100);
-        }
-        fail("fio did not start: " + Files.readString(log));
+            String out = Files.size(log) > 0 ? Files.readString(log) : "";
+            return r.exit() == 0 && out.contains("Starting 1 process") ? Tools.Look.done(out) : Tools.Look.notYet(out);
+        }, RbdScaleOutIT::diagnostics);
+        Thread.sleep(1000); // a second of random writes in flight
     }
 
     private static boolean destroy(Process p) throws InterruptedException {

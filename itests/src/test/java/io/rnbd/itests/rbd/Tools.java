@@ -49,6 +49,43 @@ final class Tools {
         return r.output();
     }
 
+    /** One look at a condition: done with a value, or not yet, with what it saw. */
+    record Look<T>(boolean done, T value, Object seen) {
+        static <T> Look<T> done(T value) {
+            return new Look<>(true, value, null);
+        }
+
+        static <T> Look<T> notYet(Object seen) {
+            return new Look<>(false, null, seen);
+        }
+    }
+
+    interface Condition<T> {
+        Look<T> look() throws Exception;
+    }
+
+    /**
+     * Looks at {@code condition} every {@code pauseMs} until it is done or {@code timeoutMs} pass,
+     * then fails with what it last saw and {@code diagnostics}. The scale-out tests wait on other
+     * processes (a Karaf instance's console, nbdinfo, an RNBD client's reconnect delay), which
+     * give no event to wait on.
+     */
+    static <T> T await(String what, long timeoutMs, long pauseMs, Condition<T> condition,
+                       java.util.concurrent.Callable<String> diagnostics) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true) {
+            Look<T> look = condition.look();
+            if (look.done()) {
+                return look.value();
+            }
+            if (System.nanoTime() >= deadline) {
+                throw new AssertionError(what + " not within " + timeoutMs + " ms; last seen: " + look.seen()
+                        + "\n" + diagnostics.call());
+            }
+            Thread.sleep(pauseMs);
+        }
+    }
+
     /** Starts {@code cmd} in the background, output to {@code log}. */
     static Process start(Path log, List<String> cmd) throws IOException {
         return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();

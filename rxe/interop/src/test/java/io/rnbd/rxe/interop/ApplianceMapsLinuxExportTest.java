@@ -21,9 +21,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,6 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
  * (answers carry RKEY_RSPs) and off (one descriptor for all chunks, empty answers).
  */
 class ApplianceMapsLinuxExportTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.eachTest().requiring("brd").unloading("brd");
+
     private static final int DISK_MIB = 32;
     private static final int LANES = 8;
     private static final int BLOCKS_PER_LANE = 4;
@@ -43,19 +45,6 @@ class ApplianceMapsLinuxExportTest {
 
     @TempDir
     Path tmp;
-
-    @BeforeAll
-    static void prerequisites() {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
-        Guest.require(Guest.available("brd"), "no brd module in this kernel");
-    }
-
-    @AfterEach
-    void cleanUp() {
-        LinuxRnbd.unloadAll();
-        Guest.unload("brd");
-    }
 
     @Test
     void applianceMapsALinuxExportWithAlwaysInvalidate() throws Exception {

@@ -18,10 +18,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Every op the appliance's RNBD client sends to Linux's rnbd-server, checked on the data Linux's
@@ -34,6 +33,9 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ApplianceOpsOnLinuxTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.perClass().requiring("brd", "loop");
+
     private static final String SESS = "interop-aops";
     private static final int MIB = 1 << 20;
     private static final int REGION = 4 * MIB;
@@ -46,9 +48,6 @@ class ApplianceOpsOnLinuxTest {
 
     @BeforeAll
     void exportALoopDevice() throws Exception {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
-        Guest.require(Guest.available("brd") && Guest.available("loop"), "no brd or loop module in this kernel");
         LinuxRnbd.unloadAll();
         Guest.unload("brd");
         tmp = Files.createTempDirectory("aops");
@@ -108,11 +107,6 @@ class ApplianceOpsOnLinuxTest {
     /** The bytes on Linux's side, O_DIRECT from the loop device the server exports. */
     private byte[] onLinux(long off, int len) throws Exception {
         return Disk.read(Path.of("/dev", loop), (int) (off / MIB), len / MIB, tmp);
-    }
-
-    @BeforeEach
-    void stepName(TestInfo test) {
-        Guest.step("test " + test.getDisplayName());
     }
 
     @Test

@@ -25,11 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,26 +44,14 @@ import org.junit.jupiter.api.io.TempDir;
  * created with, also across a restart with another queue.depth.
  */
 class LifecycleTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.eachTest().unloading("brd");
+
     private static final int MIB = 1 << 20;
 
     @TempDir
     Path tmp;
     private Mapped mapped;
-
-    @BeforeAll
-    static void prerequisites() {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
-    }
-
-    @AfterEach
-    void cleanUp() {
-        if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
-            LinuxRnbd.unmap(mapped, true);
-        }
-        LinuxRnbd.unloadAll();
-        Guest.unload("brd");
-    }
 
     private static void awaitPaths(String sess, String state, Duration limit) {
         Await.until("every path of " + sess + " " + state, () -> {
@@ -85,11 +70,6 @@ class LifecycleTest {
                 "--ioengine=libaio", "--direct=1", "--rw=randwrite", "--bs=128k", "--iodepth=16",
                 "--offset=" + offMib + "m", "--size=8m", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1",
                 "--randseed=" + seed, "--output-format=terse");
-    }
-
-    @BeforeEach
-    void stepName(TestInfo test) {
-        Guest.step("test " + test.getDisplayName());
     }
 
     @Test

@@ -15,9 +15,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -30,6 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
  * chunk's new rkey in an RKEY_RSP) and off (empty RDMA_WRITE_WITH_IMM answers).
  */
 class LinuxClientMapsApplianceTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.eachTest();
+
     /** Not Linux's 1234, so that nothing else in the guest answers in the appliance's place. */
     private static final int PORT = 1235;
     private static final int DISK_MIB = 64;
@@ -38,20 +40,6 @@ class LinuxClientMapsApplianceTest {
     @TempDir
     Path tmp;
     private Mapped mapped;
-
-    @BeforeAll
-    static void prerequisites() {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
-    }
-
-    @AfterEach
-    void cleanUp() {
-        if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
-            LinuxRnbd.unmap(mapped, true);
-        }
-        LinuxRnbd.unloadAll();
-    }
 
     @Test
     void linuxMapsAnApplianceExportWithAlwaysInvalidate() throws Exception {

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Every op and flag Linux's rnbd-client sends, driven by the tools a Linux host uses on a block
@@ -34,6 +34,9 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LinuxClientOpsTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.perClass();
+
     private static final int PORT = 1236;
     private static final String SESS = "interop-ops";
     private static final int MIB = 1 << 20;
@@ -47,8 +50,6 @@ class LinuxClientOpsTest {
 
     @BeforeAll
     void mapOnce() throws Exception {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
         LinuxRnbd.unloadAll();
         tmp = Files.createTempDirectory("ops");
         appliance = Appliance.onDisni(List.of(Guest.addr()), PORT);
@@ -90,11 +91,6 @@ class LinuxClientOpsTest {
 
     private String dev() {
         return mapped.dev().toString();
-    }
-
-    @BeforeEach
-    void stepName(TestInfo test) {
-        Guest.step("test " + test.getDisplayName());
     }
 
     @Test

@@ -11,7 +11,6 @@ import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
 import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
 import io.rnbd.testkit.Await;
 import io.rnbd.testkit.block.FakeSharedBackend;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -19,6 +18,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,6 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
  * takeover on real Ceph is RbdHaIT's, on the host.
  */
 class LinuxDmMultipathHaTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.eachTest();
+
     private static final int PORT_A = 1236;
     private static final int PORT_B = 1237;
     private static final int DISK_MIB = 64;
@@ -54,8 +57,6 @@ class LinuxDmMultipathHaTest {
 
     @BeforeAll
     static void prerequisites() {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
         Guest.require(Guest.run(Duration.ofSeconds(10), "dmsetup", "version").ok(),
                 "dmsetup is not installed (apt-get install dmsetup)");
         Guest.require(Guest.run(Duration.ofSeconds(10), "fio", "--version").ok(), "fio is not installed");
@@ -63,13 +64,8 @@ class LinuxDmMultipathHaTest {
 
     @AfterEach
     void cleanUp() {
+        // dm-multipath holds both rnbd devices: it goes before LinuxModules unmaps them
         Guest.run(Duration.ofSeconds(30), "env", "DM_DISABLE_UDEV=1", "dmsetup", "remove", "--force", DM);
-        for (Mapped m : new Mapped[] {viaA, viaB}) {
-            if (m != null && Files.exists(Path.of("/sys/class/block", m.name()))) {
-                LinuxRnbd.unmap(m, true);
-            }
-        }
-        LinuxRnbd.unloadAll();
     }
 
     @Test

@@ -184,6 +184,20 @@ public final class LinuxRnbd {
                 () -> !Files.exists(Path.of("/sys/class/block", m.name())), Guest.timeout(Duration.ofSeconds(5)));
     }
 
+    /** Force-unmaps every rnbd device there is (what a test left mapped); waits for each to go. */
+    public static void unmapAll() {
+        List<String> names;
+        try (Stream<Path> s = Files.list(Path.of("/sys/block"))) {
+            names = s.filter(d -> Files.exists(d.resolve("rnbd/unmap_device"))).map(d -> d.getFileName().toString())
+                    .toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        for (String name : names) {
+            unmap(new Mapped(name, null, null), true);
+        }
+    }
+
     // --- sessions and paths (rtrs-client) ----------------------------------------------------
 
     public static Path session(String sessname) {

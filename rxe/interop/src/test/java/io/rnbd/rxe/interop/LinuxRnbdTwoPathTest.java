@@ -22,9 +22,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,6 +34,9 @@ import org.junit.jupiter.api.io.TempDir;
  * fixture or the sysfs helpers are wrong, not the appliance.
  */
 class LinuxRnbdTwoPathTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.eachTest().requiring("brd").unloading("brd");
+
     private static final String SESS = "interop-kk";
     private static final int DISK_MIB = 64;
     /** The first 16 MiB are written once and checked at the end; the IO loop runs above them. */
@@ -44,22 +46,6 @@ class LinuxRnbdTwoPathTest {
     @TempDir
     Path tmp;
     private Mapped mapped;
-
-    @BeforeAll
-    static void prerequisites() {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
-        Guest.require(Guest.available("brd"), "no brd module in this kernel");
-    }
-
-    @AfterEach
-    void cleanUp() {
-        if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
-            LinuxRnbd.unmap(mapped, true);
-        }
-        LinuxRnbd.unloadAll();
-        Guest.unload("brd");
-    }
 
     @Test
     void twoPathsCarryVerifiedIoAndAPathIsRemovedAndReAddedDuringIo() throws Exception {

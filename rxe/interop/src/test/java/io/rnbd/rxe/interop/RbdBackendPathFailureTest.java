@@ -8,17 +8,14 @@ import io.rnbd.rnbd.backend.rbd.internal.RbdBackend;
 import io.rnbd.rnbd.server.internal.ExportConfig;
 import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
 import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,6 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code rxe/run-rbd-guest.sh}, which fails, not skips, when Ceph cannot start.
  */
 class RbdBackendPathFailureTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.eachTest();
+
     private static final int PORT = 1239;
     private static final String SESS = "interop-rbd";
     private static final int MON_PORT = 3300;
@@ -44,26 +44,11 @@ class RbdBackendPathFailureTest {
     private Mapped mapped;
     private Path cephDir;
 
-    @BeforeAll
-    static void prerequisites() {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
-    }
-
     @AfterEach
-    void cleanUp() {
-        if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
-            LinuxRnbd.unmap(mapped, true);
-        }
-        LinuxRnbd.unloadAll();
+    void stopCeph() {
         if (cephDir != null) {
             Guest.run(Guest.timeout(Duration.ofSeconds(30)), "bash", oneNode(), "stop", cephDir.toString());
         }
-    }
-
-    @BeforeEach
-    void stepName(TestInfo test) {
-        Guest.step("test " + test.getDisplayName());
     }
 
     private static String oneNode() {

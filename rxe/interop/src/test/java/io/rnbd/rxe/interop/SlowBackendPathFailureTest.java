@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rnbd.rxe.interop.LinuxRnbd.MapSpec;
 import io.rnbd.rxe.interop.LinuxRnbd.Mapped;
 import io.rnbd.testkit.Await;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -18,9 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -52,6 +50,9 @@ import org.junit.jupiter.api.io.TempDir;
  * picks among connected paths only. docs/interop.md, "Round-robin with a dead path on 7.x".
  */
 class SlowBackendPathFailureTest {
+    @RegisterExtension
+    static final LinuxModules linux = LinuxModules.eachTest();
+
     private static final int PORT = 1237;
     private static final String SESS = "interop-slow";
     private static final int DELAY_MS = 20;
@@ -62,26 +63,15 @@ class SlowBackendPathFailureTest {
     private SlowDevice slow;
 
     @BeforeAll
-    static void prerequisites() {
-        Guest.requireGuest();
-        LinuxRnbd.requireModules();
+    static void slowDevices() {
         SlowDevice.require();
     }
 
     @AfterEach
-    void cleanUp() {
-        if (mapped != null && Files.exists(Path.of("/sys/class/block", mapped.name()))) {
-            LinuxRnbd.unmap(mapped, true);
-        }
-        LinuxRnbd.unloadAll();
+    void removeSlowDevice() {
         if (slow != null) {
             slow.close();
         }
-    }
-
-    @BeforeEach
-    void stepName(TestInfo test) {
-        Guest.step("test " + test.getDisplayName());
     }
 
     @Test

@@ -23,7 +23,10 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
@@ -68,6 +71,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     private final Set<SoftQp> qps = ConcurrentHashMap.newKeySet();
     private final Set<SoftListener> listeners = ConcurrentHashMap.newKeySet();
     private final SoftMemTable mem = new SoftMemTable();
+    private final SoftLoopback loopback;
     private volatile boolean closed;
     private final Handshake handshake;
     private final SoftHandshakes handshakes;
@@ -168,6 +172,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         this.address = address;
         this.nodeId = guid(name, address);
         this.handshakes = new SoftHandshakes(name, handshake);
+        this.loopback = new SoftLoopback(name, null);
         this.reactors = new SoftReactor[ioThreads];
         try {
             for (int i = 0; i < ioThreads; i++) {
@@ -312,7 +317,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
             closeQuietly(server);
             throw new RdmaException(Errno.EIO, "cannot listen on " + at, e);
         }
-        SoftListener listener = new SoftListener(this, server, handler);
+        SoftListener listener = new SoftListener(this, server, loopback.bind(localPort(server)), handler);
         listeners.add(listener);
         reactor().executeAndWait(listener::register);
         if (closed) {
@@ -334,12 +339,18 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
             throw new RdmaException(Errno.EHOSTUNREACH, "cannot resolve " + destination.getHostString());
         }
         checkInit(init);
+        UnixDomainSocketAddress toSelf = loopback.route(destination, address);
         SocketChannel ch = null;
         try {
-            ch = SocketChannel.open();
-            ch.configureBlocking(false);
-            tune(ch);
-            ch.bind(new InetSocketAddress(address, 0));
+            if (toSelf != null) {
+                ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+                ch.configureBlocking(false);
+            } else {
+                ch = SocketChannel.open();
+                ch.configureBlocking(false);
+                tune(ch);
+                ch.bind(new InetSocketAddress(address, 0));
+            }
         } catch (IOException e) {
             closeQuietly(ch);
             throw new RdmaException(Errno.EADDRNOTAVAIL, "cannot bind to " + address.getHostAddress(), e);
@@ -347,7 +358,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         SoftQp qp = SoftQp.active(this, nextReactor(), ch, init, events, destination,
                 nanos() + CONNECT_TIMEOUT_NANOS);
         qps.add(qp);
-        qp.reactor().execute(() -> qp.cm.startConnect(destination, pdata));
+        SocketAddress via = toSelf != null ? toSelf : destination;
+        qp.reactor().execute(() -> qp.cm.startConnect(via, pdata));
         return qp;
     }
 
@@ -391,7 +403,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      * {@code polls}: busy polls the IO threads began; {@code poll_hits}: those that found work
      * before their window ended; {@code polls_skipped}: polls the window called for but not begun
      * because no CPU was spare or the process already polled on as many threads as it may (all 0
-     * with {@code poll.usec} 0, and while the device is idle).
+     * with {@code poll.usec} 0, and while the device is idle); {@code loopback_connects}:
+     * connections it made to its own listeners over a Unix socket instead of TCP ({@link SoftLoopback}).
      */
     @Override
     public Map<String, Long> counters() {
@@ -402,6 +415,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         m.put("polls_skipped", c[1]);
         m.put("handshakes_refused", handshakes.refusedCount());
         m.put("handshakes_timed_out", handshakes.timedOutCount());
+        m.put("loopback_connects", loopback.connects());
         return m;
     }
 
@@ -435,6 +449,11 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
 
     void forget(SoftListener listener) {
         listeners.remove(listener);
+    }
+
+    /** Its connections to itself (Unix sockets beside its listeners' ports). */
+    SoftLoopback loopback() {
+        return loopback;
     }
 
     /** The device's memory regions and their rkey table. */
@@ -494,6 +513,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         for (SoftReactor r : reactors) {
             r.stop();
         }
+        loopback.close();
         mem.clear();
         LOG.info("soft RDMA device {} removed", name);
     }
@@ -504,6 +524,14 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      */
     static void tune(SocketChannel ch) throws IOException {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    }
+
+    private static int localPort(ServerSocketChannel server) {
+        try {
+            return ((InetSocketAddress) server.getLocalAddress()).getPort();
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     static void closeQuietly(java.io.Closeable c) {

@@ -19,21 +19,28 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 
-/** A listening CM id: accepts TCP connections and turns each HELLO into a connect request. */
+/**
+ * A listening CM id: accepts TCP connections, and the device's connections to itself on a Unix
+ * socket beside the port ({@link SoftLoopback}), and turns each HELLO into a connect request.
+ */
 final class SoftListener implements CmListener, SoftReactor.Channel {
     private static final Logger LOG = LoggerFactory.getLogger(SoftListener.class);
 
     private final SoftDevice device;
     private final ServerSocketChannel server;
+    /** The same port for connections from this device, or null (they then come over TCP). */
+    private final ServerSocketChannel loopback;
     private final ConnectRequestHandler handler;
     private final InetSocketAddress local;
     private SelectionKey key;
+    private SelectionKey loopbackKey;
     private volatile boolean closed;
 
-    SoftListener(SoftDevice device, ServerSocketChannel server, ConnectRequestHandler handler)
-            throws RdmaException {
+    SoftListener(SoftDevice device, ServerSocketChannel server, ServerSocketChannel loopback,
+                 ConnectRequestHandler handler) throws RdmaException {
         this.device = device;
         this.server = server;
+        this.loopback = loopback;
         this.handler = handler;
         try {
             this.local = (InetSocketAddress) server.getLocalAddress();
@@ -53,6 +60,9 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
     void register() {
         try {
             key = server.register(device.reactor().selector(), SelectionKey.OP_ACCEPT, this);
+            if (loopback != null) {
+                loopbackKey = loopback.register(device.reactor().selector(), SelectionKey.OP_ACCEPT, this);
+            }
         } catch (ClosedChannelException e) {
             closeNow();
         }
@@ -60,10 +70,12 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
 
     @Override
     public void onReady(SelectionKey k) {
+        ServerSocketChannel from = (ServerSocketChannel) k.channel();
+        boolean tcp = from == server;
         for (int i = 0; i < 64 && !closed; i++) {
             SocketChannel ch;
             try {
-                ch = server.accept();
+                ch = from.accept();
             } catch (IOException e) {
                 LOG.warn("{}: accept failed", local, e);
                 return;
@@ -73,7 +85,8 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
             }
             InetAddress source;
             try {
-                source = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
+                // a Unix socket's peer is this device: only its user may enter the directory
+                source = tcp ? ((InetSocketAddress) ch.getRemoteAddress()).getAddress() : device.address();
             } catch (IOException | RuntimeException gone) {
                 SoftDevice.closeQuietly(ch);
                 continue;
@@ -87,7 +100,9 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
             }
             try {
                 ch.configureBlocking(false);
-                SoftDevice.tune(ch);
+                if (tcp) {
+                    SoftDevice.tune(ch);
+                }
                 SoftQp qp = SoftQp.passive(device, device.nextReactor(), ch, this, helloDeadline);
                 device.adopt(qp);
                 qp.reactor().execute(() -> registerOnItsThread(qp, ch));
@@ -143,7 +158,14 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
         if (key != null) {
             key.cancel();
         }
+        if (loopbackKey != null) {
+            loopbackKey.cancel();
+        }
         SoftDevice.closeQuietly(server);
+        if (loopback != null) {
+            SoftDevice.closeQuietly(loopback);
+            device.loopback().unbind(local.getPort());
+        }
         device.reactor().flushCancelled();
         device.forget(this);
     }

@@ -128,11 +128,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         this.reactor = reactor;
         this.ch = ch;
         this.remote = remote;
-        try {
-            this.local = (InetSocketAddress) ch.getLocalAddress();
-        } catch (IOException e) {
-            this.local = null;
-        }
+        this.local = localOf(device, ch, listener);
         this.phase = phase;
         this.wq = new SoftQpQueues(this, reactor);
         this.tx = new SoftQpTx(this, ch, wq, device.mem());
@@ -151,8 +147,26 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
 
     static SoftQp passive(SoftDevice device, SoftReactor reactor, SocketChannel ch, SoftListener listener,
                           long helloDeadline) throws IOException {
-        return new SoftQp(device, reactor, ch, listener, (InetSocketAddress) ch.getRemoteAddress(),
-                Phase.AWAIT_HELLO, helloDeadline);
+        // a loopback connection (SoftLoopback) comes from this device: its address, no port
+        InetSocketAddress remote = ch.getRemoteAddress() instanceof InetSocketAddress inet
+                ? inet : new InetSocketAddress(device.address(), 0);
+        return new SoftQp(device, reactor, ch, listener, remote, Phase.AWAIT_HELLO, helloDeadline);
+    }
+
+    /**
+     * The local end as RDMA CM shows it: the socket's, or for a loopback connection
+     * ({@link SoftLoopback}, a Unix socket) the listener's TCP address on the passive side and the
+     * device's address with no port on the active side. Null before a TCP connect binds.
+     */
+    private static InetSocketAddress localOf(SoftDevice device, SocketChannel ch, SoftListener listener) {
+        try {
+            if (ch.getLocalAddress() instanceof InetSocketAddress inet) {
+                return inet;
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        return new InetSocketAddress(device.address(), listener != null ? listener.localAddress().getPort() : 0);
     }
 
     /** The IO thread this QP lives on. */
@@ -358,7 +372,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             if (k.isConnectable()) {
                 try {
                     if (ch.finishConnect()) {
-                        local = (InetSocketAddress) ch.getLocalAddress();
+                        local = localOf(device, ch, null);
                         cm.onConnected();
                     }
                 } catch (IOException e) {

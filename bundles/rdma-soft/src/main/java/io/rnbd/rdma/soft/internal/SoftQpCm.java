@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.NoRouteToHostException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
@@ -57,7 +58,8 @@ final class SoftQpCm {
         this.inHandshake = listener != null;
     }
 
-    void startConnect(InetSocketAddress destination, byte[] privateData) {
+    /** {@code destination}: the peer's TCP address, or its listener's Unix socket ({@link SoftLoopback}). */
+    void startConnect(SocketAddress destination, byte[] privateData) {
         qp.lock.lock();
         try {
             startConnectLocked(destination, privateData);
@@ -66,7 +68,7 @@ final class SoftQpCm {
         }
     }
 
-    private void startConnectLocked(InetSocketAddress destination, byte[] privateData) {
+    private void startConnectLocked(SocketAddress destination, byte[] privateData) {
         if (qp.phase != Phase.CONNECTING) {
             return;
         }
@@ -98,7 +100,8 @@ final class SoftQpCm {
 
     void connectFailed(IOException e) {
         CmEvent ev;
-        if (e instanceof ConnectException) {
+        // a loopback listener that closed after the route was taken leaves no socket file: refused, as over TCP
+        if (e instanceof ConnectException || SoftLoopback.isUnix(qp.ch)) {
             ev = new CmEvent(CmEvent.Type.UNREACHABLE, Errno.ECONNREFUSED, "nobody listens at " + qp.remote);
         } else if (e instanceof NoRouteToHostException) {
             ev = new CmEvent(CmEvent.Type.UNREACHABLE, Errno.EHOSTUNREACH, "no route to " + qp.remote);

@@ -181,7 +181,8 @@ class SoftDeviceTest {
             Await.until("5 poll decisions", () -> d.pollCounts()[0] + d.pollCounts()[1] >= 5, Duration.ofSeconds(10));
             long[] c = d.pollCounts();
             // what rdma:statistic shows: the same counts, in this order
-            assertEquals(List.of("polls", "poll_hits", "polls_skipped", "handshakes_refused", "handshakes_timed_out"),
+            assertEquals(List.of("polls", "poll_hits", "polls_skipped", "handshakes_refused", "handshakes_timed_out",
+                    "loopback_connects"),
                     List.copyOf(d.counters().keySet()));
             assertTrue(d.counters().get("polls") >= c[0] && d.counters().get("polls_skipped") >= c[1]);
             if (loadavg == busy) {

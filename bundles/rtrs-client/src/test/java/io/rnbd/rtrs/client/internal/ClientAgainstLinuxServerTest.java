@@ -158,7 +158,7 @@ class ClientAgainstLinuxServerTest {
         LinuxStyleServer srv = server(false);
         srv.parkFirstCon = true;
         ClientSession s = open(config("lxseq", srv.path()));
-        Await.until("connection 0's connect request", () -> srv.conReqs.size() >= 1);
+        Await.until("connection 0's connect request parked", () -> srv.parkedCount() >= 1);
         // read under the session lock, which the client holds while it connects: a client that does
         // not wait has connected every connection by then
         boolean[] laterConnected = new boolean[1];

@@ -113,6 +113,14 @@ final class LinuxStyleServer implements AutoCloseable {
         });
     }
 
+    /**
+     * Connect requests parked now. Wait on this, not on {@link #conReqs}: a request is logged there
+     * before the handler parks it, and a release between the two would find nothing to release.
+     */
+    int parkedCount() {
+        return parked.size();
+    }
+
     /** Accepts connection 0 of each path parked by {@link #parkFirstCon}, as the server would have at once. */
     void releaseParked() {
         Runnable r;
