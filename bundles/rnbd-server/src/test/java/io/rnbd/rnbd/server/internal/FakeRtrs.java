@@ -95,9 +95,20 @@ public final class FakeRtrs implements AutoCloseable {
     public static final class ServerSide implements RtrsServerSession {
         private final Client client;
         private final UUID uuid = UUID.randomUUID();
+        /**
+         * Set before the server hears of the close, as the RTRS server marks a session closed
+         * before it announces it: a request still in flight then finds it closed (RnbdServer's
+         * sessionOf), where an open made for it would hold the export for good.
+         */
+        private volatile boolean closed;
 
         ServerSide(Client client) {
             this.client = client;
+        }
+
+        @Override
+        public boolean closed() {
+            return closed;
         }
 
         @Override
@@ -320,6 +331,7 @@ public final class FakeRtrs implements AutoCloseable {
                 }
                 state = SessionState.DISCONNECTED;
                 old = serverSide;
+                old.closed = true;
                 if (!queueWhileDown) {
                     failed = List.copyOf(waiting);
                     waiting.clear();
@@ -378,6 +390,9 @@ public final class FakeRtrs implements AutoCloseable {
                 wasConnected = state == SessionState.CONNECTED;
                 state = SessionState.CLOSED;
                 old = serverSide;
+                if (wasConnected) {
+                    old.closed = true;
+                }
                 failed = List.copyOf(waiting);
                 waiting.clear();
             }
