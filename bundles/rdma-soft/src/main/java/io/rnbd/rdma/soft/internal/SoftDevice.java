@@ -305,11 +305,13 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
                     + " is not an address of device " + name);
         }
         ServerSocketChannel server = null;
+        InetSocketAddress local;
         try {
             server = ServerSocketChannel.open();
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             server.bind(at, 1024);
             server.configureBlocking(false);
+            local = (InetSocketAddress) server.getLocalAddress();
         } catch (BindException e) {
             closeQuietly(server);
             throw new RdmaException(Errno.EADDRINUSE, "cannot listen on " + at, e);
@@ -317,7 +319,7 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
             closeQuietly(server);
             throw new RdmaException(Errno.EIO, "cannot listen on " + at, e);
         }
-        SoftListener listener = new SoftListener(this, server, loopback.bind(localPort(server)), handler);
+        SoftListener listener = new SoftListener(this, server, local, loopback.bind(local.getPort()), handler);
         listeners.add(listener);
         reactor().executeAndWait(listener::register);
         if (closed) {
@@ -404,7 +406,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      * before their window ended; {@code polls_skipped}: polls the window called for but not begun
      * because no CPU was spare or the process already polled on as many threads as it may (all 0
      * with {@code poll.usec} 0, and while the device is idle); {@code loopback_connects}:
-     * connections it made to its own listeners over a Unix socket instead of TCP ({@link SoftLoopback}).
+     * connects it sent to its own listeners over a Unix socket instead of TCP, a refused one
+     * included ({@link SoftLoopback}).
      */
     @Override
     public Map<String, Long> counters() {
@@ -524,14 +527,6 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      */
     static void tune(SocketChannel ch) throws IOException {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-    }
-
-    private static int localPort(ServerSocketChannel server) {
-        try {
-            return ((InetSocketAddress) server.getLocalAddress()).getPort();
-        } catch (IOException e) {
-            return 0;
-        }
     }
 
     static void closeQuietly(java.io.Closeable c) {

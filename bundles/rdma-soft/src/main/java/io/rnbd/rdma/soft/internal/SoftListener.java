@@ -2,9 +2,7 @@ package io.rnbd.rdma.soft.internal;
 
 import io.rnbd.rdma.api.CmListener;
 import io.rnbd.rdma.api.ConnectRequestHandler;
-import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.RdmaDevice;
-import io.rnbd.rdma.api.RdmaException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,17 +34,13 @@ final class SoftListener implements CmListener, SoftReactor.Channel {
     private SelectionKey loopbackKey;
     private volatile boolean closed;
 
-    SoftListener(SoftDevice device, ServerSocketChannel server, ServerSocketChannel loopback,
-                 ConnectRequestHandler handler) throws RdmaException {
+    SoftListener(SoftDevice device, ServerSocketChannel server, InetSocketAddress local, ServerSocketChannel loopback,
+                 ConnectRequestHandler handler) {
         this.device = device;
         this.server = server;
+        this.local = local;
         this.loopback = loopback;
         this.handler = handler;
-        try {
-            this.local = (InetSocketAddress) server.getLocalAddress();
-        } catch (IOException e) {
-            throw new RdmaException(Errno.EIO, "listener has no address", e);
-        }
     }
 
     ConnectRequestHandler handler() {

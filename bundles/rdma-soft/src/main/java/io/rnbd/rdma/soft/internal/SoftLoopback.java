@@ -110,7 +110,7 @@ final class SoftLoopback {
         return byPort.get(port);
     }
 
-    /** Connections this device made to itself over a Unix socket. */
+    /** Connects this device sent to itself over a Unix socket (counted when routed, so refused ones too). */
     long connects() {
         return connects.get();
     }
