@@ -65,7 +65,7 @@ public final class ClientSession implements RtrsClientSession {
     final Permits permits = new Permits(this);
     final Failover failover = new Failover(this);
     final MpPolicy mp;
-    private final FirstConn firstConn = new FirstConn(paths);
+    private final FirstConn firstConn;
     private final PathSession forPaths = new ForPaths();
     private final DeviceSet devices;
     private final LongSupplier nanos;
@@ -94,6 +94,7 @@ public final class ClientSession implements RtrsClientSession {
         this.auth = auth;
         this.timer = timer;
         this.nanos = nanos;
+        this.firstConn = new FirstConn(paths, nanos);
         this.lock = new SessionLock<>(this, LOG, timer, new SessionLock.Stage<>() {
             @Override
             public void beforeUnlock() {
@@ -266,6 +267,9 @@ public final class ClientSession implements RtrsClientSession {
         if (s == state) {
             return;
         }
+        if (s == SessionState.DISCONNECTED) {
+            firstConn.lost();
+        }
         state = s;
         int err = s == SessionState.FAILED ? lastError : 0;
         LOG.info("session {} is {}{}", name(), s, err == 0 ? "" : " (" + Errno.name(err) + ")");
@@ -339,6 +343,11 @@ public final class ClientSession implements RtrsClientSession {
         }
 
         @Override
+        public long mayConnectAgainInMs() {
+            return Math.max(1, firstConn.holdLeftMs());
+        }
+
+        @Override
         public boolean mayCreate(ClientPath p) {
             return firstConn.mayCreate(p);
         }
@@ -351,7 +360,7 @@ public final class ClientSession implements RtrsClientSession {
             }
             int err = permits.negotiated(rsp, othersConnected);
             if (err == 0 && cid == 0) {
-                firstConn.accepted();
+                firstConn.accepted(p);
             }
             return err;
         }

@@ -58,6 +58,8 @@ final class PathHandshake {
         if (!session.mayConnect(path)) {
             // another path is creating the session on the server: two creators would race
             deferred = true;
+            path.cancelTimer();
+            path.timerTask = session.later(session.mayConnectAgainInMs(), this::connectIfDeferred);
             return;
         }
         deferred = false;
@@ -95,11 +97,10 @@ final class PathHandshake {
 
     /**
      * One connection's connect. Never two of a path at once: Linux's server is only ever
-     * driven one connection at a time by Linux's client, and a connect request arriving while
-     * another of the same path is mid-handshake is not what its server is tested with (a 7.3
-     * server reloaded under the appliance's client, when it still connected them all at once,
-     * once left one path unable to connect for minutes and then oopsed closing it:
-     * docs/interop.md, run 9).
+     * driven one connection at a time by Linux's client (init_conns), and a connect request
+     * arriving while another of the same path is mid-handshake is not what its server is tested
+     * with. (This was first suspected of 7.3's oops in docs/interop.md's run 9; the cause was two
+     * paths creating the session at once, which {@link FirstConn} now prevents: run 13.)
      */
     private void connect(ClientCon c) throws RdmaException {
         int n = path.cons.length;
@@ -112,6 +113,7 @@ final class PathHandshake {
     /** Under the lock: the session says it is this path's turn to connect. */
     void connectIfDeferred() {
         if (deferred && path.sm.state() == PathState.CONNECTING) {
+            path.cancelTimer();
             connect();
         }
     }

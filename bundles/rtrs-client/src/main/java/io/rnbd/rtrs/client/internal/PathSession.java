@@ -55,8 +55,11 @@ interface PathSession extends Heartbeat.Clock {
 
     // ---- connecting (CON_REQ first_conn, CON_RSP) ------------------------------------
 
-    /** Whether {@code p} may connect now: until the server knows the session only its creator does. */
+    /** Whether {@code p} may connect now: until the server knows the session, one path at a time ({@link FirstConn}). */
     boolean mayConnect(ClientPath p);
+
+    /** When a path that may not connect now should ask again, in milliseconds. */
+    long mayConnectAgainInMs();
 
     /** The CON_REQ's first_conn for {@code p}. */
     boolean mayCreate(ClientPath p);

@@ -8,6 +8,7 @@ import io.rnbd.rtrs.api.RtrsServerRequest;
 import io.rnbd.rtrs.api.SessionState;
 import io.rnbd.rtrs.proto.ConReq;
 import io.rnbd.testkit.Await;
+import io.rnbd.testkit.FakeScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,6 +72,12 @@ class ClientAgainstLinuxServerTest {
 
     private ClientSession open(ClientConfig cfg) {
         ClientSession s = new ClientSession(cfg, devices, () -> null, timer, System::nanoTime);
+        closers.add(s::close);
+        return s;
+    }
+
+    private ClientSession open(ClientConfig cfg, FakeScheduler clock) {
+        ClientSession s = new ClientSession(cfg, devices, () -> null, clock, clock.nanoSource());
         closers.add(s::close);
         return s;
     }
@@ -181,6 +188,93 @@ class ClientAgainstLinuxServerTest {
             assertTrue(prevAccepted >= 0 && req > prevAccepted,
                     "connection " + cid + " connects only after " + (cid - 1) + " was accepted: " + log);
         }
+    }
+
+    /**
+     * A server that dropped every path (a restart: rmmod and modprobe of rtrs-server) may have
+     * forgotten the session, and each path of a session that was connected asks to create it
+     * (for_new_clt). Two such creating connects at the same moment make two sessions of one on
+     * Linux's server, and 7.3's oopses over them (docs/interop.md, run 13). So the paths come
+     * back one at a time until the server knows the session again: here connection 0 of the
+     * first path back waits for its answer, and the other path sends nothing meanwhile.
+     */
+    @Test
+    void afterLosingEveryPathTheSessionIsCreatedAgainByOnePathAtATime() throws Exception {
+        LinuxStyleServer srv = server(false);
+        PathAddress a = srv.path();
+        FakeScheduler clock = new FakeScheduler();
+        ClientSession s = open(config("lxre", a, new PathAddress(null, a.dst(), a.port())), clock);
+        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        int before = srv.conReqs.size();
+        int logBefore = srv.cmLog.size();
+        UUID creator = bothTryAgainOneParked(srv, s, clock);
+        clock.advanceMillis(FirstConn.HOLD_MS - 1500);
+        List<ConReq> during = List.copyOf(srv.conReqs.subList(before, srv.conReqs.size()));
+        assertEquals(1, during.size(), "one connect request while the first path back waits for its answer: " + during);
+        assertTrue(during.get(0).firstConn(), "the path back asks to create the session");
+        srv.parkFirstCon = false;
+        srv.releaseParked();
+        Await.until("both back", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        List<String> log = List.copyOf(srv.cmLog.subList(logBefore, srv.cmLog.size()));
+        int accepted = log.indexOf("accept " + creator + "/0");
+        int otherFirst = -1;
+        for (int i = 0; i < log.size(); i++) {
+            if (log.get(i).startsWith("req ") && !log.get(i).startsWith("req " + creator)) {
+                otherFirst = i;
+                break;
+            }
+        }
+        assertTrue(accepted >= 0 && otherFirst > accepted,
+                "the other path connects only once the first path's connection 0 was accepted: " + log);
+        assertEquals(0, write(s, 0), "IO goes on over the session the server made once");
+    }
+
+    /**
+     * The first path back may be one that cannot reach the server (its link is down): it holds
+     * the others off for {@link FirstConn#HOLD_MS}, not for its whole 30 s connect timeout. A
+     * server that has not answered in that time is not in the middle of making the session.
+     */
+    @Test
+    void aCreatingConnectWithNoAnswerHoldsTheOtherPathsOffOnlyForAWhile() throws Exception {
+        LinuxStyleServer srv = server(false);
+        PathAddress a = srv.path();
+        FakeScheduler clock = new FakeScheduler();
+        ClientSession s = open(config("lxhold", a, new PathAddress(null, a.dst(), a.port())), clock);
+        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        int before = srv.conReqs.size();
+        UUID creator = bothTryAgainOneParked(srv, s, clock);
+        clock.advanceMillis(FirstConn.HOLD_MS - 1500);
+        assertEquals(1, srv.conReqs.size() - before, "still held off");
+        clock.advanceMillis(1500);
+        Await.until("the other path's connect request too", () -> srv.parkedCount() == 2);
+        List<ConReq> during = List.copyOf(srv.conReqs.subList(before, srv.conReqs.size()));
+        assertEquals(2, during.stream().map(ConReq::pathUuid).distinct().count(), "both paths: " + during);
+        assertTrue(during.stream().allMatch(ConReq::firstConn));
+        srv.parkFirstCon = false;
+        srv.releaseParked();
+        Await.until("both back", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        assertTrue(during.stream().anyMatch(r -> r.pathUuid().equals(creator) && r.cid() == 0));
+    }
+
+    /**
+     * Drops every path with connection 0's connect requests parked, and moves the clock on until
+     * both paths' reconnect timers have fired: both CONNECTING again (the timer's section moves a
+     * path to CONNECTING and connects it, under the lock this reads under) and one request parked.
+     * Returns the path whose request it is.
+     */
+    private static UUID bothTryAgainOneParked(LinuxStyleServer srv, ClientSession s, FakeScheduler clock) {
+        int before = srv.conReqs.size();
+        srv.parkFirstCon = true;
+        srv.disconnectAll();
+        Await.until("both paths lost", () -> s.pathInfo().stream().noneMatch(p -> p.state() == PathState.CONNECTED));
+        Await.until("both paths trying again, one connect request parked", () -> {
+            clock.advanceMillis(20);
+            boolean[] trying = {false};
+            s.lock.locked(() -> trying[0] = s.paths.stream().allMatch(p -> p.state() == PathState.CONNECTING));
+            return trying[0] && srv.parkedCount() >= 1;
+        });
+        assertEquals(1, srv.parkedCount());
+        return srv.conReqs.get(before).pathUuid();
     }
 
     /** A path whose server refuses cannot block the others: once the creator failed, the next one creates. */
