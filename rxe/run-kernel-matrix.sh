@@ -16,7 +16,7 @@
 #
 # Prints one block per kernel (the guest run's per-class lines) and a closing table; writes the
 # table to RXE_WORK/matrix.md. Exit 0 when every kernel passed; else the first kernel's non-zero
-# exit code in the order given (1 failed, 99 no result, 77 skipped).
+# exit code in the order given (1 failed, 3 kernel oops, 99 no result, 77 skipped).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}

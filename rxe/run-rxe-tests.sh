@@ -25,6 +25,8 @@
 #      RXE_TESTS    test classes (space separated)         default: the rdma-disni RDMA tests
 #                   and rxe/interop's; "-": none, only the guest hooks
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
+#      RXE_LOGLEVEL the guest console's kernel loglevel      default 3 (errors above KERN_ERR:
+#                   oopses, BUGs); 7 puts rtrs/rnbd's own messages on the console too
 #      RXE_KERNEL   stable: linux-image-amd64 of the host's release (default);
 #                   backports: linux-image-amd64 of <release>-backports, through a private apt
 #                   list under RXE_WORK (the host's apt sources are not touched)
@@ -54,6 +56,8 @@ case "${1:-}" in
   *) echo "usage: $0 [--bench|--prepare]"; exit 2 ;;
 esac
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib/oops.sh
+. "$HERE/lib/oops.sh"
 PROJECT=$(dirname "$HERE")
 WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
 # RXE_RUN names a run, so that guests of several kernels can share one RXE_WORK (its caches) and
@@ -279,20 +283,35 @@ T0=$(date +%s)
 timeout "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${RXE_TCG_THREAD:-single},tb-size=512" -cpu "${RXE_CPU:-max,avx=off}" \
   -smp "${SMP:-$(nproc)}" -m "${MEM:-4G}" -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$WORK/initramfs-$KVER.cpio.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=3 guest_init=$HERE/lib/guest-init.sh rxe_out=$OUT" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=${RXE_LOGLEVEL:-3} guest_init=$HERE/lib/guest-init.sh rxe_out=$OUT" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
   -nic none < /dev/null 2>"$WORK/qemu$RUN.err" | sed -u 's/\r$//' | tee "$CONSOLE"
 QRC=${PIPESTATUS[0]}
 stamp "qemu exited rc=$QRC after $(( $(date +%s) - T0 ))s"
+# CI keeps no files: what a failed guest left is printed here, on RXE: lines (the matrix keeps them)
+post_mortem() {
+  echo "RXE: the last test started: $(last_test "$OUT/junit.log" || true)"
+  if [ -f "$OUT/oops.log" ]; then
+    echo "RXE: the guest's kernel oopsed ($OUT/oops.log):"
+    OOPS_LINES=45 oops_report "$OUT/oops.log" | sed 's/^/RXE:   /'
+  elif grep -qE "$OOPS_RE" "$CONSOLE"; then
+    echo "RXE: the guest's kernel oopsed ($CONSOLE):"
+    OOPS_LINES=45 oops_report "$CONSOLE" | sed 's/^/RXE:   /'
+  fi
+}
 if [ ! -f "$OUT/rc" ]; then
-  if [ "$QRC" = 124 ]; then echo "FAILED: guest timed out after ${TIMEOUT}s"; exit 99; fi
+  if [ "$QRC" = 124 ]; then echo "FAILED: guest timed out after ${TIMEOUT}s"; post_mortem; exit 99; fi
   grep -q . "$WORK/qemu$RUN.err" && ! grep -q "GUEST\[" "$CONSOLE" \
     && skip "qemu could not start: $(head -1 "$WORK/qemu$RUN.err")"
   echo "FAILED: guest died without a result (see $CONSOLE)"
+  post_mortem
   exit 99
 fi
 RC=$(cat "$OUT/rc")
+# 3: guest-init.sh's watcher saw a kernel oops and ended the run (the JUnit reports of the class
+# it was in are lost with the JVM)
+[ "$RC" = 3 ] && { echo "FAILED: the guest's kernel oopsed"; post_mortem; }
 for f in "$OUT"/hs_err_pid*.log; do
   [ -f "$f" ] || continue
   # the guest JVM crashed: the lines that say where, in the log itself (CI keeps no files)

@@ -70,6 +70,27 @@ if [ -n "$TEST_CLASSES" ]; then
 log "JUnit: $TEST_CLASSES"
 SEL=()
 for c in $TEST_CLASSES; do SEL+=(--select-class "$c"); done
+# A kernel oops (in Linux's RTRS/RNBD, rxe, the block layer) kills the kworker it ran on, and
+# with it a workqueue: every test after it then hangs until the guest's timeout, and CI learns
+# only "no result" (CI runs 5 and 13: 7.3's rtrs_server). So the first oops ends the run: the
+# test it happened in, the oops (and the whole kernel log, dmesg.log) and the JVM's threads go
+# to the log, and the guest powers off with rc 3 (run-rxe-tests.sh prints them).
+oops_watch() {
+  local jvm
+  while sleep 5; do
+    dmesg | grep -qE "$OOPS_RE" || continue
+    sleep 15   # the rest of the oops, and the test's own failure if it still gets one
+    { echo "kernel oops during: $(last_test "$OUT/junit.log")"; dmesg | OOPS_LINES=120 oops_report; } > "$OUT/oops.log"
+    dmesg > "$OUT/dmesg.log"   # all of it: what the modules said before, at every level
+    jvm=$(pgrep -f "$CONSOLE_JAR" | head -1)
+    [ -n "$jvm" ] && kill -QUIT "$jvm" && sleep 3   # the threads, into junit.log
+    cat "$OUT/oops.log"
+    finish 3
+  done
+}
+# shellcheck source=oops.sh
+. "$(dirname "$0")/oops.sh"
+oops_watch & WATCH=$!
 # shellcheck disable=SC2086
 timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile="$OUT/hs_err_pid%p.log" $JAVA_OPTS \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.hotplug=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
@@ -79,6 +100,7 @@ timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED 
   --reports-dir "$OUT/reports" --fail-if-no-tests --disable-banner --details=tree \
   > "$OUT/junit.log" 2>&1
 r=$?
+kill "$WATCH" 2>/dev/null
 cat "$OUT/junit.log"
 [ $r -eq 0 ] || { log "JUnit FAILED ($r)"; rc=1; }
 fi

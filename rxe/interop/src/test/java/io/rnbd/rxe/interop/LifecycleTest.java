@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * them.
  *
  * <p>What Linux's rnbd-client does, from its sources (6.1 to 7.x alike): a path that fails is
- * retried every RECONNECT_DELAY (30 s, plus up to 8 s of jitter) without end (MAX_RECONNECTS
+ * retried every RECONNECT_DELAY (30 s, plus up to 8 ms of jitter: RTRS_RECONNECT_SEED) without end (MAX_RECONNECTS
  * -1); once the session had a connection it reconnects as a new client (first_conn), so a
  * restarted server that lost every session takes it; on reconnect the device is opened again
  * (remap). While no path is connected, IO fails at once (rnbd_queue_rq: the device is not
@@ -164,6 +164,7 @@ class LifecycleTest {
             dev.flush().get(Guest.timeout(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
 
             Guest.step("rmmod Linux's rnbd-server and rtrs-server under the appliance's mapped device, then load them again");
+            long madeTwiceBefore = LinuxRnbd.serverSessionMadeTwice();
             Guest.unload("rnbd-server", "rtrs-server");
             Await.until("the appliance saw its paths go", () -> s.pathInfo().stream().noneMatch(p -> p.state() == PathState.CONNECTED),
                     Guest.timeout(Duration.ofSeconds(20)));
@@ -182,6 +183,10 @@ class LifecycleTest {
             byte[] b = new byte[MIB / 8];
             got.get(0, b);
             assertArrayEquals(java.util.Arrays.copyOf(data, MIB / 8), b, "the flushed block survived the server's restart");
+            // both paths came back to a server that had forgotten the session: they must not have
+            // raced to create it (FirstConn), which makes two of it and frees one on 7.3
+            assertEquals(madeTwiceBefore, LinuxRnbd.serverSessionMadeTwice(),
+                    "Linux's server made the session twice:\n" + Guest.dmesgTail(30));
             a.rnbdClient().unmap(dev.name(), false);
         }
     }

@@ -64,6 +64,21 @@ public final class LinuxRnbd {
         assertEquals(Integer.toString(port), Guest.readSysfs(Path.of("/sys/module/rnbd_server/parameters/port_nr")));
     }
 
+    /**
+     * Kernel log lines of Linux's rtrs-server having made two sessions of one, which two creating
+     * connects of it at the same moment do (get_or_create_srv looks up and adds under two separate
+     * locks; docs/interop.md, run 13): a path whose connections landed on different ones has
+     * "Conn not set for N" when its INFO_REQ arrives, and is closed; a second session that gets as
+     * far as sysfs is refused its device ("device_add()", "cannot create duplicate filename").
+     * On 7.3 what follows can oops the kernel.
+     */
+    public static long serverSessionMadeTwice() {
+        return java.util.Arrays.stream(Guest.check("dmesg").split("\n"))
+                .filter(l -> l.contains("Conn not set for") || l.contains("device_add()")
+                        || l.contains("cannot create duplicate filename '/devices/virtual/rtrs-server"))
+                .count();
+    }
+
     public static void loadClient() {
         Guest.modprobe("rnbd-client");
     }
