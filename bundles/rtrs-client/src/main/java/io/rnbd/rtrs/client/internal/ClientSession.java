@@ -360,7 +360,7 @@ public final class ClientSession implements RtrsClientSession {
             }
             int err = permits.negotiated(rsp, othersConnected);
             if (err == 0 && cid == 0) {
-                firstConn.accepted(p);
+                firstConn.accepted();
             }
             return err;
         }

@@ -77,8 +77,8 @@ final class FirstConn {
         return p.forNewClt || p == creating;
     }
 
-    /** The server accepted a connection 0 of {@code p}, so it knows the session now. */
-    void accepted(ClientPath p) {
+    /** The server accepted a connection 0 of some path, so it knows the session now. */
+    void accepted() {
         if (!known) {
             known = true;
             creating = null;

@@ -201,10 +201,8 @@ class ClientAgainstLinuxServerTest {
     @Test
     void afterLosingEveryPathTheSessionIsCreatedAgainByOnePathAtATime() throws Exception {
         LinuxStyleServer srv = server(false);
-        PathAddress a = srv.path();
         FakeScheduler clock = new FakeScheduler();
-        ClientSession s = open(config("lxre", a, new PathAddress(null, a.dst(), a.port())), clock);
-        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        ClientSession s = twoPathsOnAFakeClock(srv, "lxre", clock);
         int before = srv.conReqs.size();
         int logBefore = srv.cmLog.size();
         UUID creator = bothTryAgainOneParked(srv, s, clock);
@@ -237,10 +235,8 @@ class ClientAgainstLinuxServerTest {
     @Test
     void aCreatingConnectWithNoAnswerHoldsTheOtherPathsOffOnlyForAWhile() throws Exception {
         LinuxStyleServer srv = server(false);
-        PathAddress a = srv.path();
         FakeScheduler clock = new FakeScheduler();
-        ClientSession s = open(config("lxhold", a, new PathAddress(null, a.dst(), a.port())), clock);
-        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        ClientSession s = twoPathsOnAFakeClock(srv, "lxhold", clock);
         int before = srv.conReqs.size();
         UUID creator = bothTryAgainOneParked(srv, s, clock);
         clock.advanceMillis(FirstConn.HOLD_MS - 1500);
@@ -254,6 +250,14 @@ class ClientAgainstLinuxServerTest {
         srv.releaseParked();
         Await.until("both back", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
         assertTrue(during.stream().anyMatch(r -> r.pathUuid().equals(creator) && r.cid() == 0));
+    }
+
+    /** A session of two paths to {@code srv}, both connected, its timers on {@code clock}. */
+    private ClientSession twoPathsOnAFakeClock(LinuxStyleServer srv, String name, FakeScheduler clock) {
+        PathAddress a = srv.path();
+        ClientSession s = open(config(name, a, new PathAddress(null, a.dst(), a.port())), clock);
+        Await.until("both connected", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED));
+        return s;
     }
 
     /**
