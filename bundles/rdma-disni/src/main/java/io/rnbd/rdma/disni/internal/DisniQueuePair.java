@@ -49,6 +49,8 @@ import org.slf4j.LoggerFactory;
 final class DisniQueuePair implements QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(DisniQueuePair.class);
     private static final long RECV_BIT = 1L << 63;
+    /** libdisni's MAX_WR_PER_POST: the most WRs one post hands to ibv_post_send. */
+    private static final int MAX_WR_PER_POST = 64;
 
     /** @param foreignSge an SGE named a region that is closed, invalidated or not of this PD */
     record Posted(long token, long wrId, WcOpcode opcode, boolean signaled, boolean foreignSge) {
@@ -175,48 +177,77 @@ final class DisniQueuePair implements QueuePair {
 
     @Override
     public void postSend(SendWr wr) throws RdmaException {
-        LinkedList<IbvSge> sgl = new LinkedList<>();
-        boolean foreign = DisniWr.sges(wr.sgl(), sgl, init.maxSge(), pd, device);
-        IbvSendWR w = new IbvSendWR();
-        w.setOpcode(DisniWr.opcode(wr.opcode()));
-        w.setSend_flags(wr.signaled() ? IbvSendWR.IBV_SEND_SIGNALED : 0);
-        w.setImm_data(wr.imm());
-        w.setSg_list(sgl);
-        if (wr.opcode().isRdma()) {
-            w.getRdma().setRemote_addr(wr.remoteAddr());
-            w.getRdma().setRkey(wr.rkey());
+        postSend(List.of(wr));
+    }
+
+    /**
+     * The chain as one ibv_post_send, its WRs linked: on rxe every post rings the doorbell
+     * with a system call, and the server answers a read with two or three WRs at once.
+     */
+    @Override
+    public void postSend(List<SendWr> chain) throws RdmaException {
+        if (chain.isEmpty()) {
+            return;
+        }
+        List<IbvSendWR> ws = new ArrayList<>(chain.size());
+        List<Boolean> foreign = new ArrayList<>(chain.size());
+        for (SendWr wr : chain) {
+            LinkedList<IbvSge> sgl = new LinkedList<>();
+            foreign.add(DisniWr.sges(wr.sgl(), sgl, init.maxSge(), pd, device));
+            IbvSendWR w = new IbvSendWR();
+            w.setOpcode(DisniWr.opcode(wr.opcode()));
+            w.setSend_flags(wr.signaled() ? IbvSendWR.IBV_SEND_SIGNALED : 0);
+            w.setImm_data(wr.imm());
+            w.setSg_list(sgl);
+            if (wr.opcode().isRdma()) {
+                w.getRdma().setRemote_addr(wr.remoteAddr());
+                w.getRdma().setRkey(wr.rkey());
+            }
+            ws.add(w);
         }
         synchronized (postLock) {
             if (state != QpState.RTS && state != QpState.INIT) {
                 throw new RdmaException(Errno.ENOTCONN, "queue pair is " + state);
             }
-            if (sendQueue.size() + held.size() >= init.maxSendWr()) {
+            if (sendQueue.size() + held.size() + chain.size() > init.maxSendWr()) {
                 throw new RdmaException(Errno.ENOMEM, "send queue full (" + init.maxSendWr() + ")");
             }
-            long token = nextToken++ & ~RECV_BIT;
-            w.setWr_id(token);
-            Posted p = new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign);
+            List<Posted> ps = new ArrayList<>(chain.size());
+            for (int i = 0; i < chain.size(); i++) {
+                SendWr wr = chain.get(i);
+                long token = nextToken++ & ~RECV_BIT;
+                ws.get(i).setWr_id(token);
+                ps.add(new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign.get(i)));
+            }
             if (state == QpState.INIT) {
                 // the QP cannot send before RTS; RC semantics still promise delivery
-                held.add(new Held(w, p));
+                for (int i = 0; i < ws.size(); i++) {
+                    held.add(new Held(ws.get(i), ps.get(i)));
+                }
                 return;
             }
-            sendQueue.addLast(p);
+            sendQueue.addAll(ps);
             try {
-                post(w);
+                post(ws);
             } catch (IOException e) {
-                sendQueue.removeLast();
+                if (ps.size() == 1) {
+                    sendQueue.removeLast();
+                }
+                // of a longer chain a prefix may have gone out: its records stay, so that its
+                // completions still find them; the rest are retired with the next completion
                 throw Errors.of("ibv_post_send", e);
             }
         }
     }
 
-    private void post(IbvSendWR w) throws IOException {
-        SVCPostSend call = qp.postSend(List.of(w), null);
-        try {
-            call.execute();
-        } finally {
-            call.free();
+    private void post(List<IbvSendWR> ws) throws IOException {
+        for (int from = 0; from < ws.size(); from += MAX_WR_PER_POST) {
+            SVCPostSend call = qp.postSend(ws.subList(from, Math.min(ws.size(), from + MAX_WR_PER_POST)), null);
+            try {
+                call.execute();
+            } finally {
+                call.free();
+            }
         }
     }
 
@@ -234,7 +265,7 @@ final class DisniQueuePair implements QueuePair {
             for (Held h : held) {
                 sendQueue.addLast(h.posted());
                 try {
-                    post(h.wr());
+                    post(List.of(h.wr()));
                 } catch (IOException e) {
                     LOG.warn("rdma-disni: posting a held send on {} failed", this, e);
                     failed = true;
