@@ -6,9 +6,11 @@
 # absolute numbers meaningless; the ratio appliance / Linux is the figure (target >= 0.8).
 #
 #   mvn -B -q install -DskipTests -pl bundles/rdma-disni,rxe/interop -am    # first, from the root
-#   bench/linux-peer-ratio.sh                 # ~15 min; RXE_KERNEL=newest for 7.x
+#   bench/linux-peer-ratio.sh                 # ~20 min; RXE_KERNEL=newest for 7.x
 #
-# Env: BENCH_SECONDS (15) per run, BENCH_REPS (3); RXE_WORK, RXE_KERNEL as for rxe/run-rxe-tests.sh.
+# Env: BENCH_SECONDS (15) per run, BENCH_REPS (3), BENCH_WARMUP (30) unmeasured seconds per point on
+# each appliance export before the first run (its JIT compiles under emulation for minutes);
+# RXE_WORK, RXE_KERNEL as for rxe/run-rxe-tests.sh.
 # Prints the host's load before and after (the figures mean something only on a quiet machine)
 # and the table of medians; the table is kept in RXE_WORK/out-linux-peer/linux-peer.md.
 set -u
@@ -17,7 +19,7 @@ PROJECT=$(dirname "$HERE")
 export RXE_WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
 echo "host load before: $(cat /proc/loadavg) ($(nproc) CPUs)"
 # into the guest hook's environment (RXE_GUEST_ENV, rxe/run-rxe-tests.sh)
-export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3}"
+export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3} BENCH_WARMUP=${BENCH_WARMUP:-30}"
 RXE_TESTS=- RXE_RUN=linux-peer RXE_GUEST_HOOKS="$HERE/linux-peer" RXE_TIMEOUT=${RXE_TIMEOUT:-1800} \
   bash "$PROJECT/rxe/run-rxe-tests.sh" > "$RXE_WORK/linux-peer.log" 2>&1
 rc=$?

@@ -28,7 +28,9 @@ public final class ApplianceServerMain {
         List<String> addresses = List.of(args[0].split(","));
         int port = Integer.parseInt(args[1]);
         int queueDepth = Integer.parseInt(args[2]);
-        Appliance a = Appliance.onDisni(addresses, port, true, queueDepth);
+        // always_invalidate on unless -DalwaysInvalidate=false: what it costs per request is a bench question
+        boolean alwaysInvalidate = Boolean.parseBoolean(System.getProperty("alwaysInvalidate", "true"));
+        Appliance a = Appliance.onDisni(addresses, port, alwaysInvalidate, queueDepth);
         for (String e : args[3].split(",")) {
             String[] kv = e.split("=", 2);
             if (kv[1].startsWith(MEMORY)) {
