@@ -6,7 +6,7 @@
 # absolute numbers meaningless; the ratio appliance / Linux is the figure (target >= 0.8).
 #
 #   mvn -B -q install -DskipTests -pl bundles/rdma-disni,rxe/interop -am    # first, from the root
-#   bench/linux-peer-ratio.sh                 # ~20 min; RXE_KERNEL=newest for 7.x
+#   bench/linux-peer-ratio.sh                 # ~23 min; RXE_KERNEL=newest for 7.x
 #
 # Env: BENCH_SECONDS (15) per run, BENCH_REPS (3), BENCH_WARMUP (30) unmeasured seconds per point on
 # each appliance export before the first run (its JIT compiles under emulation for minutes);

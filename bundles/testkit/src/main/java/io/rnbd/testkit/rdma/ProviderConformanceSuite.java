@@ -466,29 +466,8 @@ public abstract class ProviderConformanceSuite {
     @Test
     void aChainExecutesInListOrderAsIfPostedOneByOne() throws Exception {
         int n = 48;
-        int size = 4096;
-        Pair p = connect();
-        MemoryRegion remote = serverRegion(p, n * size);
-        MemoryRegion rbuf = track(mr(p.serverPd, n * 64));
-        postRecvs(p.server, rbuf, n, 64);
-        MemoryRegion local = track(mr(p.clientPd, n * size));
-        List<SendWr> chain = new java.util.ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            fill(local, i * size, pattern(size, i));
-            // RTRS's IO shape: data written with immediate, most unsignaled
-            SendWr wr = SendWr.writeWithImm(i, List.of(new Sge(local, i * size, size)), remote.address() + (long) i * size,
-                    remote.rkey(), 0x1000 + i);
-            chain.add(i % 16 == 15 ? wr : wr.unsignaled());
-            if (chain.size() == 12) {
-                p.client.qp().postSend(List.copyOf(chain));
-                chain.clear();
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
-            assertEquals(0x1000 + i, rc.imm(), "immediates arrive in chain order");
-            assertArrayEquals(pattern(size, i), bytes(remote, i * size, size));
-        }
+        // RTRS's IO shape: data written with immediate, most unsignaled, a dozen per post
+        Pair p = writeInChains(n, 4096, 12, i -> i % 16 == 15, 0x1000);
         for (int i = 15; i < n; i += 16) {
             assertEquals(i, p.client.nextWc(WcStatus.SUCCESS).wrId());
         }
@@ -501,7 +480,18 @@ public abstract class ProviderConformanceSuite {
     @Test
     void aChainLongerThanOneDoorbellTakesGoesOutWholeAndInOrder() throws Exception {
         int n = 150;
-        int size = 512;
+        Pair p = writeInChains(n, 512, n, i -> i == n - 1, 0x2000);
+        assertEquals(n - 1, p.client.nextWc(WcStatus.SUCCESS).wrId(), "the chain's one signaled WR, its last");
+    }
+
+    /**
+     * Writes {@code n} blocks of {@code size} bytes with immediates {@code immBase + i}, posted
+     * in chains of {@code chainLen}, block i signaled when {@code signaled} says so; checks that
+     * the server received them in order with their data, and returns the pair for the caller's
+     * check of the client's completions.
+     */
+    private Pair writeInChains(int n, int size, int chainLen, java.util.function.IntPredicate signaled, int immBase)
+            throws Exception {
         Pair p = connect();
         MemoryRegion remote = serverRegion(p, n * size);
         MemoryRegion rbuf = track(mr(p.serverPd, n * 64));
@@ -511,16 +501,19 @@ public abstract class ProviderConformanceSuite {
         for (int i = 0; i < n; i++) {
             fill(local, i * size, pattern(size, i));
             SendWr wr = SendWr.writeWithImm(i, List.of(new Sge(local, i * size, size)), remote.address() + (long) i * size,
-                    remote.rkey(), 0x2000 + i);
-            chain.add(i == n - 1 ? wr : wr.unsignaled());
+                    remote.rkey(), immBase + i);
+            chain.add(signaled.test(i) ? wr : wr.unsignaled());
+            if (chain.size() == chainLen || i == n - 1) {
+                p.client.qp().postSend(List.copyOf(chain));
+                chain.clear();
+            }
         }
-        p.client.qp().postSend(chain);
         for (int i = 0; i < n; i++) {
             WorkCompletion rc = p.server.nextWc(WcStatus.SUCCESS);
-            assertEquals(0x2000 + i, rc.imm(), "immediates arrive in chain order");
+            assertEquals(immBase + i, rc.imm(), "immediates arrive in chain order");
             assertArrayEquals(pattern(size, i), bytes(remote, i * size, size));
         }
-        assertEquals(n - 1, p.client.nextWc(WcStatus.SUCCESS).wrId(), "the chain's one signaled WR, its last");
+        return p;
     }
 
     // ------------------------------------------------------------------ what Linux's RTRS sends
