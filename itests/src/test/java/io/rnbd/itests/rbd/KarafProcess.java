@@ -1,24 +1,41 @@
 package io.rnbd.itests.rbd;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.apache.sshd.client.SshClient;
+import org.apache.sshd.client.channel.ChannelExec;
+import org.apache.sshd.client.channel.ClientChannelEvent;
+import org.apache.sshd.client.keyverifier.AcceptAllServerKeyVerifier;
+import org.apache.sshd.client.session.ClientSession;
 
 /**
  * The built distribution as an operator runs it: unpacked into a directory of its own, its
  * etc/ edited, started with {@code bin/karaf daemon} (which execs the JVM, so the process is
  * the JVM and {@link #kill9()} is a real {@code kill -9}), driven through {@code bin/client}.
  * What Pax Exam cannot do from inside the container: kill it and start it again.
+ *
+ * <p>{@link #ask} is for the questions a test polls with (a server's role, many times a
+ * takeover): the same SSH exec bin/client makes, over one session kept open in this JVM.
+ * Each bin/client is a JVM of its own, 4–5 s on a loaded 2-core machine, and RbdHaIT's
+ * takeovers spent most of their time starting them.
  */
 final class KarafProcess implements AutoCloseable {
     final String name;
     final Path home;
     final int sshPort;
     private Process process;
+    /** For {@link #ask}: started on first use, closed with this. */
+    private SshClient ssh;
+    private ClientSession session;
 
     private KarafProcess(String name, Path home, int sshPort) {
         this.name = name;
@@ -145,6 +162,79 @@ final class KarafProcess implements AutoCloseable {
         return r.output();
     }
 
+    /**
+     * Runs a console command as {@link #console} does (ssh as karaf/karaf, an exec channel,
+     * connecting again every 2 s for up to 60 s while the server boots, as {@code bin/client -r 30
+     * -d 2}), over a session kept open between calls; its output. A failure, or an exit status
+     * other than 0, is an AssertionError, as there.
+     */
+    synchronized String ask(String command) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Exception last;
+        do {
+            try {
+                return exec(session(), command);
+            } catch (IOException e) {
+                // the server was killed, is booting or frozen: a new session next time
+                last = e;
+                dropSession();
+            }
+            if (System.nanoTime() >= deadline) {
+                break;
+            }
+            Thread.sleep(2000);
+        } while (true);
+        throw new AssertionError(name + ": '" + command + "' failed: " + last);
+    }
+
+    private ClientSession session() throws IOException {
+        if (session != null && session.isOpen()) {
+            return session;
+        }
+        if (ssh == null) {
+            ssh = SshClient.setUpDefaultClient();
+            ssh.setServerKeyVerifier(AcceptAllServerKeyVerifier.INSTANCE);
+            ssh.start();
+        }
+        ClientSession s = ssh.connect("karaf", "localhost", sshPort).verify(10, TimeUnit.SECONDS).getSession();
+        try {
+            s.addPasswordIdentity("karaf");
+            s.auth().verify(20, TimeUnit.SECONDS);
+        } catch (IOException | RuntimeException e) {
+            s.close(true);
+            throw e;
+        }
+        session = s;
+        return s;
+    }
+
+    private String exec(ClientSession s, String command) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (ChannelExec ch = s.createExecChannel(command + "\n")) {
+            ch.setIn(new ByteArrayInputStream(new byte[0]));
+            ch.setOut(out);
+            ch.setErr(out);
+            ch.open().verify(20, TimeUnit.SECONDS);
+            Set<ClientChannelEvent> ended = ch.waitFor(EnumSet.of(ClientChannelEvent.CLOSED), TimeUnit.SECONDS.toMillis(90));
+            if (!ended.contains(ClientChannelEvent.CLOSED)) {
+                throw new IOException("no answer within 90 s");
+            }
+            Integer exit = ch.getExitStatus();
+            String output = out.toString(StandardCharsets.UTF_8);
+            if (exit != null && exit != 0) {
+                throw new AssertionError(name + ": '" + command + "' exited " + exit + ": " + output);
+            }
+            return output;
+        }
+    }
+
+    private void dropSession() {
+        if (session != null) {
+            session.close(true);
+            session = null;
+        }
+    }
+
     /** The names of the JVM's threads as Linux shows them (15 characters at most). */
     List<String> threadNames() throws IOException {
         List<String> names = new ArrayList<>();
@@ -173,6 +263,13 @@ final class KarafProcess implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
+        synchronized (this) {
+            dropSession();
+            if (ssh != null) {
+                ssh.stop();
+                ssh = null;
+            }
+        }
         kill9();
     }
 }

@@ -466,12 +466,12 @@ public class RbdHaIT {
     private static final Pattern GENERATION = Pattern.compile("\"generation\"\\s*:\\s*(\\d+)");
 
     private static String role(KarafProcess k) throws Exception {
-        Matcher m = ROLE.matcher(k.console("rnbd:exports --json"));
+        Matcher m = ROLE.matcher(k.ask("rnbd:exports --json"));
         return m.find() ? m.group(1) : "";
     }
 
     private static long generation(KarafProcess k) throws Exception {
-        Matcher m = GENERATION.matcher(k.console("rnbd:exports --json"));
+        Matcher m = GENERATION.matcher(k.ask("rnbd:exports --json"));
         return m.find() ? Long.parseLong(m.group(1)) : -1;
     }
 
@@ -480,7 +480,7 @@ public class RbdHaIT {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);
         String json = "";
         while (System.nanoTime() < deadline) {
-            json = k.console("rnbd:exports --json");
+            json = k.ask("rnbd:exports --json");
             Matcher r = ROLE.matcher(json);
             Matcher t = ACTIVE_SINCE.matcher(json);
             if (r.find() && r.group(1).equals("ACTIVE") && t.find()) {
