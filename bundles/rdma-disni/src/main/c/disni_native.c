@@ -923,7 +923,69 @@ static jlong JNICALL ext_cq_event(JNIEnv *env, jclass cls, jlong channel, jint t
 /* Bumped whenever the extension natives change, so the provider refuses a stale library. */
 static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
 {
-	return 2;
+	return 3;
+}
+
+/*
+ * Type-1 memory windows, for always_invalidate (io.rnbd.rdma.disni.internal.MwNative): a chunk's
+ * remote key is a window over its registration, killed by a zero-length bind and given a new
+ * key by a bind over the whole chunk, each one work request on the queue pair's send queue
+ * (what Linux's server does with IB_WR_LOCAL_INV and IB_WR_REG_MR), where re-registering the
+ * chunk took an ibv_dereg_mr and an ibv_reg_mr, pinning and unpinning its pages each time.
+ * Type 1 because a chunk's requests arrive on any connection of the path: a type-2 window
+ * belongs to one queue pair.
+ */
+static jlong alloc_mw(jlong pd, enum ibv_mw_type type)
+{
+	struct ibv_mw *mw;
+
+	if (pd == 0)
+		return -EINVAL;
+	errno = 0;
+	mw = ibv_alloc_mw(PTR(pd), type);
+	return mw == NULL ? -(jlong) (errno != 0 ? errno : EOPNOTSUPP) : HANDLE(mw);
+}
+
+static jlong JNICALL ext_mw_alloc(JNIEnv *env, jclass cls, jlong pd)
+{
+	return alloc_mw(pd, IBV_MW_TYPE_1);
+}
+
+static jint JNICALL ext_mw_dealloc(JNIEnv *env, jclass cls, jlong mw)
+{
+	int ret;
+
+	if (mw == 0)
+		return EINVAL;
+	ret = ibv_dealloc_mw(PTR(mw));
+	return ret == 0 ? 0 : err_of(ret);
+}
+
+/*
+ * ibv_bind_mw of a type-1 window over [addr, addr + len) of mr (len 0: the window grants
+ * nothing, which is how a type-1 window is invalidated), under the next key (the provider's
+ * ibv_inc_rkey), posted with wr_id and, if signaled, completing as IBV_WC_BIND_MW. Returns the
+ * window's new rkey (0..2^32-1), or -errno when the post fails.
+ */
+static jlong JNICALL ext_mw_bind(JNIEnv *env, jclass cls, jlong qp, jlong mw, jlong mr, jlong addr, jlong len,
+		jint access, jlong wr_id, jboolean signaled)
+{
+	struct ibv_mw_bind bind;
+	struct ibv_mw *w = PTR(mw);
+	int ret;
+
+	if (qp == 0 || mw == 0 || mr == 0 || len < 0)
+		return -EINVAL;
+	memset(&bind, 0, sizeof bind);
+	bind.wr_id = (uint64_t) wr_id;
+	bind.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	/* the region even for a zero length: rxe's provider reads its lkey whatever the length */
+	bind.bind_info.mr = PTR(mr);
+	bind.bind_info.addr = (uint64_t) addr;
+	bind.bind_info.length = (uint64_t) len;
+	bind.bind_info.mw_access_flags = (unsigned int) access;
+	ret = ibv_bind_mw(PTR(qp), w, &bind);
+	return ret == 0 ? (jlong) w->rkey : -(jlong) err_of(ret);
 }
 
 /*
@@ -934,27 +996,12 @@ static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
  */
 static jlong JNICALL mw_alloc(JNIEnv *env, jclass cls, jlong pd)
 {
-	struct ibv_mw *mw;
-
-	if (pd == 0)
-		return -EINVAL;
-	mw = ibv_alloc_mw(PTR(pd), IBV_MW_TYPE_2);
-	return mw == NULL ? -(jlong) (errno != 0 ? errno : EIO) : HANDLE(mw);
+	return alloc_mw(pd, IBV_MW_TYPE_2);
 }
 
 static jint JNICALL mw_rkey(JNIEnv *env, jclass cls, jlong mw)
 {
 	return mw == 0 ? 0 : (jint) ((struct ibv_mw *) PTR(mw))->rkey;
-}
-
-static jint JNICALL mw_dealloc(JNIEnv *env, jclass cls, jlong mw)
-{
-	int ret;
-
-	if (mw == 0)
-		return EINVAL;
-	ret = ibv_dealloc_mw(PTR(mw));
-	return ret == 0 ? 0 : err_of(ret);
 }
 
 /*
@@ -988,8 +1035,14 @@ static jlong JNICALL mw_bind(JNIEnv *env, jclass cls, jlong qp, jlong mw, jlong 
 static JNINativeMethod mw_methods[] = {
 	{ "allocMw", "(J)J", (void *) mw_alloc },
 	{ "mwRkey", "(J)I", (void *) mw_rkey },
-	{ "deallocMw", "(J)I", (void *) mw_dealloc },
+	{ "deallocMw", "(J)I", (void *) ext_mw_dealloc },
 	{ "bindMw", "(JJJJJI)J", (void *) mw_bind },
+};
+
+static JNINativeMethod window_methods[] = {
+	{ "alloc", "(J)J", (void *) ext_mw_alloc },
+	{ "dealloc", "(J)I", (void *) ext_mw_dealloc },
+	{ "bind", "(JJJJJIJZ)J", (void *) ext_mw_bind },
 };
 
 static JNINativeMethod ext_methods[] = {
@@ -1056,6 +1109,8 @@ static void bind_extension_natives(JNIEnv *env)
 {
 	bind_class(env, "io.rnbd.rdma.disni.internal.CmNative", ext_methods,
 			(jint) (sizeof ext_methods / sizeof ext_methods[0]));
+	bind_class(env, "io.rnbd.rdma.disni.internal.MwNative", window_methods,
+			(jint) (sizeof window_methods / sizeof window_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.VerbsNative", mw_methods,
 			(jint) (sizeof mw_methods / sizeof mw_methods[0]));
 }

@@ -39,6 +39,29 @@ public interface QueuePair extends AutoCloseable {
         }
     }
 
+    /**
+     * Invalidate {@code mr}'s rkey through this queue pair's send queue, as Linux's RTRS server
+     * posts IB_WR_LOCAL_INV before it reads a chunk under always_invalidate: once the signaled
+     * completion ({@link WcOpcode#LOCAL_INV}, {@code wrId}) has come, remote access under the
+     * old rkey fails; the region stays usable in local SGEs. Where the adapter invalidates by a
+     * work request (a memory window's zero-length bind), that is the request; a provider that
+     * invalidates at once completes it at once, and its completion may come before those of
+     * requests posted earlier. The region must be of this queue pair's protection domain; in
+     * RTS only.
+     */
+    void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException;
+
+    /**
+     * Give {@code mr} a new rkey, live for every request a peer sends after it learned the key
+     * from a message posted on this queue pair after this call (IB_WR_REG_MR ahead of the
+     * answer that carries the key, as Linux's RTRS server chains them); returns the key. Never
+     * signaled: only a failure completes ({@link WcOpcode#REG_MR}, {@code wrId}). Where
+     * re-registration is immediate (the default), this is {@link MemoryRegion#reregister()}.
+     */
+    default int postReregister(long wrId, MemoryRegion mr) throws RdmaException {
+        return mr.reregister();
+    }
+
     /** Post to the receive queue. Allowed from INIT on. */
     void postRecv(RecvWr wr) throws RdmaException;
 

@@ -727,6 +727,59 @@ public abstract class ProviderConformanceSuite {
                 new byte[4096]);
     }
 
+    /**
+     * always_invalidate as Linux's RTRS server does it, through the queue pair, round after
+     * round: the peer writes under the key it was given; a posted invalidation completes
+     * (LOCAL_INV); the region still serves as a local SGE (the server RDMA-writes a read's data
+     * from it); a re-registration through the queue pair gives a key never handed out before,
+     * which the peer may use once a message posted after it has reached the peer. After the
+     * last invalidation the last key is refused. On DiSNI each round re-binds one memory window.
+     */
+    @Test
+    void invalidationAndReregistrationThroughTheQueuePairRoundAfterRound() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        MemoryRegion back = track(mr(p.clientPd, 4096));
+        MemoryRegion note = track(mr(p.serverPd, 64));
+        MemoryRegion inbox = track(mr(p.clientPd, 64 * 4));
+        postRecvs(p.client, inbox, 4, 64);
+        int key = target.rkey();
+        java.util.Set<Integer> handedOut = new java.util.HashSet<>(List.of(key));
+        int rounds = 3;
+        for (int round = 0; round < rounds; round++) {
+            fill(src, 0, pattern(4096, 10 + round));
+            p.client.qp().postSend(SendWr.write(10 * round + 1, List.of(Sge.whole(src)), target.address(), key));
+            assertEquals(10 * round + 1, p.client.nextWc(WcStatus.SUCCESS).wrId());
+            assertArrayEquals(pattern(4096, 10 + round), bytes(target, 0, 4096), "written under key " + key);
+
+            p.server.qp().postInvalidate(100 + round, target);
+            WorkCompletion inv = p.server.nextWc(WcStatus.SUCCESS);
+            assertEquals(100 + round, inv.wrId());
+            assertEquals(WcOpcode.LOCAL_INV, inv.opcode());
+            assertFalse(target.valid());
+            p.server.qp().postSend(SendWr.write(200 + round, List.of(new Sge(target, 0, 4096)), back.address(),
+                    back.rkey()));
+            assertEquals(200 + round, p.server.nextWc(WcStatus.SUCCESS).wrId(), "an invalidated region as a local SGE");
+            assertArrayEquals(pattern(4096, 10 + round), bytes(back, 0, 4096));
+            if (round == rounds - 1) {
+                break;
+            }
+            int fresh = p.server.qp().postReregister(300 + round, target);
+            assertTrue(handedOut.add(fresh), "key " + fresh + " was handed out before");
+            assertEquals(fresh, target.rkey());
+            assertTrue(target.valid());
+            // the key reaches the peer in a message posted after the re-registration (RKEY_RSP)
+            p.server.qp().postSend(SendWr.send(400 + round, List.of(new Sge(note, 0, 8))));
+            assertEquals(400 + round, p.server.nextWc(WcStatus.SUCCESS).wrId());
+            assertEquals(WcOpcode.RECV, p.client.nextWc(WcStatus.SUCCESS).opcode());
+            key = fresh;
+        }
+        fill(src, 0, pattern(4096, 99));
+        assertRemoteAccessError(p, SendWr.write(5, List.of(Sge.whole(src)), target.address(), key), target,
+                pattern(4096, 10 + rounds - 1));
+    }
+
     @Test
     void reregisterGivesWorkingNewRkeyAndKillsTheOld() throws Exception {
         Pair p = connect();

@@ -9,6 +9,8 @@ import io.rnbd.rdma.api.RdmaException;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A registered direct buffer, registered twice: once for local access (the lkey, stable
@@ -17,8 +19,16 @@ import java.util.Set;
  * in local SGEs, as a local invalidate of an rkey does (RTRS's always_invalidate RDMA-
  * writes a read's data from a chunk whose rkey it has killed); re-registration registers
  * the remote side anew, and never hands out the rkey it just killed.
+ *
+ * <p>Through a queue pair ({@link DisniQueuePair#postInvalidate}, {@link
+ * DisniQueuePair#postReregister}) the remote key is a type-1 memory window over the local
+ * registration instead, once the first invalidation has dropped the remote registration: a
+ * zero-length bind kills its key, a bind over the whole region gives it the next one, each a
+ * work request, with no page pinned or unpinned (always_invalidate per request, as Linux's
+ * server posts LOCAL_INV and REG_MR). An adapter without windows gets the re-registration.
  */
 final class DisniMemoryRegion implements MemoryRegion {
+    private static final Logger LOG = LoggerFactory.getLogger(DisniMemoryRegion.class);
     private final DisniProtectionDomain pd;
     private final ByteBuffer buffer;
     private final long address;
@@ -29,6 +39,12 @@ final class DisniMemoryRegion implements MemoryRegion {
     private volatile int rkey;
     private volatile boolean valid;
     private boolean closed;
+    /** The type-1 window that carries the rkey once the region is invalidated through queue pairs; 0 before. */
+    private long mw;
+    /** The local registration takes no windows (remote access not asked for, or the adapter has none). */
+    private boolean windowless;
+    /** Whether {@link #registerLocal} registered for windows; read once, by the constructor. */
+    private boolean bindable;
 
     DisniMemoryRegion(DisniProtectionDomain pd, ByteBuffer buffer, long address, Set<Access> access)
             throws RdmaException {
@@ -36,7 +52,8 @@ final class DisniMemoryRegion implements MemoryRegion {
         this.buffer = buffer;
         this.address = address;
         this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
-        localMr = pd.regMr(address, buffer.capacity(), localAccess(this.access));
+        localMr = registerLocal(pd, address, buffer.capacity(), this.access);
+        windowless = !remote(this.access) || !bindable;
         lkey = localMr.getLkey();
         try {
             install(pd.regMr(address, buffer.capacity(), this.access));
@@ -44,6 +61,25 @@ final class DisniMemoryRegion implements MemoryRegion {
             pd.deregMr(localMr);
             throw e;
         }
+    }
+
+    /** The local registration; windows may be bound to it when the region is for remote access and the adapter takes them. */
+    private IbvMr registerLocal(DisniProtectionDomain pd, long address, int length, Set<Access> access)
+            throws RdmaException {
+        if (remote(access)) {
+            try {
+                IbvMr m = pd.regMr(address, length, EnumSet.of(Access.LOCAL_WRITE), MwNative.ACCESS_MW_BIND);
+                bindable = true;
+                return m;
+            } catch (RdmaException noWindows) {
+                // the adapter refuses IBV_ACCESS_MW_BIND: invalidation re-registers
+            }
+        }
+        return pd.regMr(address, length, localAccess(access));
+    }
+
+    private static boolean remote(Set<Access> access) {
+        return access.contains(Access.REMOTE_WRITE) || access.contains(Access.REMOTE_READ);
     }
 
     /** Local writes (RECV, RDMA READ destinations) as the single registration allowed them. */
@@ -105,10 +141,111 @@ final class DisniMemoryRegion implements MemoryRegion {
 
     @Override
     public synchronized void invalidate() {
-        if (valid) {
-            valid = false;
-            pd.deregMr(mr);
+        if (!valid) {
+            return;
         }
+        valid = false;
+        if (mr != null) {
+            pd.deregMr(mr);
+            mr = null;
+        } else {
+            // no queue pair to bind through: deallocating a window kills its key at once
+            deallocWindow();
+        }
+    }
+
+    /**
+     * Under {@code qp}'s posting lock: kills the rkey with a zero-length bind of the window
+     * posted on {@code qp} (signaled, {@code token}); false when the region has no window,
+     * nothing posted. The first time the remote registration goes first, at once.
+     */
+    synchronized boolean unbind(long qp, long token) throws RdmaException {
+        if (closed) {
+            throw new RdmaException(Errno.EBADF, "memory region closed");
+        }
+        if (!window()) {
+            return false;
+        }
+        dropRemoteRegistration();
+        long key = MwNative.bind(qp, mw, localHandle(), address, 0, 0, token, true);
+        if (key < 0) {
+            throw new RdmaException((int) -key, "ibv_bind_mw (invalidate)");
+        }
+        valid = false;
+        return true;
+    }
+
+    /**
+     * Under {@code qp}'s posting lock: binds the window over the whole region under its next
+     * key, posted on {@code qp} unsignaled ({@code token}), and returns the key; -1 when the
+     * region has no window, nothing posted.
+     */
+    synchronized long rebind(long qp, long token) throws RdmaException {
+        if (closed) {
+            throw new RdmaException(Errno.EBADF, "memory region closed");
+        }
+        if (!window()) {
+            return -1;
+        }
+        dropRemoteRegistration();
+        long key = MwNative.bind(qp, mw, localHandle(), address, length(), remoteFlags(), token, false);
+        if (key < 0) {
+            throw new RdmaException((int) -key, "ibv_bind_mw");
+        }
+        rkey = (int) key;
+        valid = true;
+        return key;
+    }
+
+    /** The window, allocated on first use; false when the region or the adapter has none. */
+    private boolean window() {
+        if (windowless) {
+            return false;
+        }
+        if (mw == 0) {
+            long w = MwNative.alloc(pd.handle());
+            if (w <= 0) {
+                windowless = true;
+                LOG.info("rdma-disni: no memory windows on {} (errno {}): always_invalidate re-registers regions",
+                        pd.device().name(), -w);
+                return false;
+            }
+            mw = w;
+        }
+        return true;
+    }
+
+    private void dropRemoteRegistration() {
+        if (mr != null) {
+            pd.deregMr(mr);
+            mr = null;
+        }
+    }
+
+    private void deallocWindow() {
+        if (mw != 0) {
+            int err = MwNative.dealloc(mw);
+            if (err != 0) {
+                LOG.warn("rdma-disni: ibv_dealloc_mw failed (errno {})", err);
+            }
+            mw = 0;
+        }
+    }
+
+    private long localHandle() {
+        return ((com.ibm.disni.verbs.impl.NatIbvMr) localMr).getObjId();
+    }
+
+    /** The window's access: the remote half of the region's. */
+    private int remoteFlags() {
+        int f = 0;
+        if (access.contains(Access.REMOTE_WRITE)) {
+            f |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
+        }
+        if (access.contains(Access.REMOTE_READ)) {
+            f |= IbvMr.IBV_ACCESS_REMOTE_READ;
+        }
+        return f;
     }
 
     @Override
@@ -125,7 +262,7 @@ final class DisniMemoryRegion implements MemoryRegion {
             fresh = again;
         }
         if (valid) {
-            pd.deregMr(mr);
+            invalidate();
         }
         install(fresh);
         return rkey;
@@ -137,10 +274,10 @@ final class DisniMemoryRegion implements MemoryRegion {
             return;
         }
         closed = true;
-        if (valid) {
-            valid = false;
-            pd.deregMr(mr);
-        }
+        valid = false;
+        dropRemoteRegistration();
+        // before the local registration, which the adapter keeps while a window is bound to it
+        deallocWindow();
         pd.deregMr(localMr);
         pd.forget(this);
     }

@@ -36,6 +36,11 @@ final class DisniProtectionDomain implements ProtectionDomain {
         return device;
     }
 
+    /** The ibv_pd pointer, for the extension natives. */
+    long handle() {
+        return ((com.ibm.disni.verbs.impl.NatIbvPd) pd).getObjId();
+    }
+
     IbvPd ibv() {
         return pd;
     }
@@ -64,7 +69,12 @@ final class DisniProtectionDomain implements ProtectionDomain {
 
     /** ibv_reg_mr of [address, +length) with the given access. */
     IbvMr regMr(long address, int length, Set<Access> access) throws RdmaException {
-        int flags = 0;
+        return regMr(address, length, access, 0);
+    }
+
+    /** ibv_reg_mr of [address, +length) with the given access and verbs flags besides ({@link MwNative#ACCESS_MW_BIND}). */
+    IbvMr regMr(long address, int length, Set<Access> access, int extraFlags) throws RdmaException {
+        int flags = extraFlags;
         if (access.contains(Access.LOCAL_WRITE)) {
             flags |= IbvMr.IBV_ACCESS_LOCAL_WRITE;
         }

@@ -13,6 +13,7 @@ import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CompletionHandler;
 import io.rnbd.common.Errno;
+import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;
 import io.rnbd.rdma.api.QpState;
@@ -145,7 +146,7 @@ final class DisniQueuePair implements QueuePair {
         return cm;
     }
 
-    /** The ibv_qp behind this QP (for the tests' memory windows). */
+    /** The ibv_qp behind this QP, for the memory windows' binds. */
     long ibvQpHandle() {
         return ((com.ibm.disni.verbs.impl.NatIbvQP) qp).getObjId();
     }
@@ -249,6 +250,76 @@ final class DisniQueuePair implements QueuePair {
                 call.free();
             }
         }
+    }
+
+    /**
+     * A zero-length bind of the region's memory window, on this send queue, signaled: its
+     * completion (IBV_WC_BIND_MW) is the invalidation's. A region without a window (an adapter
+     * without windows) is deregistered at once and its completion delivered by the completion
+     * thread.
+     */
+    @Override
+    public void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException {
+        DisniMemoryRegion r = ownRegion(mr);
+        synchronized (postLock) {
+            long token = reserveSendSlot();
+            Posted p = new Posted(token, wrId, WcOpcode.LOCAL_INV, true, false);
+            sendQueue.addLast(p);
+            boolean posted;
+            try {
+                posted = r.unbind(ibvQpHandle(), token);
+            } catch (RdmaException e) {
+                sendQueue.removeLast();
+                throw e;
+            }
+            if (posted) {
+                return;
+            }
+            sendQueue.removeLast();
+        }
+        r.invalidate();
+        WorkCompletion done = new WorkCompletion(wrId, WcStatus.SUCCESS, WcOpcode.LOCAL_INV, 0, false, 0);
+        device.cqThread().deliver(() -> deliver(done), false);
+    }
+
+    /** A bind of the region's window over all of it, on this send queue, unsignaled; else a re-registration. */
+    @Override
+    public int postReregister(long wrId, MemoryRegion mr) throws RdmaException {
+        DisniMemoryRegion r = ownRegion(mr);
+        synchronized (postLock) {
+            long token = reserveSendSlot();
+            sendQueue.addLast(new Posted(token, wrId, WcOpcode.REG_MR, false, false));
+            long key;
+            try {
+                key = r.rebind(ibvQpHandle(), token);
+            } catch (RdmaException e) {
+                sendQueue.removeLast();
+                throw e;
+            }
+            if (key >= 0) {
+                return (int) key;
+            }
+            sendQueue.removeLast();
+        }
+        return r.reregister();
+    }
+
+    private DisniMemoryRegion ownRegion(MemoryRegion mr) throws RdmaException {
+        if (!(mr instanceof DisniMemoryRegion r) || mr.pd() != pd) {
+            throw new RdmaException(Errno.EINVAL, "region of another protection domain");
+        }
+        return r;
+    }
+
+    /** Under the post lock: a token for one more send queue entry, if the queue pair is up and has room. */
+    private long reserveSendSlot() throws RdmaException {
+        if (state != QpState.RTS) {
+            throw new RdmaException(Errno.ENOTCONN, "queue pair is " + state);
+        }
+        if (sendQueue.size() + held.size() + 1 > init.maxSendWr()) {
+            throw new RdmaException(Errno.ENOMEM, "send queue full (" + init.maxSendWr() + ")");
+        }
+        return nextToken++ & ~RECV_BIT;
     }
 
     /**

@@ -10,8 +10,9 @@ import java.nio.ByteBuffer;
 
 /**
  * Test support: type-2 memory windows through libdisni.so (which binds these natives when
- * the test's class loader creates an event channel, as for {@link CmNative}). The provider
- * has no windows; the tests need one because only a window (or a fast-registered region)
+ * the test's class loader creates an event channel, as for {@link CmNative}). The provider's
+ * windows are type 1 ({@link MwNative}), which no peer can invalidate; the tests need a type-2
+ * one because only such a window (or a fast-registered region)
  * can be invalidated by a peer's SEND_WITH_INV on rxe, and that success path is what
  * Linux's RTRS exercises against a kernel client's FRMR.
  */

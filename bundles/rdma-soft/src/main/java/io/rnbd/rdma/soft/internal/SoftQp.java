@@ -3,6 +3,7 @@ package io.rnbd.rdma.soft.internal;
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
+import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.ProtectionDomain;
 import io.rnbd.rdma.api.QpInit;
@@ -13,6 +14,7 @@ import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.RecvWr;
 import io.rnbd.rdma.api.SendWr;
 import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WcStatus;
 
 import org.slf4j.Logger;
@@ -241,6 +243,24 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             return;
         }
         requestService();
+    }
+
+    /**
+     * A local invalidation is the region's at once (no frame goes out); its completion is
+     * queued as the IO thread's next callback, which may be before the completions of sends
+     * still on the wire, as the API allows.
+     */
+    @Override
+    public void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException {
+        QpState s = state;
+        if (s != QpState.RTS) {
+            throw new RdmaException(Errno.ENOTCONN, "queue pair is " + s);
+        }
+        if (!(mr instanceof SoftMr) || mr.pd() != init.pd()) {
+            throw new RdmaException(Errno.EINVAL, "region of another protection domain");
+        }
+        mr.invalidate();
+        wq.completeLocal(wrId, WcOpcode.LOCAL_INV);
     }
 
     @Override

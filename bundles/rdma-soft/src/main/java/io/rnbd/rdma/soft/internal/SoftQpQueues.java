@@ -157,6 +157,11 @@ final class SoftQpQueues {
         deliver(new WorkCompletion(r.wrId(), status, op, len, hasImm, imm, invalidatedRkey));
     }
 
+    /** A request done without the wire (a local invalidation): its completion, as the next callback. */
+    void completeLocal(long wrId, WcOpcode op) {
+        deliver(new WorkCompletion(wrId, WcStatus.SUCCESS, op, 0, false, 0));
+    }
+
     private void deliver(WorkCompletion wc) {
         QpInit i = qp.init;
         if (i != null) {

@@ -138,8 +138,9 @@ final class Acceptor implements IbClient {
         }
         ConRsp rsp = ConRsp.accept(in.queueDepth(), in.maxIoSize(), Rtrs.MAX_HDR_SIZE, flags);
         int max = ctx.device.attributes().maxQpWr();
-        // per request: read data, invalidation, answer; plus heartbeats (rtrs-srv create_con)
-        int sendWr = Math.min(max, 3 * in.queueDepth() + 64);
+        // per request: read data, the client's invalidation, answer, and under always_invalidate
+        // the chunk's invalidation and re-registration; plus heartbeats (rtrs-srv create_con)
+        int sendWr = Math.min(max, (cfg.alwaysInvalidate() ? 5 : 3) * in.queueDepth() + 64);
         int recvWr = Math.min(max, in.recvs());
         Connection c = in.con();
         try {

@@ -33,7 +33,8 @@ final class ServerCon implements Connection {
     private final AtomicLong sendSeq = new AtomicLong();
     /** IO-path posts (responses, read data, heartbeats): unsignaled but one in {@link Rtrs#SIGNAL_INTERVAL}. */
     private final SendSignaler signaler = new SendSignaler(Rtrs.SIGNAL_INTERVAL);
-    private final Map<Long, Runnable> sendDone = new ConcurrentHashMap<>();
+    /** What to do when a signaled request completes, with whether it succeeded; run with false at close. */
+    private final Map<Long, Consumer<Boolean>> sendDone = new ConcurrentHashMap<>();
     private final RecvPool recvs;
     private volatile QueuePair qp;
     private volatile boolean closed;
@@ -64,9 +65,9 @@ final class ServerCon implements Connection {
     @Override
     public void onCompletion(QueuePair q, WorkCompletion wc) {
         if (!RecvPool.isRecv(wc.wrId())) {
-            Runnable r = sendDone.remove(wc.wrId());
+            Consumer<Boolean> r = sendDone.remove(wc.wrId());
             if (r != null) {
-                r.run();
+                r.accept(wc.ok());
             }
             if (!wc.ok() && wc.status() != WcStatus.WR_FLUSH_ERR) {
                 path.fail(wc.status().errno(), "send failed: " + wc.status());
@@ -106,7 +107,7 @@ final class ServerCon implements Connection {
             mr = dev.pd.register(b, Access.of(Access.LOCAL_WRITE));
             MemoryRegion m = mr;
             long id = sendSeq.incrementAndGet();
-            sendDone.put(id, () -> {
+            sendDone.put(id, ok -> {
                 m.close();
                 if (then != null) {
                     then.run();
@@ -148,6 +149,27 @@ final class ServerCon implements Connection {
                 0, signaler.next());
     }
 
+    /**
+     * always_invalidate (rtrs_srv_inv_rkey): kill the rkey of a chunk's registration through
+     * this connection's queue pair; {@code then} runs on its completion, with whether it took
+     * effect (false when the connection closed first), under no lock.
+     */
+    void invalidateChunk(MemoryRegion mr, Consumer<Boolean> then) throws RdmaException {
+        long id = sendSeq.incrementAndGet();
+        sendDone.put(id, then);
+        try {
+            qp.postInvalidate(id, mr);
+        } catch (RdmaException e) {
+            sendDone.remove(id);
+            throw e;
+        }
+    }
+
+    /** always_invalidate: a new rkey for a chunk, live for what is posted on this connection next (IB_WR_REG_MR). */
+    int reregisterChunk(MemoryRegion mr) throws RdmaException {
+        return qp.postReregister(sendSeq.incrementAndGet(), mr);
+    }
+
     void post(List<SendWr> chain) throws RdmaException {
         qp.postSend(chain);
     }
@@ -171,9 +193,9 @@ final class ServerCon implements Connection {
             q.close();
         }
         for (Long id : List.copyOf(sendDone.keySet())) {
-            Runnable r = sendDone.remove(id);
+            Consumer<Boolean> r = sendDone.remove(id);
             if (r != null) {
-                r.run();
+                r.accept(false);
             }
         }
         recvs.close();

@@ -43,8 +43,10 @@ final class ServerIo {
     private final int offBits;
     private final MemoryRegion[] chunkMrs;
     private final MemoryRegion rspMr;
-    /** Requests started and not answered yet. */
+    /** Requests started and not answered yet (under always_invalidate, from before the invalidation completes). */
     private int inflight;
+    /** always_invalidate: the chunks whose invalidation is under way, a request of this path in each. */
+    private final boolean[] invalidating;
 
     ServerIo(ServerPath path, DeviceContext dev, ServerConfig cfg) throws RdmaException {
         this.path = path;
@@ -55,6 +57,7 @@ final class ServerIo {
         this.dev = dev;
         this.offBits = Imm.offsetBits(chunks.queueDepth());
         this.chunkMrs = new MemoryRegion[chunks.queueDepth()];
+        this.invalidating = new boolean[chunks.queueDepth()];
         this.rspMr = dev.pd.register(ByteBuffer.allocateDirect(chunks.queueDepth() * RkeyRsp.SIZE),
                 Access.of(Access.LOCAL_WRITE));
     }
@@ -127,13 +130,44 @@ final class ServerIo {
             throw new ProtoException(Errno.EINVAL, "wrong msg_id " + bufId + ", off " + off);
         }
         ServerRequest holder = chunks.holder[bufId];
-        if (holder != null && holder.path == path) {
+        if (holder != null && holder.path == path || invalidating[bufId]) {
             throw new ProtoException(Errno.EBUSY, "chunk " + bufId + " reused while in flight");
         }
-        if (cfg.alwaysInvalidate()) {
-            chunkMrs[bufId].invalidate();
-        }
         inflight++;
+        if (cfg.alwaysInvalidate()) {
+            // rtrs_srv_inv_rkey: the request is read once the client can no longer write the
+            // chunk, that is once the invalidation posted on its connection has completed
+            invalidating[bufId] = true;
+            try {
+                con.invalidateChunk(chunkMrs[bufId], ok -> path.onChunkInvalidated(con, bufId, off, ok));
+            } catch (RdmaException e) {
+                invalidating[bufId] = false;
+                inflight--;
+                throw e;
+            }
+            return null;
+        }
+        return arrived(con, bufId, off);
+    }
+
+    /**
+     * Under the lock: the invalidation of chunk {@code bufId}'s rkey completed ({@code ok}), or
+     * never will (its connection closed). The request in it goes on as in {@link #onIoReq}, or
+     * leaves unanswered when the path is closing.
+     */
+    ServerRequest chunkInvalidated(ServerCon con, int bufId, int off, boolean ok) throws RdmaException {
+        invalidating[bufId] = false;
+        if (!ok || !path.connected()) {
+            inflight--;
+            path.maybeDrained();
+            return null;
+        }
+        return arrived(con, bufId, off);
+    }
+
+    /** Under the lock: the request in chunk {@code bufId}, the client unable to write it (or trusted to). */
+    private ServerRequest arrived(ServerCon con, int bufId, int off) throws RdmaException {
+        ServerRequest holder = chunks.holder[bufId];
         ByteBuffer chunk = chunks.memory()[bufId].duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
         ServerRequest r;
         try {
@@ -344,7 +378,7 @@ final class ServerIo {
         // (ENOTSUPP, 524, would arrive as ENOMEM); here it becomes EIO, Linux's catch-all
         int imm = Imm.ioRsp(r.bufId, errno > Imm.RSP_ERRNO_MASK ? Errno.EIO : errno, r.needInval);
         if (cfg.alwaysInvalidate()) {
-            int rkey = chunkMrs[r.bufId].reregister();
+            int rkey = con.reregisterChunk(chunkMrs[r.bufId]);
             ByteBuffer slot = rspMr.buffer().duplicate().position(r.bufId * RkeyRsp.SIZE);
             new RkeyRsp(r.bufId, rkey).encode(slot);
             chain.add(con.rkeyResponse(imm, rspMr, r.bufId * RkeyRsp.SIZE, RkeyRsp.SIZE));

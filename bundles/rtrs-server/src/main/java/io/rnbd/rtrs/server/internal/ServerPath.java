@@ -202,6 +202,22 @@ final class ServerPath {
         return !closingOrClosed();
     }
 
+    /** The invalidation of a chunk's rkey completed (always_invalidate): its request goes on. */
+    void onChunkInvalidated(ServerCon con, int bufId, int off, boolean ok) {
+        ServerRequest start = null;
+        synchronized (session) {
+            try {
+                start = io.chunkInvalidated(con, bufId, off, ok);
+            } catch (RdmaException e) {
+                failLocked(e.errno(), e.getMessage());
+            }
+        }
+        session.afterUnlock();
+        if (start != null) {
+            session.dispatch(start);
+        }
+    }
+
     private void onServiceMsg(ServerCon con, ByteBuffer msg) throws ProtoException, RdmaException {
         MsgType type = MsgType.peek(msg);
         if (type == MsgType.INFO_REQ) {

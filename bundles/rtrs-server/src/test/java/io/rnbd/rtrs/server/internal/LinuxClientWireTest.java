@@ -2,6 +2,9 @@ package io.rnbd.rtrs.server.internal;
 
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.MemoryRegion;
+import io.rnbd.rdma.api.SendWr;
+import io.rnbd.rdma.api.Sge;
+import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WorkCompletion;
 import io.rnbd.rdma.soft.internal.SoftDevice;
@@ -23,7 +26,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -47,10 +53,17 @@ class LinuxClientWireTest {
     ScheduledExecutorService timer;
     RtrsServer server;
     final Map<Long, byte[]> stored = new ConcurrentHashMap<>();
+    /** While set, requests stay with the "upper layer" here instead of being served. */
+    volatile boolean hold;
+    final BlockingQueue<RtrsServerRequest> held = new LinkedBlockingQueue<>();
 
     final RtrsServerOps ops = new RtrsServerOps() {
         @Override
         public void onRequest(RtrsServerRequest r) {
+            if (hold) {
+                held.add(r);
+                return;
+            }
             long key = r.userHeader().order(ByteOrder.LITTLE_ENDIAN).getLong(0);
             if (r.isWrite()) {
                 byte[] b = new byte[r.data().remaining()];
@@ -150,6 +163,48 @@ class LinuxClientWireTest {
             byte[] got = new byte[dataLen];
             region.buffer().get(0, got);
             assertArrayEquals(payload, got);
+        }
+    }
+
+    /**
+     * always_invalidate's promise (rtrs_srv_inv_rkey before process_io_req): while the upper
+     * layer holds a request, the client can no longer RDMA-write the chunk with the key it used:
+     * the write fails with a remote access error and the data the upper layer sees is what was
+     * sent. Without it the same write lands in the data under the upper layer's feet.
+     */
+    @ParameterizedTest(name = "always_invalidate={0}")
+    @ValueSource(booleans = {false, true})
+    void aChunkIsNotWritableWhileTheUpperLayerHoldsItsRequest(boolean alwaysInvalidate) throws Exception {
+        start(alwaysInvalidate);
+        hold = true;
+        try (RawClient c = new RawClient(dev).connect(addr(), 2, "lx")) {
+            byte[] payload = "the data as sent".getBytes();
+            SgDesc chunk = c.info.chunks(QD, CHUNK).get(1);
+            RawClient.Con con = c.cons[1];
+            con.writeImm(HostileClientTest.writeMsg(payload, 4, 8), chunk.addr(), chunk.key(),
+                    Imm.ioReq(1, payload.length + 8, Imm.offsetBits(QD)));
+            RtrsServerRequest r = held.poll(10, TimeUnit.SECONDS);
+            assertNotNull(r, "the request reached the upper layer");
+
+            byte[] later = "written too late!".getBytes();
+            c.local.buffer().put(32768, later);
+            con.qp.postSend(SendWr.write(7, List.of(new Sge(c.local, 32768, payload.length)), chunk.addr(),
+                    chunk.key()));
+            WorkCompletion w;
+            do {
+                w = con.sends.poll(10, TimeUnit.SECONDS);
+                assertNotNull(w, "the late write completed");
+            } while (w.wrId() != 7); // the request's own WRITE_WITH_IMM completes first
+            byte[] seen = new byte[payload.length];
+            r.data().duplicate().get(seen);
+            if (alwaysInvalidate) {
+                assertEquals(WcStatus.REM_ACCESS_ERR, w.status(), "the chunk's key died before the upper layer saw it");
+                assertArrayEquals(payload, seen);
+            } else {
+                assertEquals(WcStatus.SUCCESS, w.status());
+                assertArrayEquals(java.util.Arrays.copyOf(later, payload.length), seen);
+            }
+            r.complete(0);
         }
     }
 
