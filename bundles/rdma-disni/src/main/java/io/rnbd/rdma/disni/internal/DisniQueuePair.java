@@ -255,31 +255,34 @@ final class DisniQueuePair implements QueuePair {
     /**
      * A zero-length bind of the region's memory window, on this send queue, signaled: its
      * completion (IBV_WC_BIND_MW) is the invalidation's. A region without a window (an adapter
-     * without windows) is deregistered at once and its completion delivered by the completion
-     * thread.
+     * without windows) loses its remote registration at once, and a signaled zero-length
+     * RDMA_WRITE (whose key no adapter checks, IBA C9-88) stands in for the work request: its
+     * completion comes in order, on the completion thread, as a window's would.
      */
     @Override
     public void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException {
         DisniMemoryRegion r = ownRegion(mr);
         synchronized (postLock) {
             long token = reserveSendSlot();
-            Posted p = new Posted(token, wrId, WcOpcode.LOCAL_INV, true, false);
-            sendQueue.addLast(p);
-            boolean posted;
+            sendQueue.addLast(new Posted(token, wrId, WcOpcode.LOCAL_INV, true, false));
             try {
-                posted = r.unbind(ibvQpHandle(), token);
+                if (!r.unbind(ibvQpHandle(), token)) {
+                    r.invalidate();
+                    IbvSendWR w = new IbvSendWR();
+                    w.setWr_id(token);
+                    w.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
+                    w.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+                    w.setSg_list(new LinkedList<>());
+                    post(List.of(w));
+                }
             } catch (RdmaException e) {
                 sendQueue.removeLast();
                 throw e;
+            } catch (IOException e) {
+                sendQueue.removeLast();
+                throw Errors.of("ibv_post_send", e);
             }
-            if (posted) {
-                return;
-            }
-            sendQueue.removeLast();
         }
-        r.invalidate();
-        WorkCompletion done = new WorkCompletion(wrId, WcStatus.SUCCESS, WcOpcode.LOCAL_INV, 0, false, 0);
-        device.cqThread().deliver(() -> deliver(done), false);
     }
 
     /** A bind of the region's window over all of it, on this send queue, unsignaled; else a re-registration. */
