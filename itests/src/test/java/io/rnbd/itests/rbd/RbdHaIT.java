@@ -6,7 +6,6 @@ import static org.junit.Assert.fail;
 
 import io.rnbd.nbd.client.NbdClient;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -589,8 +588,6 @@ public class RbdHaIT {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return io.rnbd.itests.Ports.free();
     }
 }
