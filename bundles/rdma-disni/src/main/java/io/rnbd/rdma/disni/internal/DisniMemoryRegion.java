@@ -43,8 +43,6 @@ final class DisniMemoryRegion implements MemoryRegion {
     private long mw;
     /** The local registration takes no windows (remote access not asked for, or the adapter has none). */
     private boolean windowless;
-    /** Whether {@link #registerLocal} registered for windows; read once, by the constructor. */
-    private boolean bindable;
 
     DisniMemoryRegion(DisniProtectionDomain pd, ByteBuffer buffer, long address, Set<Access> access)
             throws RdmaException {
@@ -52,8 +50,9 @@ final class DisniMemoryRegion implements MemoryRegion {
         this.buffer = buffer;
         this.address = address;
         this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
-        localMr = registerLocal(pd, address, buffer.capacity(), this.access);
-        windowless = !remote(this.access) || !bindable;
+        LocalRegistration local = registerLocal(pd, address, buffer.capacity(), this.access);
+        localMr = local.mr();
+        windowless = !local.bindable();
         lkey = localMr.getLkey();
         try {
             install(pd.regMr(address, buffer.capacity(), this.access));
@@ -63,19 +62,21 @@ final class DisniMemoryRegion implements MemoryRegion {
         }
     }
 
+    /** A local registration, and whether windows may be bound to it. */
+    private record LocalRegistration(IbvMr mr, boolean bindable) {
+    }
+
     /** The local registration; windows may be bound to it when the region is for remote access and the adapter takes them. */
-    private IbvMr registerLocal(DisniProtectionDomain pd, long address, int length, Set<Access> access)
+    private static LocalRegistration registerLocal(DisniProtectionDomain pd, long address, int length, Set<Access> access)
             throws RdmaException {
         if (remote(access)) {
             try {
-                IbvMr m = pd.regMr(address, length, EnumSet.of(Access.LOCAL_WRITE), MwNative.ACCESS_MW_BIND);
-                bindable = true;
-                return m;
+                return new LocalRegistration(pd.regMr(address, length, EnumSet.of(Access.LOCAL_WRITE), MwNative.ACCESS_MW_BIND), true);
             } catch (RdmaException noWindows) {
                 // the adapter refuses IBV_ACCESS_MW_BIND: invalidation re-registers
             }
         }
-        return pd.regMr(address, length, localAccess(access));
+        return new LocalRegistration(pd.regMr(address, length, localAccess(access)), false);
     }
 
     private static boolean remote(Set<Access> access) {

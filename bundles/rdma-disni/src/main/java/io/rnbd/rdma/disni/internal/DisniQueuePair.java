@@ -262,19 +262,47 @@ final class DisniQueuePair implements QueuePair {
     @Override
     public void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException {
         DisniMemoryRegion r = ownRegion(mr);
+        postOwn(wrId, WcOpcode.LOCAL_INV, true, token -> {
+            if (!r.unbind(ibvQpHandle(), token)) {
+                r.invalidate();
+                IbvSendWR w = new IbvSendWR();
+                w.setWr_id(token);
+                w.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
+                w.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+                w.setSg_list(new LinkedList<>());
+                post(List.of(w));
+            }
+            return 0;
+        });
+    }
+
+    /** A bind of the region's window over all of it, on this send queue, unsignaled; else a re-registration. */
+    @Override
+    public int postReregister(long wrId, MemoryRegion mr) throws RdmaException {
+        DisniMemoryRegion r = ownRegion(mr);
+        long key = postOwn(wrId, WcOpcode.REG_MR, false, token -> r.rebind(ibvQpHandle(), token));
+        return key >= 0 ? (int) key : r.reregister();
+    }
+
+    /** Posts one work request of the provider's own (a bind) under the send queue's token {@code token}. */
+    @FunctionalInterface
+    private interface OwnPost {
+        /** What the post gives (a key); negative when nothing went onto the send queue. */
+        long post(long token) throws RdmaException, IOException;
+    }
+
+    /**
+     * A send queue entry for a work request the provider builds itself: reserved and recorded
+     * before {@code action} posts it (its completion may come before the post returns), taken
+     * back when the action fails or posts nothing.
+     */
+    private long postOwn(long wrId, WcOpcode opcode, boolean signaled, OwnPost action) throws RdmaException {
         synchronized (postLock) {
             long token = reserveSendSlot();
-            sendQueue.addLast(new Posted(token, wrId, WcOpcode.LOCAL_INV, true, false));
+            sendQueue.addLast(new Posted(token, wrId, opcode, signaled, false));
+            long result;
             try {
-                if (!r.unbind(ibvQpHandle(), token)) {
-                    r.invalidate();
-                    IbvSendWR w = new IbvSendWR();
-                    w.setWr_id(token);
-                    w.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
-                    w.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-                    w.setSg_list(new LinkedList<>());
-                    post(List.of(w));
-                }
+                result = action.post(token);
             } catch (RdmaException e) {
                 sendQueue.removeLast();
                 throw e;
@@ -282,29 +310,11 @@ final class DisniQueuePair implements QueuePair {
                 sendQueue.removeLast();
                 throw Errors.of("ibv_post_send", e);
             }
-        }
-    }
-
-    /** A bind of the region's window over all of it, on this send queue, unsignaled; else a re-registration. */
-    @Override
-    public int postReregister(long wrId, MemoryRegion mr) throws RdmaException {
-        DisniMemoryRegion r = ownRegion(mr);
-        synchronized (postLock) {
-            long token = reserveSendSlot();
-            sendQueue.addLast(new Posted(token, wrId, WcOpcode.REG_MR, false, false));
-            long key;
-            try {
-                key = r.rebind(ibvQpHandle(), token);
-            } catch (RdmaException e) {
+            if (result < 0) {
                 sendQueue.removeLast();
-                throw e;
             }
-            if (key >= 0) {
-                return (int) key;
-            }
-            sendQueue.removeLast();
+            return result;
         }
-        return r.reregister();
     }
 
     private DisniMemoryRegion ownRegion(MemoryRegion mr) throws RdmaException {
