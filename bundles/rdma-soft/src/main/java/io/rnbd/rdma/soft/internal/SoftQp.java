@@ -248,7 +248,8 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     /**
      * A local invalidation is the region's at once (no frame goes out); its completion is
      * queued as the IO thread's next callback, which may be before the completions of sends
-     * still on the wire, as the API allows.
+     * still on the wire, as the API allows. Posted from another thread, the queuing is a task
+     * for the IO thread: only that thread touches its callbacks.
      */
     @Override
     public void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException {
@@ -260,7 +261,11 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             throw new RdmaException(Errno.EINVAL, "region of another protection domain");
         }
         mr.invalidate();
-        wq.completeLocal(wrId, WcOpcode.LOCAL_INV);
+        if (reactor.inLoop()) {
+            wq.completeLocal(wrId, WcOpcode.LOCAL_INV); // the server's path: no task to allocate
+        } else {
+            reactor.execute(() -> wq.completeLocal(wrId, WcOpcode.LOCAL_INV));
+        }
     }
 
     @Override

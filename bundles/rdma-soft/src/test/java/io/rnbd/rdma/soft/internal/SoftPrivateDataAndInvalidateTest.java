@@ -104,6 +104,46 @@ class SoftPrivateDataAndInvalidateTest {
         return new QueuePair[] {accepted.get(10, TimeUnit.SECONDS), cq};
     }
 
+    /**
+     * The API lets any thread post an invalidation. It used to queue its LOCAL_INV completion
+     * straight onto the IO thread's callback queue, which only that thread may touch: posted
+     * from other threads, completions went missing or waited for the loop's next tick.
+     */
+    @Test
+    void invalidationsPostedFromManyThreadsEachCompleteOnce() throws Exception {
+        Endpoint s = new Endpoint("server");
+        Endpoint c = new Endpoint("client");
+        QueuePair sq = connect(s, c, 0, 64)[0];
+        MemoryRegion mr = region(spd, 4096);
+        int threads = 4;
+        int each = 2000;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<Void>> posted = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                long base = (long) t * each;
+                posted.add(pool.submit(() -> {
+                    for (int i = 0; i < each; i++) {
+                        sq.postInvalidate(base + i, mr);
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<Void> f : posted) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        java.util.Set<Long> seen = new java.util.HashSet<>();
+        for (int i = 0; i < threads * each; i++) {
+            WorkCompletion wc = s.nextWc(WcStatus.SUCCESS);
+            assertEquals(WcOpcode.LOCAL_INV, wc.opcode());
+            assertTrue(seen.add(wc.wrId()), "LOCAL_INV " + wc.wrId() + " completed twice");
+        }
+        assertEquals(0, s.pendingCompletions());
+    }
+
     // ------------------------------------------------------------------ private data, setup hook
 
     @Test
