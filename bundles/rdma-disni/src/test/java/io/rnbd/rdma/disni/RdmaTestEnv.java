@@ -20,6 +20,8 @@ import java.util.Optional;
  */
 final class RdmaTestEnv {
     private static final DisniRuntime RUNTIME = new DisniRuntime();
+    /** One scanner for the whole run: it reads the GID tables again only when something changed. */
+    private static final SysfsScanner SYSFS = new SysfsScanner(Path.of("/sys/class/infiniband"));
 
     private RdmaTestEnv() {
     }
@@ -54,7 +56,7 @@ final class RdmaTestEnv {
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException(env + " " + addr, e);
         }
-        Optional<SysfsDevice> dev = new SysfsScanner(Path.of("/sys/class/infiniband")).scan().values().stream()
+        Optional<SysfsDevice> dev = SYSFS.scan().values().stream()
                 .filter(d -> d.addresses().contains(a)).findFirst();
         require(dev.isPresent(), "no RDMA device under /sys/class/infiniband carries " + addr);
         return dev.get();

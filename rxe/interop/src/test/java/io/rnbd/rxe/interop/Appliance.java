@@ -56,6 +56,8 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Appliance implements AutoCloseable {
     private static final long HB_INTERVAL_MS = 5000;
+    /** One scanner for the whole run: it reads the GID tables again only when something changed. */
+    private static final SysfsScanner SYSFS = new SysfsScanner(Path.of("/sys/class/infiniband"));
     /** 25 s of heartbeat silence on the host, stretched like every wait: emulation stalls are not path failures. */
     private static final int HB_MISSED_MAX = (int) (Guest.timeout(Duration.ofSeconds(25)).toMillis() / HB_INTERVAL_MS);
     /** The RTRS server's queue depth unless a test gives another. */
@@ -190,7 +192,7 @@ public final class Appliance implements AutoCloseable {
     /** The soft-RoCE device whose netdev carries {@code address}, or skip/fail. */
     static SysfsDevice device(String address) throws UnknownHostException {
         InetAddress a = InetAddress.getByName(address);
-        Optional<SysfsDevice> d = new SysfsScanner(Path.of("/sys/class/infiniband")).scan().values().stream()
+        Optional<SysfsDevice> d = SYSFS.scan().values().stream()
                 .filter(x -> x.addresses().contains(a)).findFirst();
         Guest.require(d.isPresent(), "no RDMA device under /sys/class/infiniband carries " + address);
         return d.get();

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -85,6 +86,56 @@ class SysfsScannerTest {
         assertEquals(LinkState.DOWN, d.linkState());
         assertTrue(d.addresses().isEmpty());
         assertEquals(1, new SysfsScanner(root, n -> List.of()).scan().size(), "files are not devices");
+    }
+
+    /**
+     * Every poll read every GID slot (1024 files per rxe port); now a device's tables are
+     * read again only when what they follow from changed, and twice after a change.
+     */
+    @Test
+    void gidTablesAreReadAgainOnlyWhenTheHostsAddressesOrTheDeviceChanged() throws Exception {
+        roce(root, "rxe0", "4: ACTIVE", mapped("192.0.2.1"), "dummy0");
+        AtomicReference<Object> host = new AtomicReference<>("eth0 [192.0.2.1]");
+        SysfsScanner s = new SysfsScanner(root, n -> List.of(), host::get);
+        Path gid = root.resolve("rxe0/ports/1/gids/1");
+        assertEquals(addresses("192.0.2.1"), s.scan().get("rxe0").addresses());
+        write(gid, mapped("192.0.2.2"));
+        assertEquals(addresses("192.0.2.2"), s.scan().get("rxe0").addresses(), "the second read after a change reads the table");
+        write(gid, mapped("192.0.2.3"));
+        assertEquals(addresses("192.0.2.2"), s.scan().get("rxe0").addresses(), "nothing changed: the settled table");
+
+        host.set("eth0 [192.0.2.3]");
+        assertEquals(addresses("192.0.2.3"), s.scan().get("rxe0").addresses(), "an address of the host changed");
+        s.scan();
+        write(gid, mapped("192.0.2.4"));
+        write(root.resolve("rxe0/ports/1/state"), "1: DOWN");
+        assertEquals(addresses("192.0.2.4"), s.scan().get("rxe0").addresses(), "the port's state changed");
+        s.scan();
+        write(gid, mapped("192.0.2.5"));
+        write(root.resolve("rxe0/node_guid"), "0200:5eff:fe00:0002");
+        assertEquals(addresses("192.0.2.5"), s.scan().get("rxe0").addresses(), "another adapter under the same name");
+
+        s.scan();
+        try (var tree = Files.walk(root.resolve("rxe0"))) {
+            tree.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+        assertTrue(s.scan().isEmpty());
+        roce(root, "rxe0", "1: DOWN", mapped("192.0.2.6"), "dummy0"); // the same key as before it went
+        write(root.resolve("rxe0/node_guid"), "0200:5eff:fe00:0002");
+        assertEquals(addresses("192.0.2.6"), s.scan().get("rxe0").addresses(), "a device that went and came back is read anew");
+    }
+
+    private static String mapped(String ipv4) throws IOException {
+        byte[] a = InetAddress.getByName(ipv4).getAddress();
+        return String.format("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", a[0], a[1], a[2], a[3]);
+    }
+
+    private static List<InetAddress> addresses(String... ipv4) throws IOException {
+        List<InetAddress> out = new java.util.ArrayList<>();
+        for (String a : ipv4) {
+            out.add(InetAddress.getByName(a));
+        }
+        return out;
     }
 
     @Test
