@@ -41,6 +41,8 @@
 #                   JVM crash study of rxe/README.md)
 #      RXE_GUEST_ENV   NAME=VALUE ... exported to the guest hooks (bench/linux-peer-ratio.sh)
 #      RXE_JAVA_OPTS   extra options for the guest JVM (diagnosis, e.g. -Xcheck:jni)  default none
+#      RXE_STALL_S  seconds without test output after which the guest dumps the JVM's threads and
+#                   the kernel's blocked tasks (stall.log, printed if the run fails)  default 420
 #      RXE_CPU      QEMU -cpu model                        default max,avx=off (rxe/README.md,
 #                   "Known issue": guest JVM crashes in JIT code with TCG's AVX)
 #      RXE_TCG_THREAD  QEMU TCG threading: single (default) or multi (rxe/README.md, "Known
@@ -274,6 +276,7 @@ RDMA_LINKDOWN_ADDR=${RXE_LINKDOWN_ADDR:-198.18.0.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
 HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))
+STALL_S=${RXE_STALL_S:-420}
 GUEST_ENV=$(printf %q "${RXE_GUEST_ENV:-}")
 ENV
 
@@ -299,6 +302,11 @@ post_mortem() {
     echo "RXE: the guest's kernel oopsed ($CONSOLE):"
     OOPS_LINES=45 oops_report "$CONSOLE" | sed 's/^/RXE:   /'
   fi
+  if [ -f "$OUT/stall.log" ]; then
+    echo "RXE: the guest stalled ($OUT/stall.log; the JVM's threads are in $OUT/junit.log):"
+    sed 's/^/RXE:   /' "$OUT/stall.log" | head -80
+    awk '/^Full thread dump/{p=1} p' "$OUT/junit.log" | grep -E '^"|^\s+at ' | grep -B1 -A12 '^"main"' | head -40 | sed 's/^/RXE:   /'
+  fi
 }
 if [ ! -f "$OUT/rc" ]; then
   if [ "$QRC" = 124 ]; then echo "FAILED: guest timed out after ${TIMEOUT}s"; post_mortem; exit 99; fi
@@ -312,6 +320,7 @@ RC=$(cat "$OUT/rc")
 # 3: guest-init.sh's watcher saw a kernel oops and ended the run (the JUnit reports of the class
 # it was in are lost with the JVM)
 [ "$RC" = 3 ] && { echo "FAILED: the guest's kernel oopsed"; post_mortem; }
+[ "$RC" = 1 ] && [ -f "$OUT/stall.log" ] && post_mortem
 for f in "$OUT"/hs_err_pid*.log; do
   [ -f "$f" ] || continue
   # the guest JVM crashed: the lines that say where, in the log itself (CI keeps no files)

@@ -88,9 +88,30 @@ oops_watch() {
     finish 3
   done
 }
+# A hang shows only as an idle guest until its timeout (tens of minutes), the cause lost with
+# it. So when junit.log has not grown for STALL_S seconds (no test here is quiet that long),
+# the JVM's threads (into junit.log) and the kernel's blocked tasks (sysrq w) and log go to
+# stall.log, once; the run goes on, and run-rxe-tests.sh prints them if it then fails.
+stall_watch() {
+  local size last=-1 quiet=0 jvm
+  while sleep 30; do
+    size=$(stat -c %s "$OUT/junit.log" 2>/dev/null || echo 0)
+    if [ "$size" != "$last" ]; then last=$size; quiet=0; continue; fi
+    quiet=$((quiet + 30))
+    [ "$quiet" -ge "${STALL_S:-420}" ] || continue
+    jvm=$(pgrep -f "$CONSOLE_JAR" | head -1)
+    [ -n "$jvm" ] && kill -QUIT "$jvm"
+    echo w > /proc/sysrq-trigger
+    sleep 5
+    { echo "no test output for ${quiet}s, during: $(last_test "$OUT/junit.log")"; dmesg | tail -150; } > "$OUT/stall.log"
+    log "stalled: no test output for ${quiet}s (threads in junit.log, blocked tasks in stall.log)"
+    return
+  done
+}
 # shellcheck source=oops.sh
 . "$(dirname "$0")/oops.sh"
 oops_watch & WATCH=$!
+stall_watch & STALL=$!
 # shellcheck disable=SC2086
 timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile="$OUT/hs_err_pid%p.log" $JAVA_OPTS \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.hotplug=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
@@ -100,7 +121,7 @@ timeout "$JUNIT_TIMEOUT" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED 
   --reports-dir "$OUT/reports" --fail-if-no-tests --disable-banner --details=tree \
   > "$OUT/junit.log" 2>&1
 r=$?
-kill "$WATCH" 2>/dev/null
+kill "$WATCH" "$STALL" 2>/dev/null
 cat "$OUT/junit.log"
 [ $r -eq 0 ] || { log "JUnit FAILED ($r)"; rc=1; }
 fi
