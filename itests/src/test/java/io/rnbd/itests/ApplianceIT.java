@@ -43,8 +43,8 @@ import io.rnbd.rnbd.api.RemoteBlockDevice;
 @ExamReactorStrategy(PerClass.class)
 public class ApplianceIT extends KarafTestSupport {
 
-    private static final int RTRS_PORT = freePort();
-    private static final int NBD_PORT = freePort();
+    private static final int RTRS_PORT = Ports.free();
+    private static final int NBD_PORT = Ports.free();
 
     @Configuration
     public Option[] config() {

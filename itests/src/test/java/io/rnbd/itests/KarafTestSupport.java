@@ -145,7 +145,7 @@ public abstract class KarafTestSupport {
                 editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.localRepository", repo),
                 editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.repositories", ""),
                 editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.offline", "true"),
-                editConfigurationFilePut("etc/org.apache.karaf.shell.cfg", "sshPort", Integer.toString(freePort())),
+                editConfigurationFilePut("etc/org.apache.karaf.shell.cfg", "sshPort", Integer.toString(Ports.free())),
                 editConfigurationFilePut("etc/org.apache.karaf.features.cfg", "featuresBoot", "(" + bootFeatures + ")"),
                 observabilityOnFreePorts(),
                 vmOptions(KARAF_JVM_FLAGS));
@@ -157,7 +157,7 @@ public abstract class KarafTestSupport {
      * to free ones: the tests read the connector's address.)
      */
     private static Option observabilityOnFreePorts() {
-        int http = freePort();
+        int http = Ports.free();
         return composite(
                 editConfigurationFilePut("etc/org.ops4j.pax.web.cfg", "org.osgi.service.http.port", Integer.toString(http)),
                 org.ops4j.pax.exam.CoreOptions.systemProperty("rnbd.itest.http.port").value(Integer.toString(http)));
@@ -176,9 +176,6 @@ public abstract class KarafTestSupport {
         return value;
     }
 
-    protected static int freePort() {
-        return io.rnbd.itests.Ports.free();
-    }
 
     /** Runs a console command as the shell would and returns what it printed (out and err). */
     protected String executeCommand(String command) {
@@ -365,8 +362,8 @@ public abstract class KarafTestSupport {
      * promise "on the default profile" is tested on (SwapIT).
      */
     protected static Option defaultProfileOnFreePorts() {
-        int rtrsPort = freePort();
-        int nbdPort = freePort();
+        int rtrsPort = Ports.free();
+        int nbdPort = Ports.free();
         return composite(
                 distribution(),
                 editConfigurationFilePut("etc/io.rnbd.rtrs.server.cfg", "port", Integer.toString(rtrsPort)),

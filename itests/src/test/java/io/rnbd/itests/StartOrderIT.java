@@ -57,7 +57,7 @@ public class StartOrderIT extends KarafTestSupport {
         return new Option[] {composite(
                 cleanDistribution(),
                 systemProperty("rnbd.itest.ibclient.jar").value(ibClientBundle().getAbsolutePath()),
-                systemProperty(RecordingIbClient.PORT_PROPERTY).value(Integer.toString(freePort())))};
+                systemProperty(RecordingIbClient.PORT_PROPERTY).value(Integer.toString(Ports.free())))};
     }
 
     /** The test IB client as a bundle file (built in the failsafe JVM, installed by the test). */

@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
+import io.rnbd.itests.Ports;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -213,17 +214,17 @@ final class Appliance implements AutoCloseable {
 
     /** Free ports for every listener of the instance, and no Maven repository but the distribution's. */
     void isolate() throws IOException {
-        sshPort = freePort();
-        nbdPort = freePort();
-        int rtrsPort = freePort();
+        sshPort = Ports.free();
+        nbdPort = Ports.free();
+        int rtrsPort = Ports.free();
         edit("org.apache.karaf.shell.cfg", "sshPort", Integer.toString(sshPort));
         edit("io.rnbd.rtrs.server.cfg", "port", Integer.toString(rtrsPort));
         edit("io.rnbd.rtrs.client.session-appliance.cfg", "paths",
                 "127.0.0.1@127.0.0.1:" + rtrsPort + ",127.0.0.2@127.0.0.2:" + rtrsPort);
         edit("io.rnbd.nbd.gateway.cfg", "port", Integer.toString(nbdPort));
-        edit("org.ops4j.pax.web.cfg", "org.osgi.service.http.port", Integer.toString(freePort()));
-        edit("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(freePort()));
-        edit("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(freePort()));
+        edit("org.ops4j.pax.web.cfg", "org.osgi.service.http.port", Integer.toString(Ports.free()));
+        edit("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(Ports.free()));
+        edit("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(Ports.free()));
         edit("org.ops4j.pax.url.mvn.cfg", "org.ops4j.pax.url.mvn.offline", "true");
     }
 
@@ -238,7 +239,4 @@ final class Appliance implements AutoCloseable {
         }
     }
 
-    static int freePort() {
-        return io.rnbd.itests.Ports.free();
-    }
 }

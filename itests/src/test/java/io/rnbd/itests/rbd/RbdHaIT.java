@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
+import io.rnbd.itests.Ports;
 import io.rnbd.nbd.client.NbdClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -95,16 +96,16 @@ public class RbdHaIT {
         ceph.rbd("create", "--size", "64M", "rbd/" + IMAGE);
 
         Path dist = Path.of(required("rnbd.distribution"));
-        rtrsA = freePort();
-        rtrsB = freePort();
-        nbdC = freePort();
+        rtrsA = Ports.free();
+        rtrsB = Ports.free();
+        nbdC = Ports.free();
         a = server("A", dist, rtrsA);
         b = server("B", dist, rtrsB);
-        c = KarafProcess.unpack("C", dist, work, freePort());
+        c = KarafProcess.unpack("C", dist, work, Ports.free());
         bootAsynchronously(c);
         c.delete("io.rnbd.rtrs.client.session-appliance.cfg");
         c.delete("io.rnbd.client.map-rnbd0.cfg");
-        c.set("io.rnbd.rtrs.server.cfg", "port", Integer.toString(freePort()));
+        c.set("io.rnbd.rtrs.server.cfg", "port", Integer.toString(Ports.free()));
         c.set("io.rnbd.nbd.gateway.cfg", "port", Integer.toString(nbdC));
         // one soft device per client and server, so that a client can lose one server alone
         for (String[] d : new String[][] {{"c1a", "127.0.1.1"}, {"c1b", "127.0.1.2"}, {"c2a", "127.0.2.1"},
@@ -152,14 +153,14 @@ public class RbdHaIT {
     }
 
     private static KarafProcess server(String name, Path dist, int rtrsPort) throws Exception {
-        KarafProcess k = KarafProcess.unpack(name, dist, work, freePort());
+        KarafProcess k = KarafProcess.unpack(name, dist, work, Ports.free());
         bootAsynchronously(k);
         k.bootFeature("rnbd-backend-rbd");
         k.delete("io.rnbd.server.export-mem0.config");
         k.delete("io.rnbd.rtrs.client.session-appliance.cfg");
         k.delete("io.rnbd.client.map-rnbd0.cfg");
         k.set("io.rnbd.rtrs.server.cfg", "port", Integer.toString(rtrsPort));
-        k.set("io.rnbd.nbd.gateway.cfg", "port", Integer.toString(freePort()));
+        k.set("io.rnbd.nbd.gateway.cfg", "port", Integer.toString(Ports.free()));
         k.set("io.rnbd.server.cfg", "server.name", name);
         k.write("io.rnbd.rnbd.backend.rbd.cfg", "conf = " + ceph.conf + "\nid = rnbd\nkeyring = " + ceph.rnbdKeyring
                 + "\n");
@@ -587,7 +588,4 @@ public class RbdHaIT {
         return v;
     }
 
-    private static int freePort() throws IOException {
-        return io.rnbd.itests.Ports.free();
-    }
 }

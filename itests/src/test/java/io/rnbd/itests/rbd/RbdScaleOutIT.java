@@ -6,6 +6,7 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
+import io.rnbd.itests.Ports;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -76,9 +77,9 @@ public class RbdScaleOutIT {
         ceph.rbd("create", "--size", IMAGE_SIZE / MIB + "M", "rbd/" + IMAGE);
 
         Path dist = Path.of(required("rnbd.distribution"));
-        rtrsA = freePort();
-        rtrsB = freePort();
-        nbdB = freePort();
+        rtrsA = Ports.free();
+        rtrsB = Ports.free();
+        nbdB = Ports.free();
         a = server("A", dist, rtrsA);
         b = server("B", dist, rtrsB);
         a.write("io.rnbd.server.export-" + IMAGE + ".cfg", exportCfg());
@@ -94,13 +95,13 @@ public class RbdScaleOutIT {
 
     /** A distribution booting the appliance plus the rbd backend, on ports of its own, without the default profile. */
     private static KarafProcess server(String name, Path dist, int rtrsPort) throws Exception {
-        KarafProcess k = KarafProcess.unpack(name, dist, work, freePort());
+        KarafProcess k = KarafProcess.unpack(name, dist, work, Ports.free());
         k.bootFeature("rnbd-backend-rbd");
         k.delete("io.rnbd.server.export-mem0.config");
         k.delete("io.rnbd.rtrs.client.session-appliance.cfg");
         k.delete("io.rnbd.client.map-rnbd0.cfg");
         k.set("io.rnbd.rtrs.server.cfg", "port", Integer.toString(rtrsPort));
-        k.set("io.rnbd.nbd.gateway.cfg", "port", Integer.toString(freePort()));
+        k.set("io.rnbd.nbd.gateway.cfg", "port", Integer.toString(Ports.free()));
         // the cluster, as an appliance server is given it: ceph.conf and a pool-limited cephx user
         k.write("io.rnbd.rnbd.backend.rbd.cfg", "conf = " + ceph.conf + "\nid = rnbd\nkeyring = " + ceph.rnbdKeyring
                 + "\n");
@@ -364,7 +365,4 @@ public class RbdScaleOutIT {
         return v;
     }
 
-    private static int freePort() throws IOException {
-        return io.rnbd.itests.Ports.free();
-    }
 }

@@ -261,34 +261,38 @@ final class DisniQueuePair implements QueuePair {
      */
     @Override
     public void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException {
-        DisniMemoryRegion r = ownRegion(mr);
-        postOwn(wrId, WcOpcode.LOCAL_INV, true, token -> {
-            if (!r.unbind(ibvQpHandle(), token)) {
-                r.invalidate();
-                IbvSendWR w = new IbvSendWR();
-                w.setWr_id(token);
-                w.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
-                w.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-                w.setSg_list(new LinkedList<>());
-                post(List.of(w));
-            }
-            return 0;
-        });
+        postOwn(wrId, WcOpcode.LOCAL_INV, true, ownRegion(mr), DisniQueuePair::unbind);
+    }
+
+    private static long unbind(DisniQueuePair qp, DisniMemoryRegion r, long token) throws RdmaException, IOException {
+        if (!r.unbind(qp.ibvQpHandle(), token)) {
+            r.invalidate();
+            IbvSendWR w = new IbvSendWR();
+            w.setWr_id(token);
+            w.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
+            w.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+            w.setSg_list(new LinkedList<>());
+            qp.post(List.of(w));
+        }
+        return 0;
     }
 
     /** A bind of the region's window over all of it, on this send queue, unsignaled; else a re-registration. */
     @Override
     public int postReregister(long wrId, MemoryRegion mr) throws RdmaException {
         DisniMemoryRegion r = ownRegion(mr);
-        long key = postOwn(wrId, WcOpcode.REG_MR, false, token -> r.rebind(ibvQpHandle(), token));
+        long key = postOwn(wrId, WcOpcode.REG_MR, false, r, (qp, region, token) -> region.rebind(qp.ibvQpHandle(), token));
         return key >= 0 ? (int) key : r.reregister();
     }
 
-    /** Posts one work request of the provider's own (a bind) under the send queue's token {@code token}. */
+    /**
+     * Posts one work request of the provider's own (a bind) under the send queue's token {@code token}.
+     * Given the queue pair and region rather than capturing them: no allocation per request.
+     */
     @FunctionalInterface
     private interface OwnPost {
         /** What the post gives (a key); negative when nothing went onto the send queue. */
-        long post(long token) throws RdmaException, IOException;
+        long post(DisniQueuePair qp, DisniMemoryRegion r, long token) throws RdmaException, IOException;
     }
 
     /**
@@ -296,13 +300,14 @@ final class DisniQueuePair implements QueuePair {
      * before {@code action} posts it (its completion may come before the post returns), taken
      * back when the action fails or posts nothing.
      */
-    private long postOwn(long wrId, WcOpcode opcode, boolean signaled, OwnPost action) throws RdmaException {
+    private long postOwn(long wrId, WcOpcode opcode, boolean signaled, DisniMemoryRegion r, OwnPost action)
+            throws RdmaException {
         synchronized (postLock) {
             long token = reserveSendSlot();
             sendQueue.addLast(new Posted(token, wrId, opcode, signaled, false));
             long result;
             try {
-                result = action.post(token);
+                result = action.post(this, r, token);
             } catch (RdmaException e) {
                 sendQueue.removeLast();
                 throw e;
