@@ -174,8 +174,9 @@ final class KarafProcess implements AutoCloseable {
         do {
             try {
                 return exec(session(), command);
-            } catch (IOException e) {
-                // the server was killed, is booting or frozen: a new session next time
+            } catch (IOException | IllegalStateException e) {
+                // the server was killed, is booting or frozen, or closed the session (sshd then
+                // refuses a channel with an IllegalStateException): a new session next time
                 last = e;
                 dropSession();
             }
@@ -188,7 +189,7 @@ final class KarafProcess implements AutoCloseable {
     }
 
     private ClientSession session() throws IOException {
-        if (session != null && session.isOpen()) {
+        if (session != null && session.isOpen() && !session.isClosing()) {
             return session;
         }
         if (ssh == null) {
