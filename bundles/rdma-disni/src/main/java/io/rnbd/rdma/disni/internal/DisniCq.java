@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * {@link IbvWC} decoded into a {@link WorkCompletion} by the queue pair's record of what
  * was posted (DiSNI decodes nothing but wr_id and status of a failed completion).
  */
-final class DisniCq {
+final class DisniCq implements CqPolling.Cq {
     /** The queue pair's logger: what it logged about its CQ it still logs. */
     private static final Logger LOG = LoggerFactory.getLogger(DisniQueuePair.class);
     private static final int IBV_WC_WITH_IMM = 1 << 1;
@@ -62,26 +62,40 @@ final class DisniCq {
         return cq == handle;
     }
 
-    /** On the completion thread: re-arm, drain the CQ into {@code out} (nothing once destroyed). */
-    void drain(List<WorkCompletion> out) {
+    /** On the completion thread: polls up to one batch into {@code out} (nothing once destroyed). */
+    @Override
+    public int poll(List<WorkCompletion> out) {
+        synchronized (cqLock) {
+            if (cqClosed) {
+                return 0;
+            }
+            try {
+                int n = poll.execute().getPolls();
+                for (int i = 0; i < n; i++) {
+                    WorkCompletion wc = translate(wcs[i]);
+                    if (wc != null) {
+                        out.add(wc);
+                    }
+                }
+                return n;
+            } catch (IOException e) {
+                LOG.warn("rdma-disni: polling the CQ of {} failed", qp, e);
+                return 0;
+            }
+        }
+    }
+
+    /** A system call on rxe (ibv_cmd_req_notify_cq). */
+    @Override
+    public void arm() {
         synchronized (cqLock) {
             if (cqClosed) {
                 return;
             }
             try {
                 cq.reqNotification(false).execute().free();
-                int n;
-                do {
-                    n = poll.execute().getPolls();
-                    for (int i = 0; i < n; i++) {
-                        WorkCompletion wc = translate(wcs[i]);
-                        if (wc != null) {
-                            out.add(wc);
-                        }
-                    }
-                } while (n == wcs.length);
             } catch (IOException e) {
-                LOG.warn("rdma-disni: polling the CQ of {} failed", qp, e);
+                LOG.warn("rdma-disni: arming the CQ of {} failed", qp, e);
             }
         }
     }

@@ -2,6 +2,7 @@ package io.rnbd.rdma.disni.internal;
 
 import com.ibm.disni.verbs.IbvCompChannel;
 import com.ibm.disni.verbs.impl.NatIbvCompChannel;
+import java.util.ArrayDeque;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -22,6 +23,8 @@ final class DisniCqThread {
     private static final Logger LOG = LoggerFactory.getLogger(DisniDevice.class);
     private static final int CQ_WAIT_MS = 50;
     private static final int DELIVERY_WAIT_S = 30;
+    /** Polls (of up to 32 completions) one queue pair gets before the others get their turn. */
+    private static final int POLL_BUDGET = 16;
 
     private final DisniDevice device;
     /** The ibv_comp_channel pointer, for {@link CmNative#cqEvent}; destroyed only after this thread ended. */
@@ -79,17 +82,27 @@ final class DisniCqThread {
     }
 
     private void completionLoop() {
+        // queue pairs whose CQ may hold completions that no event will announce (their poll
+        // budget ran out): polled again before this thread waits
+        ArrayDeque<DisniQueuePair> ready = new ArrayDeque<>();
         while (device.isOpen()) {
             runCompletionTasks();
-            long fired = CmNative.cqEvent(channel, CQ_WAIT_MS);
+            long fired = CmNative.cqEvent(channel, ready.isEmpty() ? CQ_WAIT_MS : 0);
             if (fired != 0) {
-                // only the CQ that fired: re-arming one is a system call on rxe, and every
-                // other CQ of the device is still armed from its own last drain
+                // only the CQ that fired: every other CQ of the device is still armed
                 for (DisniQueuePair qp : qps) {
                     if (qp.completesOn(fired)) {
-                        qp.pollAndDeliver();
+                        if (!ready.contains(qp)) {
+                            ready.addLast(qp);
+                        }
                         break;
                     }
+                }
+            }
+            for (int n = ready.size(); n > 0; n--) {
+                DisniQueuePair qp = ready.pollFirst();
+                if (qp.pollAndDeliver(POLL_BUDGET)) {
+                    ready.addLast(qp);
                 }
             }
         }

@@ -447,7 +447,7 @@ public final class DisniDevice implements ManagedDevice {
             l.close();
         }
         for (DisniQueuePair qp : new ArrayList<>(qps)) {
-            qp.pollAndDeliver(); // what already completed is reported as such, not as flushed
+            qp.pollAndDeliver(Integer.MAX_VALUE); // what already completed is reported as such, not as flushed
             qp.deviceRemoved();
         }
         for (DisniProtectionDomain pd : new ArrayList<>(pds)) {

@@ -33,6 +33,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,6 +80,8 @@ final class DisniQueuePair implements QueuePair {
     private final ArrayDeque<Posted> sendQueue = new ArrayDeque<>();
     private final ArrayDeque<Posted> recvQueue = new ArrayDeque<>();
     private final List<Held> held = new ArrayList<>();
+    /** Made once: the poll loop runs on every completion event. */
+    private final Consumer<WorkCompletion> deliverer = this::deliverPolled;
     private boolean tornDown;
     private long nextToken;
     volatile QpState state = QpState.INIT;
@@ -404,16 +407,12 @@ final class DisniQueuePair implements QueuePair {
         return this.cq.is(cq);
     }
 
-    /** On the completion thread: re-arm, drain the CQ, deliver. */
-    void pollAndDeliver() {
-        List<WorkCompletion> out = new ArrayList<>();
-        cq.drain(out);
-        for (WorkCompletion wc : out) {
-            if (!wc.ok()) {
-                failed();
-            }
-            deliver(wc);
-        }
+    /**
+     * On the completion thread: polls and delivers (CqPolling.drain); true when the budget ran
+     * out before the CQ was empty, and this must be called again.
+     */
+    boolean pollAndDeliver(int budget) {
+        return CqPolling.drain(cq, budget, deliverer);
     }
 
     /** The record of the request a completion names by {@code token}; null if it was flushed already. */
@@ -432,6 +431,13 @@ final class DisniQueuePair implements QueuePair {
             }
         }
         return null;
+    }
+
+    private void deliverPolled(WorkCompletion wc) {
+        if (!wc.ok()) {
+            failed();
+        }
+        deliver(wc);
     }
 
     private void deliver(WorkCompletion wc) {
