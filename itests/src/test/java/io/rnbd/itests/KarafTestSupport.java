@@ -176,7 +176,6 @@ public abstract class KarafTestSupport {
         return value;
     }
 
-
     /** Runs a console command as the shell would and returns what it printed (out and err). */
     protected String executeCommand(String command) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();

@@ -238,5 +238,4 @@ final class Appliance implements AutoCloseable {
             }
         }
     }
-
 }
