@@ -923,7 +923,7 @@ static jlong JNICALL ext_cq_event(JNIEnv *env, jclass cls, jlong channel, jint t
 /* Bumped whenever the extension natives change, so the provider refuses a stale library. */
 static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
 {
-	return 3;
+	return 4;
 }
 
 /*
@@ -961,31 +961,105 @@ static jint JNICALL ext_mw_dealloc(JNIEnv *env, jclass cls, jlong mw)
 	return ret == 0 ? 0 : err_of(ret);
 }
 
-/*
- * ibv_bind_mw of a type-1 window over [addr, addr + len) of mr (len 0: the window grants
- * nothing, which is how a type-1 window is invalidated), under the next key (the provider's
- * ibv_inc_rkey), posted with wr_id and, if signaled, completing as IBV_WC_BIND_MW. Returns the
- * window's new rkey (0..2^32-1), or -errno when the post fails.
- */
-static jlong JNICALL ext_mw_bind(JNIEnv *env, jclass cls, jlong qp, jlong mw, jlong mr, jlong addr, jlong len,
-		jint access, jlong wr_id, jboolean signaled)
+/* A type-1 window's current rkey: the key its next bind increments (ibv_inc_rkey). */
+static jint JNICALL ext_mw_rkey(JNIEnv *env, jclass cls, jlong mw)
 {
-	struct ibv_mw_bind bind;
-	struct ibv_mw *w = PTR(mw);
-	int ret;
+	return mw == 0 ? 0 : (jint) ((struct ibv_mw *) PTR(mw))->rkey;
+}
 
-	if (qp == 0 || mw == 0 || mr == 0 || len < 0)
-		return -EINVAL;
-	memset(&bind, 0, sizeof bind);
-	bind.wr_id = (uint64_t) wr_id;
-	bind.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	/* the region even for a zero length: rxe's provider reads its lkey whatever the length */
-	bind.bind_info.mr = PTR(mr);
-	bind.bind_info.addr = (uint64_t) addr;
-	bind.bind_info.length = (uint64_t) len;
-	bind.bind_info.mw_access_flags = (unsigned int) access;
-	ret = ibv_bind_mw(PTR(qp), w, &bind);
-	return ret == 0 ? (jlong) w->rkey : -(jlong) err_of(ret);
+/*
+ * A send queue's chain as io.rnbd.rdma.disni.internal.SendChain encodes it, in native byte
+ * order: one record per work request, CHAIN_RECORD bytes each.
+ */
+#define CHAIN_RECORD 128
+#define CHAIN_WR_ID 0
+#define CHAIN_OPCODE 8
+#define CHAIN_FLAGS 12
+#define CHAIN_IMM 16
+#define CHAIN_RKEY 20
+#define CHAIN_REMOTE_ADDR 24
+#define CHAIN_MR 32
+#define CHAIN_BIND_ADDR 40
+#define CHAIN_BIND_LEN 48
+#define CHAIN_ACCESS 56
+#define CHAIN_NUM_SGE 60
+#define CHAIN_SGL 64
+
+/*
+ * Posts n records (n <= MAX_WR_PER_POST) as one ibv_post_send: one doorbell, a system call
+ * on rxe, for everything a completion round posted. An IBV_WR_BIND_MW record binds the
+ * type-1 window at CHAIN_REMOTE_ADDR under the key at CHAIN_RKEY, as every provider's own
+ * ibv_bind_mw does (rxe, mlx4, mlx5, irdma, hns post this very work request), so that a
+ * bind rides in the chain instead of ringing a doorbell of its own; the window's rkey is
+ * updated once the bind is posted, as there. Returns 0, or (index of the first record not
+ * posted << 32) | errno.
+ */
+static jlong JNICALL ext_post_chain(JNIEnv *env, jclass cls, jlong qp, jlong records, jint n)
+{
+	struct ibv_send_wr wrs[MAX_WR_PER_POST];
+	struct ibv_sge sges[MAX_WR_PER_POST][MAX_SGE_PER_WR];
+	struct ibv_send_wr *bad = NULL;
+	const uint8_t *r = PTR(records);
+	int i, ret;
+
+	if (qp == 0 || records == 0 || n < 0 || n > MAX_WR_PER_POST)
+		return EINVAL;
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++, r += CHAIN_RECORD) {
+		struct ibv_send_wr *w = &wrs[i];
+		uint64_t remote, mr, baddr, blen;
+		uint32_t imm, rkey, access;
+		int32_t opcode, flags, num_sge;
+
+		memset(w, 0, sizeof *w);
+		memcpy(&w->wr_id, r + CHAIN_WR_ID, 8);
+		memcpy(&opcode, r + CHAIN_OPCODE, 4);
+		memcpy(&flags, r + CHAIN_FLAGS, 4);
+		memcpy(&imm, r + CHAIN_IMM, 4);
+		memcpy(&rkey, r + CHAIN_RKEY, 4);
+		memcpy(&remote, r + CHAIN_REMOTE_ADDR, 8);
+		memcpy(&num_sge, r + CHAIN_NUM_SGE, 4);
+		if (read_sges(r + CHAIN_SGL, num_sge, sges[i]) != 0)
+			return ((jlong) i << 32) | EINVAL;
+		w->opcode = (enum ibv_wr_opcode) opcode;
+		w->send_flags = (unsigned int) flags;
+		w->sg_list = sges[i];
+		w->num_sge = num_sge;
+		if (w->opcode == IBV_WR_BIND_MW) {
+			memcpy(&mr, r + CHAIN_MR, 8);
+			memcpy(&baddr, r + CHAIN_BIND_ADDR, 8);
+			memcpy(&blen, r + CHAIN_BIND_LEN, 8);
+			memcpy(&access, r + CHAIN_ACCESS, 4);
+			if (remote == 0 || mr == 0)
+				return ((jlong) i << 32) | EINVAL;
+			w->sg_list = NULL;
+			w->num_sge = 0;
+			w->bind_mw.mw = PTR(remote);
+			w->bind_mw.rkey = rkey;
+			w->bind_mw.bind_info.mr = PTR(mr);
+			w->bind_mw.bind_info.addr = baddr;
+			w->bind_mw.bind_info.length = blen;
+			w->bind_mw.bind_info.mw_access_flags = access;
+		} else {
+			/* imm_data and invalidate_rkey share a union, as in postSend above */
+			if (w->opcode == IBV_WR_SEND_WITH_INV)
+				w->invalidate_rkey = imm;
+			else
+				w->imm_data = htonl(imm);
+			w->wr.rdma.remote_addr = remote;
+			w->wr.rdma.rkey = rkey;
+		}
+		if (i > 0)
+			wrs[i - 1].next = w;
+	}
+	ret = ibv_post_send(PTR(qp), wrs, &bad);
+	for (i = 0; i < n && &wrs[i] != bad; i++)
+		if (wrs[i].opcode == IBV_WR_BIND_MW)
+			wrs[i].bind_mw.mw->rkey = wrs[i].bind_mw.rkey;
+	if (ret == 0)
+		return 0;
+	return ((jlong) (bad == NULL ? 0 : bad - wrs) << 32) | (jlong) err_of(ret);
 }
 
 /*
@@ -1042,7 +1116,11 @@ static JNINativeMethod mw_methods[] = {
 static JNINativeMethod window_methods[] = {
 	{ "alloc", "(J)J", (void *) ext_mw_alloc },
 	{ "dealloc", "(J)I", (void *) ext_mw_dealloc },
-	{ "bind", "(JJJJJIJZ)J", (void *) ext_mw_bind },
+	{ "rkey", "(J)I", (void *) ext_mw_rkey },
+};
+
+static JNINativeMethod chain_methods[] = {
+	{ "post", "(JJI)J", (void *) ext_post_chain },
 };
 
 static JNINativeMethod ext_methods[] = {
@@ -1111,6 +1189,8 @@ static void bind_extension_natives(JNIEnv *env)
 			(jint) (sizeof ext_methods / sizeof ext_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.MwNative", window_methods,
 			(jint) (sizeof window_methods / sizeof window_methods[0]));
+	bind_class(env, "io.rnbd.rdma.disni.internal.SendChain", chain_methods,
+			(jint) (sizeof chain_methods / sizeof chain_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.VerbsNative", mw_methods,
 			(jint) (sizeof mw_methods / sizeof mw_methods[0]));
 }

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rnbd.rdma.api.Access;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmListener;
+import io.rnbd.rdma.api.CompletionHandler;
 import io.rnbd.rdma.api.ConnectRequest;
 import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.MemoryRegion;
@@ -66,6 +67,8 @@ class DisniRxeTest {
     private final BlockingQueue<CmEvent> serverEv = new LinkedBlockingQueue<>();
     private final BlockingQueue<CmEvent> clientEv = new LinkedBlockingQueue<>();
     private final CompletableFuture<QueuePair> accepted = new CompletableFuture<>();
+    /** What the server's completion handler does besides queueing the completion. */
+    private volatile CompletionHandler serverHook = (qp, wc) -> { };
     private CmListener listener;
     private QueuePair client;
     private QueuePair server;
@@ -86,7 +89,10 @@ class DisniRxeTest {
     }
 
     private void connect(List<RecvWr> serverRecvs) throws Exception {
-        QpInit sInit = new QpInit(serverPd, 16, 16, 2, (qp, wc) -> serverWc.add(wc));
+        QpInit sInit = new QpInit(serverPd, 16, 16, 2, (qp, wc) -> {
+            serverWc.add(wc);
+            serverHook.onCompletion(qp, wc);
+        });
         listener = device.listen(new InetSocketAddress(RdmaTestEnv.address(), 0), (ConnectRequest req) -> {
             try {
                 // the IB CM delivers the REQ's whole field: what the initiator sent, zero-filled
@@ -294,6 +300,64 @@ class DisniRxeTest {
         assertEquals(3, got.wrId());
         assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, got.opcode());
         assertEquals(77, got.imm());
+    }
+
+    /**
+     * What a completion handler posts waits for the end of its round (one post for the round's
+     * answers), but never behind what another thread posts after it: that post takes the
+     * waiting requests with it, in order. Also: nothing a handler posted is left waiting.
+     */
+    @Test
+    void aHandlersPostsGoOutAtTheEndOfItsRoundAndBeforeAnotherThreadsLaterPost() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        CompletableFuture<Void> hookDone = new CompletableFuture<>();
+        serverHook = (qp, wc) -> {
+            if (wc.opcode() != WcOpcode.RECV) {
+                return;
+            }
+            try {
+                qp.postSend(SendWr.sendWithImm(100, List.of(new Sge(sbuf, 0, 8)), 1));
+                if (wc.wrId() == 1) {
+                    Thread other = new Thread(() -> {
+                        try {
+                            qp.postSend(SendWr.sendWithImm(101, List.of(new Sge(sbuf, 0, 8)), 2));
+                        } catch (RdmaException e) {
+                            hookDone.completeExceptionally(e);
+                        }
+                    });
+                    other.start();
+                    other.join();
+                }
+                hookDone.complete(null);
+            } catch (RdmaException | InterruptedException e) {
+                hookDone.completeExceptionally(e);
+            }
+        };
+        connect(List.of(new RecvWr(1, List.of(new Sge(sbuf, 0, 64))), new RecvWr(2, List.of(new Sge(sbuf, 64, 64)))));
+        for (int i = 0; i < 3; i++) {
+            client.postRecv(new RecvWr(10 + i, List.of(new Sge(cbuf, 64 * i, 64))));
+        }
+        client.postSend(SendWr.send(50, List.of(new Sge(cbuf, 1024, 8))));
+        assertEquals(List.of(1, 2), receivedImms(3), "the handler's send first, then the other thread's");
+        hookDone.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+
+        // a second request: the handler's lone post goes out with the end of its round
+        client.postSend(SendWr.send(51, List.of(new Sge(cbuf, 1024, 8))));
+        assertEquals(List.of(1), receivedImms(2));
+    }
+
+    /** The immediates of the RECVs among the client's next {@code n} completions, in arrival order; its sends must be ok. */
+    private List<Integer> receivedImms(int n) throws InterruptedException {
+        List<Integer> imms = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            WorkCompletion got = next(clientWc);
+            assertTrue(got.ok(), got.toString());
+            if (got.opcode() == WcOpcode.RECV) {
+                imms.add(got.imm());
+            }
+        }
+        return imms;
     }
 
     @Test

@@ -10,7 +10,9 @@ import java.util.function.Consumer;
  * empty, then arm it and poll once more, as NAPI does. The CQ stays unarmed while completions
  * keep coming, so that a busy connection costs no event, no wake-up and no re-arm (a system
  * call on rxe) per completion, and what a handler posts (always_invalidate's invalidation, say)
- * is picked up by the next poll when it has completed by then.
+ * is picked up by the next poll when it has completed by then. What the deliveries post goes
+ * to the adapter in one post when the CQ is found empty or the budget is spent, and before the
+ * CQ is armed, so that what completes inside that post needs no event either.
  */
 final class CqPolling {
     /** What the loop needs of a CQ. */
@@ -20,6 +22,12 @@ final class CqPolling {
 
         /** Asks for an event at the next completion; covers only what completes after it. */
         void arm();
+
+        /**
+         * Hands the adapter what the deliveries posted (they wait for it, as a plug holds bios);
+         * true if anything went out, which may have completed by the time it returns.
+         */
+        boolean flush();
     }
 
     private CqPolling() {
@@ -41,6 +49,10 @@ final class CqPolling {
         while (true) {
             completed.clear();
             if (cq.poll(completed) == 0) {
+                if (cq.flush()) {
+                    // before any arm: on rxe what was posted has often completed inside the post
+                    continue;
+                }
                 if (armed) {
                     return false;
                 }
@@ -52,6 +64,7 @@ final class CqPolling {
                 deliver.accept(wc);
             }
             if (++polls == budget) {
+                cq.flush();
                 return true;
             }
         }

@@ -85,6 +85,12 @@ final class DisniCq implements CqPolling.Cq {
         }
     }
 
+    /** On the completion thread: posts what this round's deliveries posted on the queue pair. */
+    @Override
+    public boolean flush() {
+        return qp.flushDeferred();
+    }
+
     /** A system call on rxe (ibv_cmd_req_notify_cq). */
     @Override
     public void arm() {

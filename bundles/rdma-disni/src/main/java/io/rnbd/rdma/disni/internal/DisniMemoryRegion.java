@@ -41,6 +41,8 @@ final class DisniMemoryRegion implements MemoryRegion {
     private boolean closed;
     /** The type-1 window that carries the rkey once the region is invalidated through queue pairs; 0 before. */
     private long mw;
+    /** The window's key as its last bind left it: the next bind takes the key after it. */
+    private int windowKey;
     /** The local registration takes no windows (remote access not asked for, or the adapter has none). */
     private boolean windowless;
 
@@ -156,11 +158,12 @@ final class DisniMemoryRegion implements MemoryRegion {
     }
 
     /**
-     * Under {@code qp}'s posting lock: kills the rkey with a zero-length bind of the window
-     * posted on {@code qp} (signaled, {@code token}); false when the region has no window,
-     * nothing posted. The first time the remote registration goes first, at once.
+     * Under a queue pair's posting lock: kills the rkey with a zero-length bind of the window,
+     * appended to the queue pair's {@code chain} (signaled, {@code token}); false when the
+     * region has no window, nothing appended. The first time the remote registration goes
+     * first, at once.
      */
-    synchronized boolean unbind(long qp, long token) throws RdmaException {
+    synchronized boolean unbind(SendChain chain, long token) throws RdmaException {
         if (closed) {
             throw new RdmaException(Errno.EBADF, "memory region closed");
         }
@@ -168,20 +171,18 @@ final class DisniMemoryRegion implements MemoryRegion {
             return false;
         }
         dropRemoteRegistration();
-        long key = MwNative.bind(qp, mw, localHandle(), address, 0, 0, token, true);
-        if (key < 0) {
-            throw new RdmaException((int) -key, "ibv_bind_mw (invalidate)");
-        }
+        windowKey = SendChain.nextKey(windowKey);
+        chain.bind(token, true, mw, localHandle(), address, 0, 0, windowKey);
         valid = false;
         return true;
     }
 
     /**
-     * Under {@code qp}'s posting lock: binds the window over the whole region under its next
-     * key, posted on {@code qp} unsignaled ({@code token}), and returns the key; -1 when the
-     * region has no window, nothing posted.
+     * Under a queue pair's posting lock: binds the window over the whole region under its next
+     * key, appended to the queue pair's {@code chain} (unsignaled, {@code token}), and returns
+     * the key; -1 when the region has no window, nothing appended.
      */
-    synchronized long rebind(long qp, long token) throws RdmaException {
+    synchronized long rebind(SendChain chain, long token) throws RdmaException {
         if (closed) {
             throw new RdmaException(Errno.EBADF, "memory region closed");
         }
@@ -189,13 +190,11 @@ final class DisniMemoryRegion implements MemoryRegion {
             return -1;
         }
         dropRemoteRegistration();
-        long key = MwNative.bind(qp, mw, localHandle(), address, length(), remoteFlags(), token, false);
-        if (key < 0) {
-            throw new RdmaException((int) -key, "ibv_bind_mw");
-        }
-        rkey = (int) key;
+        windowKey = SendChain.nextKey(windowKey);
+        chain.bind(token, false, mw, localHandle(), address, length(), remoteFlags(), windowKey);
+        rkey = windowKey;
         valid = true;
-        return key;
+        return windowKey & 0xffffffffL;
     }
 
     /** The window, allocated on first use; false when the region or the adapter has none. */
@@ -212,6 +211,7 @@ final class DisniMemoryRegion implements MemoryRegion {
                 return false;
             }
             mw = w;
+            windowKey = MwNative.rkey(w);
         }
         return true;
     }

@@ -4,11 +4,9 @@ import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.IbvRecvWR;
-import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.SVCPostRecv;
-import com.ibm.disni.verbs.SVCPostSend;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CompletionHandler;
@@ -51,8 +49,6 @@ import org.slf4j.LoggerFactory;
 final class DisniQueuePair implements QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(DisniQueuePair.class);
     private static final long RECV_BIT = 1L << 63;
-    /** libdisni's MAX_WR_PER_POST: the most WRs one post hands to ibv_post_send. */
-    private static final int MAX_WR_PER_POST = 64;
 
     /** @param foreignSge an SGE named a region that is closed, invalidated or not of this PD */
     record Posted(long token, long wrId, WcOpcode opcode, boolean signaled, boolean foreignSge) {
@@ -62,7 +58,7 @@ final class DisniQueuePair implements QueuePair {
     }
 
     /** A send posted before the connection is up: handed to the adapter on ESTABLISHED. */
-    private record Held(IbvSendWR wr, Posted posted) {
+    private record Held(SendWr wr, Posted posted) {
     }
 
     private final DisniDevice device;
@@ -83,6 +79,15 @@ final class DisniQueuePair implements QueuePair {
     /** Made once: the poll loop runs on every completion event. */
     private final Consumer<WorkCompletion> deliverer = this::deliverPolled;
     private boolean tornDown;
+    /** What is posted and not yet handed to the adapter; under the post lock. */
+    private final SendChain chain = new SendChain();
+    /** The thread delivering this queue pair's completions, whose posts wait for the round's end; null between rounds. */
+    private Thread plug;
+    /** How many of the chain's requests (the first ones) waited for the round's end. */
+    private int deferred;
+    /** Deferred requests the adapter refused, to complete as flushed once the post lock is left ({@link #reportLost}). */
+    private final List<Posted> lostDeferred = new ArrayList<>();
+    private volatile boolean anyLost;
     private long nextToken;
     volatile QpState state = QpState.INIT;
     volatile InetSocketAddress local;
@@ -186,72 +191,186 @@ final class DisniQueuePair implements QueuePair {
 
     /**
      * The chain as one ibv_post_send, its WRs linked: on rxe every post rings the doorbell
-     * with a system call, and the server answers a read with two or three WRs at once.
+     * with a system call, and the server answers a read with two or three WRs at once. Posted
+     * from the thread delivering this queue pair's completions, it waits for the end of the
+     * round ({@link #pollAndDeliver}), as a block plug holds bios, so that a round's answers
+     * and binds go out in one post.
      */
     @Override
-    public void postSend(List<SendWr> chain) throws RdmaException {
-        if (chain.isEmpty()) {
+    public void postSend(List<SendWr> wrs) throws RdmaException {
+        if (wrs.isEmpty()) {
             return;
         }
-        List<IbvSendWR> ws = new ArrayList<>(chain.size());
-        List<Boolean> foreign = new ArrayList<>(chain.size());
-        for (SendWr wr : chain) {
-            LinkedList<IbvSge> sgl = new LinkedList<>();
-            foreign.add(DisniWr.sges(wr.sgl(), sgl, init.maxSge(), pd, device));
-            IbvSendWR w = new IbvSendWR();
-            w.setOpcode(DisniWr.opcode(wr.opcode()));
-            w.setSend_flags(wr.signaled() ? IbvSendWR.IBV_SEND_SIGNALED : 0);
-            w.setImm_data(wr.imm());
-            w.setSg_list(sgl);
-            if (wr.opcode().isRdma()) {
-                w.getRdma().setRemote_addr(wr.remoteAddr());
-                w.getRdma().setRkey(wr.rkey());
-            }
-            ws.add(w);
+        try {
+            postSendLocked(wrs);
+        } finally {
+            reportLost();
         }
+    }
+
+    private void postSendLocked(List<SendWr> wrs) throws RdmaException {
         synchronized (postLock) {
             if (state != QpState.RTS && state != QpState.INIT) {
                 throw new RdmaException(Errno.ENOTCONN, "queue pair is " + state);
             }
-            if (sendQueue.size() + held.size() + chain.size() > init.maxSendWr()) {
+            if (sendQueue.size() + held.size() + wrs.size() > init.maxSendWr()) {
                 throw new RdmaException(Errno.ENOMEM, "send queue full (" + init.maxSendWr() + ")");
-            }
-            List<Posted> ps = new ArrayList<>(chain.size());
-            for (int i = 0; i < chain.size(); i++) {
-                SendWr wr = chain.get(i);
-                long token = nextToken++ & ~RECV_BIT;
-                ws.get(i).setWr_id(token);
-                ps.add(new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign.get(i)));
             }
             if (state == QpState.INIT) {
                 // the QP cannot send before RTS; RC semantics still promise delivery
-                for (int i = 0; i < ws.size(); i++) {
-                    held.add(new Held(ws.get(i), ps.get(i)));
+                List<Held> hs = new ArrayList<>(wrs.size());
+                for (SendWr wr : wrs) {
+                    hs.add(new Held(wr, record(wr, nextToken++ & ~RECV_BIT)));
                 }
+                held.addAll(hs);
                 return;
             }
-            sendQueue.addAll(ps);
+            // this call's requests in the chain; a chain longer than one post goes out in pieces, in order
+            int own = 0;
             try {
-                post(ws);
-            } catch (IOException e) {
-                if (ps.size() == 1) {
+                for (SendWr wr : wrs) {
+                    if (chain.size() == SendChain.CAPACITY) {
+                        int piece = own;
+                        own = 0; // posted or, if refused, taken back by submitLocked
+                        submitLocked(piece);
+                    }
+                    Posted p = encode(wr, nextToken++ & ~RECV_BIT);
+                    sendQueue.addLast(p);
+                    own++;
+                }
+            } catch (RdmaException e) {
+                // what of this call was not posted yet goes: its records and its requests
+                for (int i = 0; i < own; i++) {
                     sendQueue.removeLast();
                 }
-                // of a longer chain a prefix may have gone out: its records stay, so that its
-                // completions still find them; the rest are retired with the next completion
-                throw Errors.of("ibv_post_send", e);
+                chain.truncate(chain.size() - own);
+                throw e;
             }
+            submit(own);
         }
     }
 
-    private void post(List<IbvSendWR> ws) throws IOException {
-        for (int from = 0; from < ws.size(); from += MAX_WR_PER_POST) {
-            SVCPostSend call = qp.postSend(ws.subList(from, Math.min(ws.size(), from + MAX_WR_PER_POST)), null);
-            try {
-                call.execute();
-            } finally {
-                call.free();
+    /** The record of {@code wr} under {@code token}, its SGEs checked. */
+    private Posted record(SendWr wr, long token) throws RdmaException {
+        boolean foreign = DisniWr.sges(wr.sgl(), init.maxSge(), pd, device, DisniWr.SgeSink.NONE);
+        return new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign);
+    }
+
+    /** Under the post lock: {@code wr} appended to the chain under {@code token}; its record. */
+    private Posted encode(SendWr wr, long token) throws RdmaException {
+        chain.add(token, DisniWr.opcode(wr.opcode()), wr.signaled(), wr.imm(),
+                wr.opcode().isRdma() ? wr.remoteAddr() : 0, wr.opcode().isRdma() ? wr.rkey() : 0);
+        boolean foreign;
+        try {
+            foreign = DisniWr.sges(wr.sgl(), init.maxSge(), pd, device, chain);
+        } catch (RdmaException e) {
+            chain.truncate(chain.size() - 1);
+            throw e;
+        }
+        return new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign);
+    }
+
+    /** Under the post lock: posts what is deferred if {@code n} more requests would not fit the chain. */
+    private void makeRoom(int n) throws RdmaException {
+        if (chain.size() + n > SendChain.CAPACITY) {
+            submitLocked(0);
+        }
+    }
+
+    /**
+     * Under the post lock: the last {@code own} requests of the chain are the caller's; they
+     * wait for the end of the round when the caller is delivering this queue pair's completions,
+     * and go out now (with what was waiting) otherwise.
+     */
+    private void submit(int own) throws RdmaException {
+        if (plug == Thread.currentThread()) {
+            deferred += own;
+        } else {
+            submitLocked(own);
+        }
+    }
+
+    /**
+     * Under the post lock: posts the chain, of which the last {@code own} requests are the
+     * caller's and the ones before were deferred. Requests the adapter did not take leave the
+     * send queue's record: the caller's are reported by the exception, as a failed post
+     * always was; deferred ones, whose posters were told nothing, complete as flushed and the
+     * queue pair fails, as it would on the adapter.
+     */
+    private void submitLocked(int own) throws RdmaException {
+        int n = chain.size();
+        int waited = deferred;
+        deferred = 0;
+        if (tornDown) {
+            chain.clear(); // teardown flushed their records
+            return;
+        }
+        long r = chain.post(ibvQpHandle());
+        if (r == 0) {
+            return;
+        }
+        int bad = (int) (r >>> 32);
+        int errno = (int) r;
+        Posted[] lost = new Posted[n - bad];
+        for (int i = lost.length - 1; i >= 0; i--) {
+            lost[i] = sendQueue.pollLast();
+        }
+        for (int i = bad; i < waited; i++) {
+            lostDeferred.add(lost[i - bad]);
+            anyLost = true;
+        }
+        if (bad < waited) {
+            LOG.warn("rdma-disni: ibv_post_send on {} failed (errno {}): {} deferred requests flushed", this, errno,
+                    waited - bad);
+        }
+        if (n - Math.max(bad, waited) > 0 && own > 0) {
+            throw new RdmaException(errno, "ibv_post_send");
+        }
+    }
+
+    /**
+     * Outside the post lock, after a post: deferred requests the adapter refused complete as
+     * flushed, and the queue pair fails (their posters were told nothing, as on an adapter
+     * that moved the queue pair to ERROR).
+     */
+    private void reportLost() {
+        if (!anyLost) {
+            return;
+        }
+        List<Posted> lost;
+        synchronized (postLock) {
+            lost = new ArrayList<>(lostDeferred);
+            lostDeferred.clear();
+            anyLost = false;
+        }
+        if (!lost.isEmpty()) {
+            failed();
+            flush(lost, false);
+        }
+    }
+
+    /**
+     * Posts what the completion handlers posted during a round of deliveries: true if
+     * anything went to the adapter, whose completions may then be polled at once (on rxe the
+     * post runs the request, and over the loopback the peer's answer, inside the call).
+     */
+    boolean flushDeferred() {
+        synchronized (postLock) {
+            if (chain.size() == 0) {
+                return false;
             }
+            submitDeferredLocked();
+        }
+        reportLost();
+        return true;
+    }
+
+    /** Under the post lock: posts the chain, all of it deferred; refused requests go to {@link #lostDeferred}. */
+    private void submitDeferredLocked() {
+        try {
+            submitLocked(0);
+        } catch (RdmaException e) {
+            throw new IllegalStateException("a deferred post has no caller to throw to", e);
         }
     }
 
@@ -267,15 +386,10 @@ final class DisniQueuePair implements QueuePair {
         postOwn(wrId, WcOpcode.LOCAL_INV, true, ownRegion(mr), DisniQueuePair::unbind);
     }
 
-    private static long unbind(DisniQueuePair qp, DisniMemoryRegion r, long token) throws RdmaException, IOException {
-        if (!r.unbind(qp.ibvQpHandle(), token)) {
+    private static long unbind(SendChain chain, DisniMemoryRegion r, long token) throws RdmaException {
+        if (!r.unbind(chain, token)) {
             r.invalidate();
-            IbvSendWR w = new IbvSendWR();
-            w.setWr_id(token);
-            w.setOpcode(IbvSendWR.IBV_WR_RDMA_WRITE);
-            w.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-            w.setSg_list(new LinkedList<>());
-            qp.post(List.of(w));
+            chain.add(token, DisniWr.opcode(WrOpcode.RDMA_WRITE), true, 0, 0, 0);
         }
         return 0;
     }
@@ -284,43 +398,46 @@ final class DisniQueuePair implements QueuePair {
     @Override
     public int postReregister(long wrId, MemoryRegion mr) throws RdmaException {
         DisniMemoryRegion r = ownRegion(mr);
-        long key = postOwn(wrId, WcOpcode.REG_MR, false, r, (qp, region, token) -> region.rebind(qp.ibvQpHandle(), token));
+        long key = postOwn(wrId, WcOpcode.REG_MR, false, r, (c, region, token) -> region.rebind(c, token));
         return key >= 0 ? (int) key : r.reregister();
     }
 
     /**
-     * Posts one work request of the provider's own (a bind) under the send queue's token {@code token}.
-     * Given the queue pair and region rather than capturing them: no allocation per request.
+     * Appends one work request of the provider's own (a bind) to the chain under the send
+     * queue's token {@code token}. Given the chain and region rather than capturing them: no
+     * allocation per request.
      */
     @FunctionalInterface
     private interface OwnPost {
-        /** What the post gives (a key); negative when nothing went onto the send queue. */
-        long post(DisniQueuePair qp, DisniMemoryRegion r, long token) throws RdmaException, IOException;
+        /** What the request gives (a key); negative when nothing was appended. */
+        long append(SendChain chain, DisniMemoryRegion r, long token) throws RdmaException;
     }
 
     /**
-     * A send queue entry for a work request the provider builds itself: reserved and recorded
-     * before {@code action} posts it (its completion may come before the post returns), taken
-     * back when the action fails or posts nothing.
+     * A send queue entry for a work request the provider builds itself: recorded as the
+     * action appends it to the chain, posted as {@link #postSend}'s are, taken back when the
+     * action fails or appends nothing.
      */
     private long postOwn(long wrId, WcOpcode opcode, boolean signaled, DisniMemoryRegion r, OwnPost action)
             throws RdmaException {
+        try {
+            return postOwnLocked(wrId, opcode, signaled, r, action);
+        } finally {
+            reportLost();
+        }
+    }
+
+    private long postOwnLocked(long wrId, WcOpcode opcode, boolean signaled, DisniMemoryRegion r, OwnPost action)
+            throws RdmaException {
         synchronized (postLock) {
             long token = reserveSendSlot();
-            sendQueue.addLast(new Posted(token, wrId, opcode, signaled, false));
-            long result;
-            try {
-                result = action.post(this, r, token);
-            } catch (RdmaException e) {
-                sendQueue.removeLast();
-                throw e;
-            } catch (IOException e) {
-                sendQueue.removeLast();
-                throw Errors.of("ibv_post_send", e);
-            }
+            makeRoom(1);
+            long result = action.append(chain, r, token);
             if (result < 0) {
-                sendQueue.removeLast();
+                return result;
             }
+            sendQueue.addLast(new Posted(token, wrId, opcode, signaled, false));
+            submit(1);
             return result;
         }
     }
@@ -348,34 +465,42 @@ final class DisniQueuePair implements QueuePair {
      * initiator's event carries the acceptor's private data (IB: the REP's whole 196 bytes).
      */
     void established(byte[] acceptData) {
-        boolean failed = false;
         synchronized (postLock) {
             if (state != QpState.INIT) {
                 return;
             }
             state = QpState.RTS;
+            // handed over as deferred requests: any the adapter refuses complete as flushed
             for (Held h : held) {
-                sendQueue.addLast(h.posted());
                 try {
-                    post(List.of(h.wr()));
-                } catch (IOException e) {
+                    makeRoom(1);
+                    encode(h.wr(), h.posted().token());
+                } catch (RdmaException e) {
                     LOG.warn("rdma-disni: posting a held send on {} failed", this, e);
-                    failed = true;
-                    break;
+                    lostDeferred.add(h.posted());
+                    anyLost = true;
+                    continue;
                 }
+                sendQueue.addLast(h.posted());
+                deferred++;
             }
             held.clear();
+            submitDeferredLocked();
         }
         emit(new CmEvent(CmEvent.Type.ESTABLISHED, 0, "established", connectData == null ? null : acceptData));
-        if (failed) {
-            failed();
-        }
+        reportLost();
     }
 
     @Override
     public void postRecv(RecvWr wr) throws RdmaException {
         LinkedList<IbvSge> sgl = new LinkedList<>();
-        boolean foreign = DisniWr.sges(wr.sgl(), sgl, init.maxSge(), pd, device);
+        boolean foreign = DisniWr.sges(wr.sgl(), init.maxSge(), pd, device, (addr, length, lkey) -> {
+            IbvSge g = new IbvSge();
+            g.setAddr(addr);
+            g.setLength(length);
+            g.setLkey(lkey);
+            sgl.add(g);
+        });
         IbvRecvWR w = new IbvRecvWR();
         w.setSg_list(sgl);
         synchronized (postLock) {
@@ -412,7 +537,17 @@ final class DisniQueuePair implements QueuePair {
      * out before the CQ was empty, and this must be called again.
      */
     boolean pollAndDeliver(int budget) {
-        return CqPolling.drain(cq, budget, deliverer);
+        synchronized (postLock) {
+            plug = Thread.currentThread();
+        }
+        try {
+            return CqPolling.drain(cq, budget, deliverer);
+        } finally {
+            synchronized (postLock) {
+                plug = null;
+            }
+            flushDeferred();
+        }
     }
 
     /** The record of the request a completion names by {@code token}; null if it was flushed already. */
@@ -588,6 +723,8 @@ final class DisniQueuePair implements QueuePair {
             sendQueue.clear();
             held.clear();
             recvQueue.clear();
+            chain.clear();
+            deferred = 0;
         }
         device.forget(id);
         device.forget(this);

@@ -1,13 +1,11 @@
 package io.rnbd.rdma.disni.internal;
 
 import com.ibm.disni.verbs.IbvSendWR;
-import com.ibm.disni.verbs.IbvSge;
 import io.rnbd.common.Errno;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.api.Sge;
 import io.rnbd.rdma.api.WcOpcode;
 import io.rnbd.rdma.api.WrOpcode;
-import java.util.LinkedList;
 import java.util.List;
 
 /**
@@ -22,6 +20,15 @@ final class DisniWr {
     private DisniWr() {
     }
 
+    /** Where {@link #sges} puts each SGE. */
+    @FunctionalInterface
+    interface SgeSink {
+        /** Checks only. */
+        SgeSink NONE = (addr, length, lkey) -> { };
+
+        void sge(long addr, int length, int lkey);
+    }
+
     /**
      * Fills {@code out} (at most {@code maxSge} entries) for a queue pair of {@code pd} on
      * {@code device}; returns whether an SGE names a region the adapter will refuse
@@ -30,9 +37,9 @@ final class DisniWr {
      * posted, so it fails in order with the requests around it; the adapter's status for
      * it (rxe says LOC_QP_OP_ERR, mlx5 LOC_PROT_ERR) is then reported as LOC_PROT_ERR.
      */
-    static boolean sges(List<Sge> list, LinkedList<IbvSge> out, int maxSge, DisniProtectionDomain pd,
-                        DisniDevice device) throws RdmaException {
-        if (list.size() > maxSge) {
+    static boolean sges(List<Sge> list, int maxSge, DisniProtectionDomain pd, DisniDevice device, SgeSink out)
+            throws RdmaException {
+        if (list.size() > maxSge || list.size() > SendChain.MAX_SGE) {
             throw new RdmaException(Errno.EINVAL, list.size() + " SGEs, queue pair takes " + maxSge);
         }
         boolean foreign = false;
@@ -42,12 +49,8 @@ final class DisniWr {
             }
             boolean ours = mr.pd() == pd && mr.usableLocally();
             foreign |= !ours;
-            IbvSge g = new IbvSge();
-            g.setAddr(mr.address() + s.offset());
-            g.setLength(s.length());
             // another device's lkey could be valid here by chance: never hand it over
-            g.setLkey(ours || mr.pd().device() == device ? mr.lkey() : 0);
-            out.add(g);
+            out.sge(mr.address() + s.offset(), s.length(), ours || mr.pd().device() == device ? mr.lkey() : 0);
         }
         return foreign;
     }

@@ -1,10 +1,10 @@
 package io.rnbd.rdma.disni.internal;
 
 /**
- * Type-1 memory windows (libdisni.so's extension natives, bound with {@link CmNative}'s, ABI 3):
+ * Type-1 memory windows (libdisni.so's extension natives, bound with {@link CmNative}'s, ABI 4):
  * always_invalidate's remote keys. A window over a chunk's registration is killed by a
  * zero-length bind and given a new key by a bind over the whole chunk, each a work request
- * on a queue pair's send queue, as Linux's server posts IB_WR_LOCAL_INV and IB_WR_REG_MR;
+ * on a queue pair's send queue ({@link SendChain#bind}), as Linux's server posts IB_WR_LOCAL_INV and IB_WR_REG_MR;
  * re-registering the chunk instead took an ibv_dereg_mr and an ibv_reg_mr per request, its
  * pages unpinned and pinned again each time.
  */
@@ -21,10 +21,6 @@ final class MwNative {
     /** ibv_dealloc_mw; 0 or an errno. */
     static native int dealloc(long mw);
 
-    /**
-     * ibv_bind_mw over {@code [addr, addr + len)} of {@code mr} ({@code len} 0 grants nothing),
-     * with {@code wrId}, completing (IBV_WC_BIND_MW) only if {@code signaled} or failed: the
-     * window's new rkey, or -errno.
-     */
-    static native long bind(long qp, long mw, long mr, long addr, long len, int access, long wrId, boolean signaled);
+    /** The window's current rkey, which its next bind increments (ibv_inc_rkey); binds are {@link SendChain}'s. */
+    static native int rkey(long mw);
 }

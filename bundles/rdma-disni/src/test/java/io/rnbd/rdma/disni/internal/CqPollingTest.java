@@ -25,7 +25,15 @@ class CqPollingTest {
         int completeDuringArm;
         /** Entries that complete with every poll (a connection that never goes quiet). */
         int completeWithEveryPoll;
+        /** Requests the deliveries posted since the last flush. */
+        int posted;
+        /** Whether a flush's requests have completed when it returns (rxe over the loopback: the peer answers inside the post). */
+        boolean completeInFlush = true;
         long next;
+
+        void post() {
+            posted++;
+        }
 
         void complete(int n) {
             for (int i = 0; i < n; i++) {
@@ -50,6 +58,19 @@ class CqPollingTest {
             calls.add("arm");
             complete(completeDuringArm);
             completeDuringArm = 0;
+        }
+
+        @Override
+        public boolean flush() {
+            if (posted == 0) {
+                return false;
+            }
+            calls.add("flush " + posted);
+            if (completeInFlush) {
+                complete(posted);
+            }
+            posted = 0;
+            return true;
         }
     }
 
@@ -117,5 +138,41 @@ class CqPollingTest {
         assertFalse(CqPolling.drain(cq, 16, wc -> delivered.add(wc.wrId())));
         assertEquals(40, delivered.size());
         assertEquals(List.of("poll 0", "arm", "poll 32", "poll 8", "poll 0", "arm", "poll 0"), cq.calls);
+    }
+
+    @Test
+    void aRoundsPostsGoOutInOneFlushAndWhatCompletedInItIsPolledBeforeAnyArm() {
+        // the server answers three requests: one post for the three, no event for their completions
+        ScriptedCq cq = new ScriptedCq();
+        cq.complete(3);
+        assertFalse(CqPolling.drain(cq, 16, wc -> {
+            delivered.add(wc.wrId());
+            if (wc.wrId() < 3) {
+                cq.post();
+            }
+        }));
+        assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L), delivered);
+        assertEquals(List.of("poll 3", "poll 0", "flush 3", "poll 3", "poll 0", "arm", "poll 0"), cq.calls);
+    }
+
+    @Test
+    void postsThatCompleteLaterAreFlushedBeforeTheArm() {
+        // hardware: the completion comes after the post returns, and the arm's event announces it
+        ScriptedCq cq = new ScriptedCq();
+        cq.completeInFlush = false;
+        cq.complete(1);
+        assertFalse(CqPolling.drain(cq, 16, wc -> cq.post()));
+        assertEquals(List.of("poll 1", "poll 0", "flush 1", "poll 0", "arm", "poll 0"), cq.calls);
+        assertEquals(0, cq.posted, "nothing may wait past the drain");
+    }
+
+    @Test
+    void aSpentBudgetFlushesWhatWasPostedBeforeGivingTheThreadBack() {
+        ScriptedCq cq = new ScriptedCq();
+        cq.completeWithEveryPoll = 1;
+        cq.completeInFlush = false;
+        assertTrue(CqPolling.drain(cq, 2, wc -> cq.post()));
+        assertEquals(List.of("poll 1", "poll 1", "flush 2"), cq.calls);
+        assertEquals(0, cq.posted, "nothing may wait past the drain");
     }
 }
