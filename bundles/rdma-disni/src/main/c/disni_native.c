@@ -585,6 +585,19 @@ static int read_sges(const uint8_t *java_sgl, int n, struct ibv_sge *out)
 	return 0;
 }
 
+/*
+ * imm_data and invalidate_rkey share a union: the Java side's imm carries the rkey to
+ * invalidate for SEND_WITH_INV, in host order as verbs wants it; an immediate goes on the
+ * wire in network order.
+ */
+static void set_imm(struct ibv_send_wr *w, uint32_t imm)
+{
+	if (w->opcode == IBV_WR_SEND_WITH_INV)
+		w->invalidate_rkey = imm;
+	else
+		w->imm_data = htonl(imm);
+}
+
 JNIEXPORT void JNI_FN(postSend)(JNIEnv *env, jobject self, jlong qp, jlong wrList)
 {
 	struct ibv_send_wr wrs[MAX_WR_PER_POST];
@@ -621,15 +634,7 @@ JNIEXPORT void JNI_FN(postSend)(JNIEnv *env, jobject self, jlong qp, jlong wrLis
 		w->num_sge = num_sge;
 		w->opcode = (enum ibv_wr_opcode) opcode;
 		w->send_flags = (unsigned int) flags;
-		/*
-		 * imm_data and invalidate_rkey share a union: DiSNI's imm field carries the
-		 * rkey to invalidate for SEND_WITH_INV, in host order as verbs wants it; an
-		 * immediate goes on the wire in network order.
-		 */
-		if (w->opcode == IBV_WR_SEND_WITH_INV)
-			w->invalidate_rkey = imm;
-		else
-			w->imm_data = htonl(imm);
+		set_imm(w, imm);
 		w->wr.rdma.remote_addr = raddr;
 		if (n > 0)
 			wrs[n - 1].next = w;
@@ -986,26 +991,57 @@ static jint JNICALL ext_mw_rkey(JNIEnv *env, jclass cls, jlong mw)
 #define CHAIN_SGL 64
 
 /*
+ * Posts wrs[from, to) as one ibv_post_send, then gives each bind's window its new rkey, as the
+ * providers' own ibv_bind_mw does once the bind is posted. Returns 0, or (index of the first
+ * request not posted << 32) | errno.
+ */
+static jlong post_segment(struct ibv_qp *qp, struct ibv_send_wr *wrs, int from, int to)
+{
+	struct ibv_send_wr *bad = NULL;
+	int i, ret;
+
+	for (i = from; i < to; i++)
+		wrs[i].next = i + 1 < to ? &wrs[i + 1] : NULL;
+	ret = ibv_post_send(qp, &wrs[from], &bad);
+	for (i = from; i < to && &wrs[i] != bad; i++)
+		if (wrs[i].opcode == IBV_WR_BIND_MW)
+			wrs[i].bind_mw.mw->rkey = wrs[i].bind_mw.rkey;
+	if (ret == 0)
+		return 0;
+	return ((jlong) (bad == NULL ? from : bad - wrs) << 32) | (jlong) err_of(ret);
+}
+
+/* Whether wrs[from, to) binds window mw. */
+static int binds(const struct ibv_send_wr *wrs, int from, int to, const struct ibv_mw *mw)
+{
+	int i;
+
+	for (i = from; i < to; i++)
+		if (wrs[i].opcode == IBV_WR_BIND_MW && wrs[i].bind_mw.mw == mw)
+			return 1;
+	return 0;
+}
+
+/*
  * Posts n records (n <= MAX_WR_PER_POST) as one ibv_post_send: one doorbell, a system call
  * on rxe, for everything a completion round posted. An IBV_WR_BIND_MW record binds the
  * type-1 window at CHAIN_REMOTE_ADDR under the key at CHAIN_RKEY, as every provider's own
  * ibv_bind_mw does (rxe, mlx4, mlx5, irdma, hns post this very work request), so that a
- * bind rides in the chain instead of ringing a doorbell of its own; the window's rkey is
- * updated once the bind is posted, as there. Returns 0, or (index of the first record not
- * posted << 32) | errno.
+ * bind rides in the chain instead of ringing a doorbell of its own. A provider reads a
+ * window's current key (rxe: the kernel checks it) when the bind is posted, and the key
+ * moves on only after the post: a second bind of the same window starts a post of its own.
+ * Returns 0, or (index of the first record not posted << 32) | errno.
  */
 static jlong JNICALL ext_post_chain(JNIEnv *env, jclass cls, jlong qp, jlong records, jint n)
 {
 	struct ibv_send_wr wrs[MAX_WR_PER_POST];
 	struct ibv_sge sges[MAX_WR_PER_POST][MAX_SGE_PER_WR];
-	struct ibv_send_wr *bad = NULL;
 	const uint8_t *r = PTR(records);
-	int i, ret;
+	int i, from = 0;
+	jlong ret;
 
 	if (qp == 0 || records == 0 || n < 0 || n > MAX_WR_PER_POST)
 		return EINVAL;
-	if (n == 0)
-		return 0;
 	for (i = 0; i < n; i++, r += CHAIN_RECORD) {
 		struct ibv_send_wr *w = &wrs[i];
 		uint64_t remote, mr, baddr, blen;
@@ -1020,46 +1056,39 @@ static jlong JNICALL ext_post_chain(JNIEnv *env, jclass cls, jlong qp, jlong rec
 		memcpy(&rkey, r + CHAIN_RKEY, 4);
 		memcpy(&remote, r + CHAIN_REMOTE_ADDR, 8);
 		memcpy(&num_sge, r + CHAIN_NUM_SGE, 4);
-		if (read_sges(r + CHAIN_SGL, num_sge, sges[i]) != 0)
-			return ((jlong) i << 32) | EINVAL;
 		w->opcode = (enum ibv_wr_opcode) opcode;
 		w->send_flags = (unsigned int) flags;
-		w->sg_list = sges[i];
-		w->num_sge = num_sge;
 		if (w->opcode == IBV_WR_BIND_MW) {
 			memcpy(&mr, r + CHAIN_MR, 8);
 			memcpy(&baddr, r + CHAIN_BIND_ADDR, 8);
 			memcpy(&blen, r + CHAIN_BIND_LEN, 8);
 			memcpy(&access, r + CHAIN_ACCESS, 4);
+			/* what is refused here, and what waits before it in this post, is not posted */
 			if (remote == 0 || mr == 0)
-				return ((jlong) i << 32) | EINVAL;
-			w->sg_list = NULL;
-			w->num_sge = 0;
+				return ((jlong) from << 32) | EINVAL;
 			w->bind_mw.mw = PTR(remote);
 			w->bind_mw.rkey = rkey;
 			w->bind_mw.bind_info.mr = PTR(mr);
 			w->bind_mw.bind_info.addr = baddr;
 			w->bind_mw.bind_info.length = blen;
 			w->bind_mw.bind_info.mw_access_flags = access;
-		} else {
-			/* imm_data and invalidate_rkey share a union, as in postSend above */
-			if (w->opcode == IBV_WR_SEND_WITH_INV)
-				w->invalidate_rkey = imm;
-			else
-				w->imm_data = htonl(imm);
-			w->wr.rdma.remote_addr = remote;
-			w->wr.rdma.rkey = rkey;
+			if (binds(wrs, from, i, w->bind_mw.mw)) {
+				ret = post_segment(PTR(qp), wrs, from, i);
+				if (ret != 0)
+					return ret;
+				from = i;
+			}
+			continue;
 		}
-		if (i > 0)
-			wrs[i - 1].next = w;
+		if (read_sges(r + CHAIN_SGL, num_sge, sges[i]) != 0)
+			return ((jlong) from << 32) | EINVAL;
+		w->sg_list = sges[i];
+		w->num_sge = num_sge;
+		set_imm(w, imm);
+		w->wr.rdma.remote_addr = remote;
+		w->wr.rdma.rkey = rkey;
 	}
-	ret = ibv_post_send(PTR(qp), wrs, &bad);
-	for (i = 0; i < n && &wrs[i] != bad; i++)
-		if (wrs[i].opcode == IBV_WR_BIND_MW)
-			wrs[i].bind_mw.mw->rkey = wrs[i].bind_mw.rkey;
-	if (ret == 0)
-		return 0;
-	return ((jlong) (bad == NULL ? 0 : bad - wrs) << 32) | (jlong) err_of(ret);
+	return from < n ? post_segment(PTR(qp), wrs, from, n) : 0;
 }
 
 /*

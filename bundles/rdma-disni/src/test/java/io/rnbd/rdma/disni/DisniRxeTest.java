@@ -347,6 +347,49 @@ class DisniRxeTest {
         assertEquals(List.of(1), receivedImms(2));
     }
 
+    /**
+     * A handler's kill and rebind of the same window wait in one round's chain: a provider reads
+     * the window's current key when a bind is posted (rxe's kernel checks it), so the second
+     * bind must see the first one's key; the new key then works and the old one is dead.
+     */
+    @Test
+    void aWindowKilledAndReboundInOneRoundTakesItsNextKeys() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        CompletableFuture<Integer> rebound = new CompletableFuture<>();
+        serverHook = (qp, wc) -> {
+            if (wc.opcode() != WcOpcode.RECV) {
+                return;
+            }
+            try {
+                qp.postInvalidate(20, sbuf);
+                rebound.complete(qp.postReregister(21, sbuf));
+            } catch (RdmaException e) {
+                rebound.completeExceptionally(e);
+            }
+        };
+        connect(List.of(new RecvWr(1, List.of(new Sge(sbuf, 0, 64)))));
+        int first = sbuf.rkey();
+        client.postSend(SendWr.send(50, List.of(new Sge(cbuf, 1024, 8))));
+        assertTrue(next(clientWc).ok(), "the client's send");
+        int key = rebound.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertEquals(1, next(serverWc).wrId(), "the RECV");
+        WorkCompletion inv = next(serverWc);
+        assertEquals(20, inv.wrId());
+        assertTrue(inv.ok(), "the kill completes: " + inv);
+        assertNotEquals(first, key);
+        assertEquals(key, sbuf.rkey());
+
+        cbuf.buffer().put(0, "rebound".getBytes(StandardCharsets.US_ASCII));
+        client.postSend(SendWr.write(51, List.of(new Sge(cbuf, 0, 7)), sbuf.address() + 100, key));
+        WorkCompletion w = next(clientWc);
+        assertTrue(w.ok(), "a write under the new key: " + w);
+        byte[] b = new byte[7];
+        sbuf.buffer().get(100, b);
+        assertEquals("rebound", new String(b, StandardCharsets.US_ASCII));
+        assertEquals(QpState.RTS, server.state(), "no bind failed on the server's queue pair");
+    }
+
     /** The immediates of the RECVs among the client's next {@code n} completions, in arrival order; its sends must be ok. */
     private List<Integer> receivedImms(int n) throws InterruptedException {
         List<Integer> imms = new java.util.ArrayList<>();
