@@ -81,8 +81,12 @@ final class DisniQueuePair implements QueuePair {
     private boolean tornDown;
     /** What is posted and not yet handed to the adapter; under the post lock. */
     private final SendChain chain = new SendChain();
-    /** The thread delivering this queue pair's completions, whose posts wait for the round's end; null between rounds. */
-    private Thread plug;
+    /**
+     * The thread delivering this queue pair's completions, whose posts wait for the round's end;
+     * null between rounds. Written by that thread alone and only compared with the reader's own
+     * thread, so no lock: another thread can never find itself here.
+     */
+    private volatile Thread plug;
     /** How many of the chain's requests (the first ones) waited for the round's end. */
     private int deferred;
     /** Deferred requests the adapter refused, to complete as flushed once the post lock is left ({@link #reportLost}). */
@@ -252,8 +256,11 @@ final class DisniQueuePair implements QueuePair {
 
     /** The record of {@code wr} under {@code token}, its SGEs checked. */
     private Posted record(SendWr wr, long token) throws RdmaException {
-        boolean foreign = DisniWr.sges(wr.sgl(), init.maxSge(), pd, device, DisniWr.SgeSink.NONE);
-        return new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign);
+        return posted(wr, token, DisniWr.sges(wr.sgl(), init.maxSge(), pd, device, DisniWr.SgeSink.NONE));
+    }
+
+    private static Posted posted(SendWr wr, long token, boolean foreignSge) {
+        return new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreignSge);
     }
 
     /** Under the post lock: {@code wr} appended to the chain under {@code token}; its record. */
@@ -267,7 +274,7 @@ final class DisniQueuePair implements QueuePair {
             chain.truncate(chain.size() - 1);
             throw e;
         }
-        return new Posted(token, wr.wrId(), DisniWr.wcOpcode(wr.opcode()), wr.signaled(), foreign);
+        return posted(wr, token, foreign);
     }
 
     /** Under the post lock: posts what is deferred if {@code n} more requests would not fit the chain. */
@@ -537,15 +544,11 @@ final class DisniQueuePair implements QueuePair {
      * out before the CQ was empty, and this must be called again.
      */
     boolean pollAndDeliver(int budget) {
-        synchronized (postLock) {
-            plug = Thread.currentThread();
-        }
+        plug = Thread.currentThread();
         try {
             return CqPolling.drain(cq, budget, deliverer);
         } finally {
-            synchronized (postLock) {
-                plug = null;
-            }
+            plug = null;
             flushDeferred();
         }
     }
