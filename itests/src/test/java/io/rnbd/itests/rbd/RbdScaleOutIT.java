@@ -155,7 +155,8 @@ public class RbdScaleOutIT {
         // the operator's (or an orchestrator's) move: export the image on B, point the client at B.
         // The export first, and the mapping once B serves it: fileinstall hands configurations to
         // ConfigAdmin in an order of its own, and an OPEN that reaches B before its export exists is
-        // ENOENT, which fails the mapping as on Linux (it stays configured; rnbd:remap retries).
+        // ENOENT, which fails the mapping as on Linux (it stays configured and the client opens
+        // it again after a growing delay; rnbd:remap retries at once).
         b.write("io.rnbd.server.export-" + IMAGE + ".cfg", exportCfg());
         awaitExportOnline(b);
         b.write("io.rnbd.rtrs.client.session-front-b.cfg", "session.name = front-b\n"

@@ -135,7 +135,9 @@ public interface RnbdClientAdmin {
      *                          export is mapped over that session already), ETIMEDOUT (the
      *                          client did not take the mapping: its configuration is removed
      *                          again), or the server's errno when it refused the OPEN (the
-     *                          mapping stays configured: remap retries, unmap drops it)
+     *                          mapping stays configured: the client opens it again by
+     *                          itself when the refusal may pass, ENOENT or EBUSY say, remap
+     *                          retries at once, unmap drops it)
      * @since 1.11
      */
     default DeviceResult mapDevice(MapRequest request) throws IOException {

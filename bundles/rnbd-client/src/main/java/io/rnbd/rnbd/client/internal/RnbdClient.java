@@ -13,16 +13,20 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The RNBD client: mappings by device name over RTRS sessions by session name. Sessions
  * come and go (the OSGi glue reports them); a mapping waits for its session.
  */
 public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RnbdClient.class);
     private final DevicePublisher publisher;
     private final Map<String, RnbdClientSession> sessions = new HashMap<>();
     private final Map<String, RnbdClientDevice> devices = new HashMap<>();
@@ -31,6 +35,8 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private volatile long haIoTimeoutMs = RnbdHaDevice.DEFAULT_IO_TIMEOUT_MS;
     private final LongSupplier nanos;
+    /** The next OPEN of a device the server refused ({@link RemapPolicy}), one per device; guarded by this. */
+    private final Map<RnbdClientDevice, ScheduledFuture<?>> reopens = new HashMap<>();
     /** The periodic size refresh, while one is set; guarded by this. */
     private ScheduledFuture<?> refresher;
 
@@ -40,7 +46,8 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
     }
 
     /**
-     * @param scheduler       runs the periodic size refresh (owned by the caller)
+     * @param scheduler       runs the periodic size refresh and the opens of devices the server
+     *                        refused for now ({@link RemapPolicy}) (owned by the caller)
      * @param sizeRefreshMs   how often every mapped device asks its server for the export's
      *                        size ({@link #refreshSizes}); 0 = never
      */
@@ -163,6 +170,7 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new BlockIoException(Errno.EINVAL, e.getMessage());
         }
+        d.onRefused(this::refused);
         synchronized (this) {
             if (devices.containsKey(device) || haDevices.containsKey(device)) {
                 throw new BlockIoException(Errno.EEXIST, "device " + device + " is already mapped");
@@ -271,10 +279,55 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
             d = device(device);
             d.unmap(force);
             devices.remove(device);
+            ScheduledFuture<?> reopen = reopens.remove(d);
+            if (reopen != null) {
+                reopen.cancel(false);
+            }
             cs = sessions.get(d.sessionName());
         }
         if (cs != null) {
             cs.detach(d);
+        }
+    }
+
+    /**
+     * The server refused to open {@code d}: a refusal that may pass (the export not there yet,
+     * held by another client) is followed by another OPEN, sooner the first times; a final one
+     * waits for the operator (rnbd:remap) or the next reconnect.
+     */
+    private void refused(RnbdClientDevice d, int errno, int times) {
+        if (scheduler == null) {
+            return;
+        }
+        if (!RemapPolicy.retryable(errno)) {
+            LOG.warn("device {}: the server's {} is final: not opened again until rnbd:remap {} or a reconnect",
+                    d.name(), Errno.name(errno), d.name());
+            return;
+        }
+        long ms = RemapPolicy.delayMs(times);
+        synchronized (this) {
+            if (devices.get(d.name()) != d || reopens.containsKey(d)) {
+                return; // unmapped, or a reopen is due already (a reconnect's OPEN was refused too)
+            }
+            try {
+                reopens.put(d, scheduler.schedule(() -> reopenIfRefused(d), ms, TimeUnit.MILLISECONDS));
+            } catch (RejectedExecutionException e) {
+                return; // the client is stopping
+            }
+        }
+        LOG.info("device {}: opening export {} again in {} s ({}, refused {} time{} in a row)", d.name(),
+                d.exportName(), ms / 1000.0, Errno.name(errno), times, times == 1 ? "" : "s");
+    }
+
+    private void reopenIfRefused(RnbdClientDevice d) {
+        synchronized (this) {
+            reopens.remove(d);
+            if (devices.get(d.name()) != d) {
+                return;
+            }
+        }
+        if (d.state() == DeviceState.FAILED) {
+            d.open();
         }
     }
 
@@ -337,6 +390,8 @@ public final class RnbdClient implements RnbdClientAdmin, AutoCloseable {
                 refresher.cancel(false);
                 refresher = null;
             }
+            reopens.values().forEach(f -> f.cancel(false));
+            reopens.clear();
             all = new ArrayList<>(devices.values());
             ha = new ArrayList<>(haDevices.values());
             css = new ArrayList<>(sessions.values());

@@ -68,12 +68,25 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
     private RnbdClientSession session;
     private DeviceGeometry geometry;
     private int lastError;
+    /** OPENs the server refused in a row since the device was last MAPPED. */
+    private int refusals;
+    /** Told when the server's refusal moves the device to FAILED (the client's retry: {@link RemapPolicy}). */
+    private volatile Refused onRefused = (d, errno, times) -> { };
     private boolean published;
     /** Set when this device is one leg of a device over several servers ({@link RnbdHaDevice}). */
     private volatile Leg owner;
     /** The last OPEN_RSP's several-servers fields: role flags and the holder's generation. */
     private volatile int haFlags;
     private volatile long generation;
+
+    /** Hears that the server refused to open the device: its errno, and how many times in a row. */
+    interface Refused {
+        void refused(RnbdClientDevice device, int errno, int times);
+    }
+
+    void onRefused(Refused r) {
+        this.onRefused = r;
+    }
 
     /** What a device over several servers hears from each of its legs. */
     interface Leg {
@@ -326,6 +339,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
         long oldSize = -1;
         boolean unchanged = false;
         boolean late = false;
+        int refusedTimes = 0;
         synchronized (this) {
             if (state == DeviceState.UNMAPPED) {
                 closeOrphan = errno == 0;
@@ -340,6 +354,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                 unchanged = state == DeviceState.MAPPED && geometry != null && geometry.deviceId() == g.deviceId();
                 geometry = g;
                 lastError = 0;
+                refusals = 0;
                 if (state != DeviceState.MAPPED) {
                     moveTo(DeviceState.MAPPED);
                 }
@@ -359,6 +374,7 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
                 if (state != DeviceState.FAILED) {
                     // Two OPENs may be out at once (attach racing the handshake): fail once.
                     moveTo(DeviceState.FAILED);
+                    refusedTimes = ++refusals;
                 }
                 waiters = take(openWaiters);
                 failed = take(held);
@@ -401,6 +417,9 @@ public final class RnbdClientDevice implements RemoteBlockDevice {
             } else {
                 w.completeExceptionally(new BlockIoException(errno, "open of export " + exportName + " failed"));
             }
+        }
+        if (refusedTimes > 0) {
+            onRefused.refused(this, errno, refusedTimes);
         }
     }
 

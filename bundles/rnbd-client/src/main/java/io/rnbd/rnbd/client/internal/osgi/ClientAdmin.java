@@ -8,6 +8,7 @@ import io.rnbd.rnbd.api.AccessMode;
 import io.rnbd.rnbd.api.Names;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin;
+import io.rnbd.rnbd.client.internal.RemapPolicy;
 import java.io.IOException;
 import java.util.Hashtable;
 import java.util.List;
@@ -107,9 +108,12 @@ final class ClientAdmin implements RnbdClientAdmin {
         }
         DeviceInfo info = d.get();
         if (info.state() == DeviceState.FAILED) {
-            throw new BlockIoException(info.lastError() == 0 ? Errno.EIO : info.lastError(), device
-                    + ": the server refused to open " + export + "; the mapping stays configured: rnbd:remap " + device
-                    + " retries, rnbd:unmap " + device + " drops it");
+            int errno = info.lastError() == 0 ? Errno.EIO : info.lastError();
+            throw new BlockIoException(errno, device + ": the server refused to open " + export
+                    + "; the mapping stays configured" + (RemapPolicy.retryable(errno)
+                            ? " and the client opens it again by itself, at least once a minute"
+                            : ": rnbd:remap " + device + " retries")
+                    + ", rnbd:unmap " + device + " drops it");
         }
         if (info.state() == DeviceState.MAPPED) {
             return new DeviceResult(info, info.size(), device + " mapped: " + export + " over " + sessions + ", "

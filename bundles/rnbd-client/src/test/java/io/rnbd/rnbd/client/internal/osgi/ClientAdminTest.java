@@ -101,8 +101,8 @@ class ClientAdminTest {
         BlockIoException e = assertThrows(BlockIoException.class,
                 () -> admin.mapDevice(MapRequest.parse("rnbd0", "sess1", "nope", null)));
         assertEquals(Errno.ENOENT, e.errno());
-        assertEquals("ENOENT: rnbd0: the server refused to open nope; the mapping stays configured: rnbd:remap rnbd0 "
-                + "retries, rnbd:unmap rnbd0 drops it", e.getMessage());
+        assertEquals("ENOENT: rnbd0: the server refused to open nope; the mapping stays configured and the client "
+                + "opens it again by itself, at least once a minute, rnbd:unmap rnbd0 drops it", e.getMessage());
         assertEquals(1, ca.of(MapComponent.PID).size());
     }
 
