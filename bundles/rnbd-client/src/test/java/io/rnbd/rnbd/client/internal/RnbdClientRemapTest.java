@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static io.rnbd.rnbd.client.internal.RnbdEndToEndScenario.errnoOf;
 
 import io.rnbd.common.Errno;
 import io.rnbd.rnbd.api.AccessMode;
-import io.rnbd.rnbd.api.BlockIoException;
 import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rnbd.api.RnbdClientAdmin.DeviceState;
 import io.rnbd.rnbd.server.internal.ExportConfig;
@@ -21,8 +21,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -64,15 +62,6 @@ class RnbdClientRemapTest {
 
     private static ExportConfig disk(Set<String> allowedSessions) {
         return new ExportConfig("disk", "memory", false, allowedSessions, 0, Map.of("size", "1048576"));
-    }
-
-    private static int errnoOf(CompletableFuture<?> f) throws Exception {
-        try {
-            f.get(10, TimeUnit.SECONDS);
-            return 0;
-        } catch (ExecutionException e) {
-            return BlockIoException.errnoOf(e.getCause());
-        }
     }
 
     private DeviceState state() {
