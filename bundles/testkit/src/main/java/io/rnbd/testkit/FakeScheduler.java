@@ -113,6 +113,24 @@ public final class FakeScheduler implements ScheduledExecutorService {
         }
     }
 
+    /**
+     * How far ahead of now each waiting task is due (cancelled ones excluded), soonest first.
+     * A test that waits for other threads to schedule something waits for these delays, not
+     * for a count: a count cannot tell the timer it waits for from one about to be cancelled.
+     */
+    public List<Duration> pendingDelays() {
+        synchronized (lock) {
+            List<Duration> d = new ArrayList<>();
+            for (Task<?> t : queue) {
+                if (!t.isCancelled()) {
+                    d.add(Duration.ofNanos(t.due - nowNanos));
+                }
+            }
+            d.sort(null);
+            return d;
+        }
+    }
+
     private <V> Task<V> enqueue(Callable<V> c, long delayNanos, long periodNanos) {
         synchronized (lock) {
             if (shutdown) {

@@ -35,9 +35,12 @@ class NbdServerLimitsTest {
         try (NbdServer server = new NbdServer(cfg, exports, time);
              RawNbd idle = new RawNbd(server.tcpAddress());
              RawNbd halfway = new RawNbd(server.tcpAddress())) {
+            // A greeting received means its deadline is scheduled (the server sets it first).
+            idle.greeting();
             halfway.greet(FLAG_C_FIXED_NEWSTYLE);
             try (NbdClient done = NbdClient.connect(server.tcpAddress(), "d")) {
-                awaitPending(time, 2);
+                // Two, not three: the negotiated client's deadline is cancelled.
+                awaitPending(time, Duration.ofSeconds(30), Duration.ofSeconds(30));
                 time.advance(Duration.ofSeconds(29));
                 assertEquals(0, server.stats().snapshot().handshakeTimeouts());
                 time.advance(Duration.ofSeconds(2));
@@ -58,12 +61,15 @@ class NbdServerLimitsTest {
     }
 
     /**
-     * Reader threads schedule a deadline as their connection starts and cancel it once the
-     * handshake is done, a moment after the client has its answer: wait for exactly {@code n}.
+     * Reader threads schedule a handshake deadline as their connection starts, cancel it a
+     * moment after the client has its answer and then schedule the idle check. Waits for
+     * exactly these delays: a count alone passes while a deadline about to be cancelled still
+     * stands in for an idle check not yet scheduled (CI, 2026-12-01).
      */
-    private static void awaitPending(FakeScheduler time, int n) {
-        Await.until(() -> time.pending() + " handshake deadlines scheduled, waiting for " + n,
-                () -> time.pending() == n, Duration.ofSeconds(5));
+    private static void awaitPending(FakeScheduler time, Duration... delays) {
+        List<Duration> want = List.of(delays);
+        Await.until(() -> "timers due in " + time.pendingDelays() + ", waiting for " + want,
+                () -> time.pendingDelays().equals(want), Duration.ofSeconds(5));
     }
 
     @Test
@@ -74,7 +80,7 @@ class NbdServerLimitsTest {
         try (NbdServer server = new NbdServer(cfg, exports, time, time.nanoSource());
              RawNbd idle = new RawNbd(server.tcpAddress()).go("d", false);
              NbdClient busy = NbdClient.connect(server.tcpAddress(), "d")) {
-            awaitPending(time, 2); // one idle check per negotiated connection
+            awaitPending(time, Duration.ofSeconds(60), Duration.ofSeconds(60)); // one idle check per connection
             // The hostile case: two idle clients hold the whole cap and the next one is turned away.
             try (RawNbd third = new RawNbd(server.tcpAddress())) {
                 assertTrue(third.closedByServer());
@@ -109,7 +115,7 @@ class NbdServerLimitsTest {
                 .withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60));
         try (NbdServer server = new NbdServer(cfg, slow, time, time.nanoSource());
              NbdClient c = NbdClient.connect(server.tcpAddress(), "slow")) {
-            awaitPending(time, 1);
+            awaitPending(time, Duration.ofSeconds(60));
             CompletableFuture<?> f = c.read(0, ByteBuffer.allocate(4096));
             Await.until("the read reached the device", () -> !held.isEmpty(), Duration.ofSeconds(5));
             assertEquals(1, held.size(), "the read reached the device");

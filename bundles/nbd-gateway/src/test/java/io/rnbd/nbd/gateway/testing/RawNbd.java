@@ -29,6 +29,11 @@ public final class RawNbd implements AutoCloseable {
         in = new ChannelInput(ch, 64 * 1024);
     }
 
+    /** Reads the server's greeting and answers nothing: a client stalled at the first step. */
+    public ServerGreeting greeting() throws IOException, NbdProtoException {
+        return ServerGreeting.decode(in.need(ServerGreeting.SIZE));
+    }
+
     public ServerGreeting greet(int clientFlags) throws IOException, NbdProtoException {
         ServerGreeting g = ServerGreeting.decode(in.need(ServerGreeting.SIZE));
         ByteBuffer b = ByteBuffer.allocate(4);
