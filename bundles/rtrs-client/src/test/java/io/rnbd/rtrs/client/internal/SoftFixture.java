@@ -7,6 +7,7 @@ import io.rnbd.rtrs.server.internal.ServerConfig;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -31,9 +32,25 @@ final class SoftFixture implements AutoCloseable {
     final DeviceRegistry registry = new DeviceRegistry();
     final List<ClientSession> sessions = new ArrayList<>();
 
+    /**
+     * A port the server can listen on with both devices: one free on 127.0.0.1 may be held on
+     * 127.0.0.2 by a connection bound there. Seen once (DeviceReaddTest under `mvn test`,
+     * 2026-12-01: no listener on one of the devices, which one the log no longer told).
+     */
     static int freePort() throws java.io.IOException {
-        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-            return ss.getLocalPort();
+        for (int attempt = 1; ; attempt++) {
+            try (ServerSocketChannel one = ServerSocketChannel.open()) {
+                one.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+                int port = ((InetSocketAddress) one.getLocalAddress()).getPort();
+                try (ServerSocketChannel two = ServerSocketChannel.open()) {
+                    two.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.2"), port));
+                    return port;
+                } catch (java.net.BindException taken) {
+                    if (attempt == 20) {
+                        throw taken;
+                    }
+                }
+            }
         }
     }
 
@@ -57,7 +74,12 @@ final class SoftFixture implements AutoCloseable {
     }
 
     PathAddress path(SoftDevice d) {
-        InetSocketAddress a = server.listenAddresses(d).get(0);
+        List<InetSocketAddress> at = server.listenAddresses(d);
+        if (at.isEmpty()) {
+            // the server logged why (rtrs-server cannot listen on ...); say so here, not as an index error
+            throw new IllegalStateException("the server does not listen on " + d.name() + " (port in use?)");
+        }
+        InetSocketAddress a = at.get(0);
         return new PathAddress(a.getAddress(), a.getAddress(), a.getPort());
     }
 
