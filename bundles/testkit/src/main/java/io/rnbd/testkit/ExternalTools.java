@@ -2,6 +2,8 @@ package io.rnbd.testkit;
 
 import java.io.File;
 import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -63,8 +65,29 @@ public final class ExternalTools {
     }
 
     public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        return freePortOn(InetAddress.getLoopbackAddress());
+    }
+
+    /**
+     * A port that every one of {@code addresses} can bind now. A port free on one address may
+     * be held on another by a connection bound there (rtrs-client's two soft devices listen
+     * on the same port of 127.0.0.1 and 127.0.0.2).
+     */
+    public static int freePortOn(InetAddress first, InetAddress... more) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try (ServerSocket s = new ServerSocket(0, 1, first)) {
+                int port = s.getLocalPort();
+                try {
+                    for (InetAddress a : more) {
+                        new ServerSocket(port, 1, a).close();
+                    }
+                    return port;
+                } catch (BindException taken) {
+                    if (attempt == 20) {
+                        throw taken;
+                    }
+                }
+            }
         }
     }
 

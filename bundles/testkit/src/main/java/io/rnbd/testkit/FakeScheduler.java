@@ -102,15 +102,7 @@ public final class FakeScheduler implements ScheduledExecutorService {
 
     /** Number of tasks waiting (cancelled ones excluded). */
     public int pending() {
-        synchronized (lock) {
-            int n = 0;
-            for (Task<?> t : queue) {
-                if (!t.isCancelled()) {
-                    n++;
-                }
-            }
-            return n;
-        }
+        return pendingDelays().size();
     }
 
     /**

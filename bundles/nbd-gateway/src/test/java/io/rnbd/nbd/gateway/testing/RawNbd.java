@@ -35,7 +35,7 @@ public final class RawNbd implements AutoCloseable {
     }
 
     public ServerGreeting greet(int clientFlags) throws IOException, NbdProtoException {
-        ServerGreeting g = ServerGreeting.decode(in.need(ServerGreeting.SIZE));
+        ServerGreeting g = greeting();
         ByteBuffer b = ByteBuffer.allocate(4);
         new ClientFlags(clientFlags).encode(b);
         send(b.flip());

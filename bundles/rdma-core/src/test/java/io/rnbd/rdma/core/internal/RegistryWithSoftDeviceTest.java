@@ -12,6 +12,7 @@ import io.rnbd.rdma.api.QpInit;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.RdmaException;
 import io.rnbd.rdma.soft.internal.SoftDevice;
+import io.rnbd.testkit.ExternalTools;
 import io.rnbd.testkit.rdma.Endpoint;
 
 import org.junit.jupiter.api.Test;
@@ -61,16 +62,10 @@ class RegistryWithSoftDeviceTest {
         }
     }
 
-    private static int freePort() throws Exception {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-            return s.getLocalPort();
-        }
-    }
-
     @Test
     void deviceComesAndGoesAndTheClientFollows() throws Exception {
         DeviceRegistry registry = new DeviceRegistry();
-        ListeningClient client = new ListeningClient(freePort());
+        ListeningClient client = new ListeningClient(ExternalTools.freePortOn(InetAddress.getByName("127.0.0.1")));
         registry.addClient(client);
         try (SoftDevice peer = new SoftDevice("peer", InetAddress.getByName("127.0.0.2"))) {
             for (int round = 0; round < 3; round++) {

@@ -4,10 +4,10 @@ import io.rnbd.rdma.core.internal.DeviceRegistry;
 import io.rnbd.rdma.soft.internal.SoftDevice;
 import io.rnbd.rtrs.server.internal.RtrsServer;
 import io.rnbd.rtrs.server.internal.ServerConfig;
+import io.rnbd.testkit.ExternalTools;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.channels.ServerSocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -32,26 +32,9 @@ final class SoftFixture implements AutoCloseable {
     final DeviceRegistry registry = new DeviceRegistry();
     final List<ClientSession> sessions = new ArrayList<>();
 
-    /**
-     * A port the server can listen on with both devices: one free on 127.0.0.1 may be held on
-     * 127.0.0.2 by a connection bound there. Seen once (DeviceReaddTest under `mvn test`,
-     * 2026-12-01: no listener on one of the devices, which one the log no longer told).
-     */
+    /** A port the server can listen on with both devices (a port free on one may be held on the other). */
     static int freePort() throws java.io.IOException {
-        for (int attempt = 1; ; attempt++) {
-            try (ServerSocketChannel one = ServerSocketChannel.open()) {
-                one.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
-                int port = ((InetSocketAddress) one.getLocalAddress()).getPort();
-                try (ServerSocketChannel two = ServerSocketChannel.open()) {
-                    two.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.2"), port));
-                    return port;
-                } catch (java.net.BindException taken) {
-                    if (attempt == 20) {
-                        throw taken;
-                    }
-                }
-            }
-        }
+        return ExternalTools.freePortOn(InetAddress.getByName("127.0.0.1"), InetAddress.getByName("127.0.0.2"));
     }
 
     SoftFixture(ServerConfig cfg) throws Exception {
