@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.InstanceNotFoundException;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -52,9 +54,26 @@ public final class JmxExporter implements AutoCloseable {
         refresher.scheduleWithFixedDelay(this::refresh, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * A subsystem's MBean under its name. One already there is taken over: only this component
+     * registers these names, so it is an earlier instance's that was never closed (seen once, in
+     * FeaturesIT's install/uninstall of every feature in one container, 2026-12-01; how that
+     * instance escaped its deactivation was not found), and leaving it would fail this
+     * activation for good.
+     */
     private void register(Object mbean, String type) throws JMException {
         ObjectName name = new ObjectName(RowMBeans.DOMAIN + ":type=" + type);
-        server.registerMBean(mbean, name);
+        try {
+            server.registerMBean(mbean, name);
+        } catch (InstanceAlreadyExistsException stale) {
+            LOG.warn("JMX: {} was left registered by an earlier instance; replaced", name);
+            try {
+                server.unregisterMBean(name);
+            } catch (InstanceNotFoundException gone) {
+                // unregistered meanwhile: the name is free
+            }
+            server.registerMBean(mbean, name);
+        }
         subsystems.add(name);
     }
 

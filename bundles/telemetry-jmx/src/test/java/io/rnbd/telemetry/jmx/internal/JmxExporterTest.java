@@ -311,6 +311,22 @@ class JmxExporterTest {
         assertEquals(List.of("setAuthMethod client none", "resetStats appliance"), admins.calls);
     }
 
+    /** What an instance SCR discarded without deactivating it leaves: the exporter takes the name over. */
+    public interface LeftoverMBean {
+        int getLeftover();
+    }
+
+    @Test
+    void aSubsystemNameLeftRegisteredIsTakenOver() throws Exception {
+        ObjectName client = new ObjectName("io.rnbd:type=rtrs-client");
+        server.registerMBean(new javax.management.StandardMBean((LeftoverMBean) () -> 1, LeftoverMBean.class), client);
+        start(60_000);
+        server.invoke(client, "resetStats", new Object[] {"appliance"}, new String[] {"java.lang.String"});
+        assertEquals(List.of("resetStats appliance"), admins.calls);
+        exporter.close();
+        assertFalse(server.isRegistered(client), "closed, the exporter unregistered what it took over");
+    }
+
     @Test
     void aTooShortRefreshIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> start(10));
