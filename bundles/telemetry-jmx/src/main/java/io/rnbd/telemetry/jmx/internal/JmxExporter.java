@@ -37,15 +37,17 @@ public final class JmxExporter implements AutoCloseable {
         this.server = server;
         this.rows = new RowMBeans(server, telemetry);
         Operations ops = operations.create(this::refresh);
+        // SCR never deactivates a component whose constructor threw: what this one registered
+        // before it failed is unregistered here, or the next activation finds the names taken
         try {
             register(new NamedStandardMBean<>(ops.rtrsClient(), RtrsClientMBean.class), "rtrs-client");
             register(new NamedStandardMBean<>(ops.rnbdClient(), RnbdClientMBean.class), "rnbd-client");
             register(new NamedStandardMBean<>(ops.rnbdServer(), RnbdServerMBean.class), "rnbd-server");
+            rows.sync();
         } catch (JMException | RuntimeException e) {
             close();
             throw e;
         }
-        rows.sync();
         refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, THREAD_NAME);
             t.setDaemon(true);
@@ -57,9 +59,9 @@ public final class JmxExporter implements AutoCloseable {
     /**
      * A subsystem's MBean under its name. One already there is taken over: only this component
      * registers these names, so it is an earlier instance's that was never closed (seen once, in
-     * FeaturesIT's install/uninstall of every feature in one container, 2026-12-01; how that
-     * instance escaped its deactivation was not found), and leaving it would fail this
-     * activation for good.
+     * FeaturesIT's install/uninstall of every feature in one container, 2026-12-01; the log did
+     * not say how it escaped: a constructor that failed in rows.sync() left its names, mended
+     * above, and this covers what else may), and leaving it would fail this activation for good.
      */
     private void register(Object mbean, String type) throws JMException {
         ObjectName name = new ObjectName(RowMBeans.DOMAIN + ":type=" + type);

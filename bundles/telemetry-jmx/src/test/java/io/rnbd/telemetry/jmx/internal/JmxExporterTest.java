@@ -19,6 +19,7 @@ import io.rnbd.rtrs.api.RtrsServerAdmin;
 import io.rnbd.telemetry.api.Column;
 import io.rnbd.telemetry.api.Table;
 import io.rnbd.telemetry.api.TableSchema;
+import io.rnbd.telemetry.api.Telemetry;
 import io.rnbd.telemetry.internal.TelemetryReader;
 import io.rnbd.telemetry.testing.StubAdmins;
 import io.rnbd.testkit.Await;
@@ -29,6 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -36,6 +38,7 @@ import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
 import javax.management.MBeanServerFactory;
 import javax.management.ObjectName;
+import javax.management.StandardMBean;
 import javax.management.openmbean.CompositeData;
 import javax.management.openmbean.TabularData;
 import org.junit.jupiter.api.AfterEach;
@@ -319,12 +322,36 @@ class JmxExporterTest {
     @Test
     void aSubsystemNameLeftRegisteredIsTakenOver() throws Exception {
         ObjectName client = new ObjectName("io.rnbd:type=rtrs-client");
-        server.registerMBean(new javax.management.StandardMBean((LeftoverMBean) () -> 1, LeftoverMBean.class), client);
+        server.registerMBean(new StandardMBean((LeftoverMBean) () -> 1, LeftoverMBean.class), client);
         start(60_000);
         server.invoke(client, "resetStats", new Object[] {"appliance"}, new String[] {"java.lang.String"});
         assertEquals(List.of("resetStats appliance"), admins.calls);
         exporter.close();
         assertFalse(server.isRegistered(client), "closed, the exporter unregistered what it took over");
+    }
+
+    @Test
+    void aConstructorThatFailsLeavesNoMBeanBehind() throws Exception {
+        Telemetry failing = new Telemetry() {
+            @Override
+            public List<TableSchema> schemas() {
+                return telemetry.schemas();
+            }
+
+            @Override
+            public List<Table> tables() {
+                throw new IllegalStateException("a source's service went away");
+            }
+
+            @Override
+            public Optional<Table> table(String name) {
+                return telemetry.table(name);
+            }
+        };
+        assertThrows(IllegalStateException.class, () -> new JmxExporter(server, failing,
+                changed -> new Operations(() -> rtrsClient, () -> rtrsServer, () -> admins.rnbdClient,
+                        () -> admins.rnbdServer, changed), 60_000));
+        assertEquals(Set.of(), server.queryNames(new ObjectName("io.rnbd:*"), null));
     }
 
     @Test
