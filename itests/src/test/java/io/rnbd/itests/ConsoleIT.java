@@ -283,31 +283,26 @@ public class ConsoleIT extends KarafTestSupport {
             properties.put(key, value);
         }
         config.update(properties);
-        org.osgi.service.component.runtime.ServiceComponentRuntime scr =
-                waitForService(org.osgi.service.component.runtime.ServiceComponentRuntime.class, null, TIMEOUT_MS);
         // unset, the component runs with its description's default (bnd writes it there)
-        String expected = String.valueOf(value != null ? value : clientComponentProperty(scr, key, true));
+        String expected = String.valueOf(value != null ? value : clientComponentProperty(key, true));
         awaitCondition("the RNBD client runs with " + key + " = " + expected,
-                () -> expected.equals(String.valueOf(clientComponentProperty(scr, key, false))), TIMEOUT_MS,
-                () -> key + " = " + clientComponentProperty(scr, key, false));
+                () -> expected.equals(String.valueOf(clientComponentProperty(key, false))), TIMEOUT_MS,
+                () -> key + " = " + clientComponentProperty(key, false));
         return was;
     }
 
     /** The RNBD client component's {@code key}: as it runs, or ({@code byDefault}) as its description has it. */
-    private static Object clientComponentProperty(org.osgi.service.component.runtime.ServiceComponentRuntime scr,
-            String key, boolean byDefault) {
+    private Object clientComponentProperty(String key, boolean byDefault) {
         for (org.osgi.service.component.runtime.dto.ComponentDescriptionDTO d : scr.getComponentDescriptionDTOs()) {
-            if (d.configurationPid.length > 0 && "io.rnbd.client".equals(d.configurationPid[0])) {
+            if (java.util.Arrays.asList(d.configurationPid).contains("io.rnbd.client")) {
                 if (byDefault) {
                     return d.properties.get(key);
                 }
-                for (org.osgi.service.component.runtime.dto.ComponentConfigurationDTO c
-                        : scr.getComponentConfigurationDTOs(d)) {
-                    return c.properties.get(key);
-                }
+                var running = scr.getComponentConfigurationDTOs(d);
+                return running.isEmpty() ? "(RNBD client not running)" : running.iterator().next().properties.get(key);
             }
         }
-        return "(no active RNBD client component)";
+        return "(no RNBD client component)";
     }
 
     /**

@@ -453,17 +453,20 @@ public abstract class KarafTestSupport {
     }
 
 
+    /** The container's karaf.log (inside the container only: karaf.data is Karaf's). */
+    protected static java.nio.file.Path karafLog() {
+        return java.nio.file.Paths.get(System.getProperty("karaf.data"), "log", "karaf.log");
+    }
+
     /**
      * The last {@code n} WARN and ERROR lines of the container's log, for a failure message:
      * CI shows only what the test printed, and the container's folder is gone with the run.
      */
     protected static String recentWarnings(int n) {
-        String data = System.getProperty("karaf.data");
-        if (data == null) {
+        if (System.getProperty("karaf.data") == null) {
             return ""; // not inside the container
         }
-        java.nio.file.Path log = java.nio.file.Paths.get(data, "log", "karaf.log");
-        try (java.util.stream.Stream<String> lines = java.nio.file.Files.lines(log)) {
+        try (java.util.stream.Stream<String> lines = java.nio.file.Files.lines(karafLog())) {
             java.util.Deque<String> last = new java.util.ArrayDeque<>();
             lines.filter(l -> l.contains("| WARN ") || l.contains("| ERROR ")).forEach(l -> {
                 last.addLast(l);

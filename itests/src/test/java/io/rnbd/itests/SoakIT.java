@@ -68,7 +68,7 @@ public class SoakIT extends KarafTestSupport {
                 // The counts are exact only if the lanes' IO is all the session carries: the
                 // periodic size refresh is an OPEN over the same paths, and one in flight when a
                 // path dies is failed over too, one more than the lanes had (CI, kill 52 of 100;
-                // with size.refresh.ms=20 at kill 1). The refresh itself stays on in every other test.
+                // with size.refresh.ms=20 at kill 1). ConsoleIT turns it off only while it counts.
                 editConfigurationFilePut("etc/io.rnbd.client.cfg", "size.refresh.ms", "0"),
                 systemProperty("soak.kills").value(System.getProperty("soak.kills", Integer.toString(DEFAULT_KILLS))))};
     }

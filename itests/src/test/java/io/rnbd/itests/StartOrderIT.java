@@ -16,8 +16,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Hashtable;
@@ -178,10 +176,6 @@ public class StartOrderIT extends KarafTestSupport {
      * Karaf knows), which this check then took for an error our bundles logged (seen in a
      * local run of all the itests, 2 of the 6 orders).
      */
-    private static Path karafLog() {
-        return Paths.get(System.getProperty("karaf.data"), "log", "karaf.log");
-    }
-
     private static String logSince(long offset) throws IOException {
         byte[] all = Files.readAllBytes(karafLog());
         // a rollover (16 MB) starts the file anew: then all of it is since
