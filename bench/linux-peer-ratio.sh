@@ -17,9 +17,10 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 PROJECT=$(dirname "$HERE")
 export RXE_WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
+mkdir -p "$RXE_WORK" || exit 1
 echo "host load before: $(cat /proc/loadavg) ($(nproc) CPUs)"
 # into the guest hook's environment (RXE_GUEST_ENV, rxe/run-rxe-tests.sh)
-export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3} BENCH_WARMUP=${BENCH_WARMUP:-30}"
+export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3} BENCH_WARMUP=${BENCH_WARMUP:-30} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_CQ_THREADS=${BENCH_CQ_THREADS:-1}"
 RXE_TESTS=- RXE_RUN=linux-peer RXE_GUEST_HOOKS="$HERE/linux-peer" RXE_TIMEOUT=${RXE_TIMEOUT:-1800} \
   bash "$PROJECT/rxe/run-rxe-tests.sh" > "$RXE_WORK/linux-peer.log" 2>&1
 rc=$?

@@ -29,7 +29,7 @@ A=$RDMA_TEST_ADDR
 APP_PORT=1241
 SIZE_MIB=256   # with 512 MiB each, Linux's server failed the second fill with EIO 256 MiB in (the guest has 4 GiB: two brd disks, the appliance's page cache over one, two JVMs; likely memory)
 log() { echo "BENCH[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-fail() { log "FAILED: $*"; dmesg | grep -iE 'rtrs|rnbd|brd|error' | tail -30; exit 1; }
+fail() { log "FAILED: $*"; dmesg > "$OUT/linux-peer-dmesg.txt"; dmesg | grep -iE 'rtrs|rnbd|brd|error' | grep -v LOCAL_INV | tail -30; exit 1; }
 
 modprobe brd rd_nr=2 rd_size=$((SIZE_MIB * 1024)) || fail "modprobe brd"
 # Linux's server on ram1
@@ -40,7 +40,8 @@ modprobe rnbd-client || fail "rnbd-client"
 # the appliance on ram0, in its own JVM (the classpath the JUnit run uses)
 "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
-  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel="${BENCH_LOG_LEVEL:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
+  -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" \
   -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 \
   bench0=/dev/ram0,bench1=memory:$((SIZE_MIB * 1048576)) \
   > "$OUT/linux-peer-appliance.log" 2>&1 &

@@ -928,7 +928,7 @@ static jlong JNICALL ext_cq_event(JNIEnv *env, jclass cls, jlong channel, jint t
 /* Bumped whenever the extension natives change, so the provider refuses a stale library. */
 static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
 {
-	return 4;
+	return 5;
 }
 
 /*
@@ -991,21 +991,27 @@ static jint JNICALL ext_mw_rkey(JNIEnv *env, jclass cls, jlong mw)
 #define CHAIN_SGL 64
 
 /*
- * Posts wrs[from, to) as one ibv_post_send, then gives each bind's window its new rkey, as the
- * providers' own ibv_bind_mw does once the bind is posted. Returns 0, or (index of the first
- * request not posted << 32) | errno.
+ * Posts wrs[from, to) as one ibv_post_send. Each bind's window is first given the key the bind
+ * replaces (from_keys[i], as the caller counted it), which the provider reads while it builds
+ * the request (rxe's kernel refuses a bind that names another key). Not the key a previous
+ * bind left in the window after its post, as the providers' own ibv_bind_mw does: on rxe the
+ * kernel runs a bind and the answer after it inside ibv_post_send, so the peer can send its
+ * next request, and another thread post the next bind of the same window on another queue
+ * pair, before this thread has stored anything. Returns 0, or (index of the first request
+ * not posted << 32) | errno.
  */
-static jlong post_segment(struct ibv_qp *qp, struct ibv_send_wr *wrs, int from, int to)
+static jlong post_segment(struct ibv_qp *qp, struct ibv_send_wr *wrs, const uint32_t *from_keys, int from,
+		int to)
 {
 	struct ibv_send_wr *bad = NULL;
 	int i, ret;
 
-	for (i = from; i < to; i++)
+	for (i = from; i < to; i++) {
 		wrs[i].next = i + 1 < to ? &wrs[i + 1] : NULL;
-	ret = ibv_post_send(qp, &wrs[from], &bad);
-	for (i = from; i < to && &wrs[i] != bad; i++)
 		if (wrs[i].opcode == IBV_WR_BIND_MW)
-			wrs[i].bind_mw.mw->rkey = wrs[i].bind_mw.rkey;
+			wrs[i].bind_mw.mw->rkey = from_keys[i];
+	}
+	ret = ibv_post_send(qp, &wrs[from], &bad);
 	if (ret == 0)
 		return 0;
 	return ((jlong) (bad == NULL ? from : bad - wrs) << 32) | (jlong) err_of(ret);
@@ -1025,17 +1031,18 @@ static int binds(const struct ibv_send_wr *wrs, int from, int to, const struct i
 /*
  * Posts n records (n <= MAX_WR_PER_POST) as one ibv_post_send: one doorbell, a system call
  * on rxe, for everything a completion round posted. An IBV_WR_BIND_MW record binds the
- * type-1 window at CHAIN_REMOTE_ADDR under the key at CHAIN_RKEY, as every provider's own
- * ibv_bind_mw does (rxe, mlx4, mlx5, irdma, hns post this very work request), so that a
- * bind rides in the chain instead of ringing a doorbell of its own. A provider reads a
- * window's current key (rxe: the kernel checks it) when the bind is posted, and the key
- * moves on only after the post: a second bind of the same window starts a post of its own.
+ * type-1 window at CHAIN_REMOTE_ADDR under the key at CHAIN_RKEY, replacing the key at
+ * CHAIN_IMM, as every provider's own ibv_bind_mw does (rxe, mlx4, mlx5, irdma, hns post this
+ * very work request), so that a bind rides in the chain instead of ringing a doorbell of its
+ * own. A provider reads the window's key from the window when the bind is posted, one value
+ * per post: a second bind of the same window starts a post of its own.
  * Returns 0, or (index of the first record not posted << 32) | errno.
  */
 static jlong JNICALL ext_post_chain(JNIEnv *env, jclass cls, jlong qp, jlong records, jint n)
 {
 	struct ibv_send_wr wrs[MAX_WR_PER_POST];
 	struct ibv_sge sges[MAX_WR_PER_POST][MAX_SGE_PER_WR];
+	uint32_t from_keys[MAX_WR_PER_POST];
 	const uint8_t *r = PTR(records);
 	int i, from = 0;
 	jlong ret;
@@ -1068,12 +1075,13 @@ static jlong JNICALL ext_post_chain(JNIEnv *env, jclass cls, jlong qp, jlong rec
 				return ((jlong) from << 32) | EINVAL;
 			w->bind_mw.mw = PTR(remote);
 			w->bind_mw.rkey = rkey;
+			from_keys[i] = imm;
 			w->bind_mw.bind_info.mr = PTR(mr);
 			w->bind_mw.bind_info.addr = baddr;
 			w->bind_mw.bind_info.length = blen;
 			w->bind_mw.bind_info.mw_access_flags = access;
 			if (binds(wrs, from, i, w->bind_mw.mw)) {
-				ret = post_segment(PTR(qp), wrs, from, i);
+				ret = post_segment(PTR(qp), wrs, from_keys, from, i);
 				if (ret != 0)
 					return ret;
 				from = i;
@@ -1088,7 +1096,7 @@ static jlong JNICALL ext_post_chain(JNIEnv *env, jclass cls, jlong qp, jlong rec
 		w->wr.rdma.remote_addr = remote;
 		w->wr.rdma.rkey = rkey;
 	}
-	return from < n ? post_segment(PTR(qp), wrs, from, n) : 0;
+	return from < n ? post_segment(PTR(qp), wrs, from_keys, from, n) : 0;
 }
 
 /*
@@ -1135,9 +1143,17 @@ static jlong JNICALL mw_bind(JNIEnv *env, jclass cls, jlong qp, jlong mw, jlong 
 	return ret == 0 ? (jlong) rkey : -(jlong) err_of(ret);
 }
 
+/* Test support: stores rkey in the window, as a thread between its post and its store leaves it. */
+static void JNICALL mw_set_rkey(JNIEnv *env, jclass cls, jlong mw, jint rkey)
+{
+	if (mw != 0)
+		((struct ibv_mw *) PTR(mw))->rkey = (uint32_t) rkey;
+}
+
 static JNINativeMethod mw_methods[] = {
 	{ "allocMw", "(J)J", (void *) mw_alloc },
 	{ "mwRkey", "(J)I", (void *) mw_rkey },
+	{ "setMwRkey", "(JI)V", (void *) mw_set_rkey },
 	{ "deallocMw", "(J)I", (void *) ext_mw_dealloc },
 	{ "bindMw", "(JJJJJI)J", (void *) mw_bind },
 };

@@ -40,12 +40,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -390,6 +395,57 @@ class DisniRxeTest {
         assertEquals(QpState.RTS, server.state(), "no bind failed on the server's queue pair");
     }
 
+    /**
+     * A bind names the key it replaces as the provider counted it, not what the window holds:
+     * on rxe the kernel runs a rebind and the answer inside the post, so the client's next
+     * request on the chunk, and the kill another thread posts for it, can come before the
+     * posting thread stored the new key in the window. With the stale key the kill failed
+     * (IBV_WC_MW_BIND_ERR) and the connection with it (docs/perf.md run 16).
+     */
+    @Test
+    void aKillAfterARebindWhoseKeyWasNotYetStoredStillKillsTheRightKey() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        BlockingQueue<Integer> rebound = new LinkedBlockingQueue<>();
+        serverHook = (qp, wc) -> {
+            if (wc.opcode() != WcOpcode.RECV) {
+                return;
+            }
+            try {
+                qp.postInvalidate(20 + wc.wrId(), sbuf);
+                rebound.add(qp.postReregister(30 + wc.wrId(), sbuf));
+            } catch (RdmaException e) {
+                rebound.add(0);
+            }
+        };
+        connect(List.of(new RecvWr(1, List.of(new Sge(sbuf, 0, 64))), new RecvWr(2, List.of(new Sge(sbuf, 64, 64)))));
+        client.postSend(SendWr.send(50, List.of(new Sge(cbuf, 1024, 8))));
+        assertTrue(next(clientWc).ok(), "the client's first send");
+        int key = next(rebound);
+        assertEquals(1, next(serverWc).wrId(), "the first RECV");
+        assertTrue(next(serverWc).ok(), "the first kill");
+        // the window holds the key before the rebind's, as after a post whose thread has not stored yet
+        VerbsNative.staleWindowKey(sbuf, key);
+
+        client.postSend(SendWr.send(51, List.of(new Sge(cbuf, 1024, 8))));
+        assertTrue(next(clientWc).ok(), "the client's second send");
+        int next = next(rebound);
+        assertEquals(2, next(serverWc).wrId(), "the second RECV");
+        WorkCompletion kill = next(serverWc);
+        assertEquals(22, kill.wrId());
+        assertTrue(kill.ok(), "the second kill names the key the rebind gave: " + kill);
+        assertNotEquals(key, next);
+
+        assertEquals(QpState.RTS, server.state(), "no bind failed on the server's queue pair");
+        cbuf.buffer().put(0, "rebound".getBytes(StandardCharsets.US_ASCII));
+        client.postSend(SendWr.write(52, List.of(new Sge(cbuf, 0, 7)), sbuf.address() + 100, next));
+        WorkCompletion w = next(clientWc);
+        assertTrue(w.ok(), "a write under the second rebind's key: " + w);
+        byte[] b = new byte[7];
+        sbuf.buffer().get(100, b);
+        assertEquals("rebound", new String(b, StandardCharsets.US_ASCII));
+    }
+
     /** The immediates of the RECVs among the client's next {@code n} completions, in arrival order; its sends must be ok. */
     private List<Integer> receivedImms(int n) throws InterruptedException {
         List<Integer> imms = new java.util.ArrayList<>();
@@ -457,8 +513,64 @@ class DisniRxeTest {
         assertEquals(QpState.CLOSED, server.state());
         assertThrows(RdmaException.class, device::allocPd);
         assertTrue(Thread.getAllStackTraces().keySet().stream()
-                .noneMatch(t -> t.getName().endsWith("-" + info.name()) && t.getName().startsWith("rdma-disni-")),
+                .noneMatch(t -> t.getName().startsWith("rdma-disni-") && t.getName().contains("-" + info.name())),
                 "device threads are gone");
+    }
+
+    /**
+     * {@code completion.threads} 2: the device's queue pairs go to the thread with the fewest, so
+     * a client and the server it reaches are on different threads; each queue pair's completions
+     * all come on its own thread, and closing the device ends both.
+     */
+    @Test
+    void twoCompletionThreadsSplitTheQueuePairsAndEachKeepsItsOwn() throws Exception {
+        DisniDevice two = DisniDevice.open(info, new DisniSettings((int) WAIT.toMillis(), 2));
+        try {
+            ProtectionDomain pd = two.allocPd();
+            MemoryRegion buf = region(pd, 4096);
+            Map<String, Set<String>> threadsOf = new ConcurrentHashMap<>();
+            BlockingQueue<WorkCompletion> wcs = new LinkedBlockingQueue<>();
+            Function<String, CompletionHandler> recording = name -> (qp, wc) -> {
+                threadsOf.computeIfAbsent(name, k -> ConcurrentHashMap.newKeySet())
+                        .add(Thread.currentThread().getName());
+                wcs.add(wc);
+            };
+            BlockingQueue<QueuePair> servers = new LinkedBlockingQueue<>();
+            AtomicInteger n = new AtomicInteger();
+            CmListener l = two.listen(new InetSocketAddress(RdmaTestEnv.address(), 0), req -> {
+                try {
+                    int i = n.incrementAndGet();
+                    QueuePair qp = req.accept(new QpInit(pd, 16, 16, 1, recording.apply("server" + i)), (q, ev) -> { });
+                    qp.postRecv(new RecvWr(100 + i, List.of(new Sge(buf, 64 * i, 64))));
+                    servers.add(qp);
+                } catch (RdmaException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            for (int i = 1; i <= 2; i++) {
+                BlockingQueue<CmEvent> ev = new LinkedBlockingQueue<>();
+                QueuePair c = two.connect(l.localAddress(), new QpInit(pd, 16, 16, 1, recording.apply("client" + i)),
+                        new byte[] {1}, (q, e) -> ev.add(e));
+                assertEquals(CmEvent.Type.ESTABLISHED, next(ev).type());
+                next(servers);
+                c.postSend(SendWr.send(i, List.of(new Sge(buf, 1024, 8))));
+                // the client's SEND and the server's RECV, in either order
+                WorkCompletion a = next(wcs);
+                WorkCompletion b = next(wcs);
+                assertTrue(a.ok() && b.ok(), a + " " + b);
+                assertEquals(Set.of((long) i, 100L + i), Set.of(a.wrId(), b.wrId()));
+            }
+            String first = "rdma-disni-cq-" + info.name();
+            String second = first + "-1";
+            // created in turn, each to the thread with the fewest: client1, server1, client2, server2
+            assertEquals(Map.of("client1", Set.of(first), "server1", Set.of(second),
+                    "client2", Set.of(first), "server2", Set.of(second)), threadsOf);
+        } finally {
+            two.close();
+        }
+        assertTrue(Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().startsWith("rdma-disni-cq-" + info.name() + "-")),
+                "the second completion thread is gone");
     }
 
     @Test

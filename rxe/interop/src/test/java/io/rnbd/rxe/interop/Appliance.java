@@ -111,7 +111,10 @@ public final class Appliance implements AutoCloseable {
             rnbdClient = new RnbdClient(DevicePublisher.NONE);
             closers.push(rnbdClient::close);
             for (String a : addresses) {
-                DisniDevice d = DisniDevice.open(device(a), new DisniSettings((int) Guest.timeout(Duration.ofSeconds(5)).toMillis()));
+                // completion threads per device: the provider's completion.threads (bench/linux-peer sets it)
+                DisniDevice d = DisniDevice.open(device(a), new DisniSettings(
+                        (int) Guest.timeout(Duration.ofSeconds(5)).toMillis(),
+                        Integer.getInteger("rnbd.disni.completion.threads", 1)));
                 devices.add(d);
                 registry.addDevice(d);
             }

@@ -2,8 +2,10 @@ package io.rnbd.rdma.disni.internal;
 
 import com.ibm.disni.verbs.IbvCompChannel;
 import com.ibm.disni.verbs.impl.NatIbvCompChannel;
+import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -13,10 +15,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A device's completion thread, the only thread that calls {@code CompletionHandler}s:
- * waits on the device's completion channel (one CQ per queue pair, all on that channel),
- * polls the CQ each event names, and runs the deliveries handed to it (flushes), so each
- * queue pair sees its completions one at a time and in order, flushes included.
+ * One of a device's completion threads ({@code completion.threads}), the only thread that calls
+ * the {@code CompletionHandler}s of its queue pairs: waits on its own completion channel (one CQ
+ * per queue pair, each on the channel of the thread the queue pair was given), polls the CQ each
+ * event names, and runs the deliveries handed to it (flushes), so each queue pair sees its
+ * completions one at a time and in order, flushes included. With several threads a device's
+ * connections are spread over them, as Linux spreads a device's CQs over completion vectors.
  */
 final class DisniCqThread {
     /** The device's logger: what it logged about its completions it still logs. */
@@ -27,18 +31,48 @@ final class DisniCqThread {
     private static final int POLL_BUDGET = 16;
 
     private final DisniDevice device;
+    private final IbvCompChannel compChannel;
     /** The ibv_comp_channel pointer, for {@link CmNative#cqEvent}; destroyed only after this thread ended. */
     private final long channel;
-    private final Set<DisniQueuePair> qps;
+    /** The queue pairs whose CQs are on this thread's channel. */
+    private final Set<DisniQueuePair> qps = ConcurrentHashMap.newKeySet();
     private final ConcurrentLinkedQueue<Runnable> completionTasks = new ConcurrentLinkedQueue<>();
     private final Thread cqThread;
 
-    DisniCqThread(DisniDevice device, String name, IbvCompChannel compChannel, Set<DisniQueuePair> qps) {
+    DisniCqThread(DisniDevice device, String name, IbvCompChannel compChannel) {
         this.device = device;
+        this.compChannel = compChannel;
         this.channel = ((NatIbvCompChannel) compChannel).getObjId();
-        this.qps = qps;
-        this.cqThread = new Thread(this::completionLoop, "rdma-disni-cq-" + name);
+        this.cqThread = new Thread(this::completionLoop, name);
         cqThread.setDaemon(true);
+    }
+
+    /** The channel a queue pair given to this thread creates its CQ on. */
+    IbvCompChannel compChannel() {
+        return compChannel;
+    }
+
+    /** The queue pair's CQ is on this thread's channel: its events come here. */
+    void add(DisniQueuePair qp) {
+        qps.add(qp);
+    }
+
+    void remove(DisniQueuePair qp) {
+        qps.remove(qp);
+    }
+
+    /** How many queue pairs this thread serves (a new one goes to the thread with the fewest). */
+    int load() {
+        return qps.size();
+    }
+
+    /** After the thread ended: the channel goes, its CQs destroyed before. */
+    void destroyChannel() {
+        try {
+            compChannel.destroyCompChannel();
+        } catch (IOException e) {
+            LOG.debug("rdma-disni: destroy completion channel", e);
+        }
     }
 
     void start() {

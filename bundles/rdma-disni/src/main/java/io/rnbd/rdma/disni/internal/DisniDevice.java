@@ -37,12 +37,12 @@ import org.slf4j.LoggerFactory;
  * verbs context comes from an "anchor" CM id bound to the device's first IPv4 address,
  * kept for the device's lifetime.
  *
- * <p>Two threads per device: the CM thread ({@link DisniCmThread}) reads the event
- * channel and calls {@link CmTarget}s; the completion thread ({@link DisniCqThread})
- * waits on the device's completion channel (one CQ per queue pair, all on that channel)
- * and polls the queue pairs' CQs, and is the only thread that calls
- * {@code CompletionHandler}s, so each queue pair sees its completions one at a time and
- * in order, flushes included.
+ * <p>Threads per device: the CM thread ({@link DisniCmThread}) reads the event channel and
+ * calls {@link CmTarget}s; each completion thread ({@link DisniCqThread}, {@code
+ * completion.threads} of them) waits on a completion channel of its own and polls the CQs of
+ * the queue pairs given to it (one CQ per queue pair), and is the only thread that calls their
+ * {@code CompletionHandler}s, so each queue pair sees its completions one at a time and in
+ * order, flushes included.
  *
  * <p>DiSNI's event channel keeps its ids in a plain HashMap, so every CM call, the
  * event read included, runs under {@link #cmLock} (fair, so callers get in between two
@@ -58,7 +58,6 @@ public final class DisniDevice implements ManagedDevice {
     private final RdmaEventChannel channel;
     private final RdmaCmId anchor;
     private final IbvContext context;
-    private final IbvCompChannel compChannel;
     private final InetAddress primary;
     private final ReentrantLock cmLock = new ReentrantLock(true);
     private final Map<RdmaCmId, CmTarget> targets = new ConcurrentHashMap<>();
@@ -69,19 +68,23 @@ public final class DisniDevice implements ManagedDevice {
     private final AtomicBoolean removalSeen = new AtomicBoolean();
     private volatile Runnable removalHook;
     private final DisniCmThread cmThread;
-    private final DisniCqThread cqThread;
+    private final List<DisniCqThread> cqThreads = new ArrayList<>();
 
     private DisniDevice(SysfsDevice info, DisniSettings settings, RdmaEventChannel channel, RdmaCmId anchor,
-                        IbvContext context, IbvCompChannel compChannel, InetAddress primary) {
+                        IbvContext context, InetAddress primary) {
         this.info = info;
         this.settings = settings;
         this.channel = channel;
         this.anchor = anchor;
         this.context = context;
-        this.compChannel = compChannel;
         this.primary = primary;
         this.cmThread = new DisniCmThread(this, info.name(), channel, cmLock, targets);
-        this.cqThread = new DisniCqThread(this, info.name(), compChannel, qps);
+    }
+
+    /** A completion channel and its thread; the first is named after the device alone, as when there was one. */
+    private void addCqThread(IbvCompChannel cc) {
+        int n = cqThreads.size();
+        cqThreads.add(new DisniCqThread(this, "rdma-disni-cq-" + name() + (n == 0 ? "" : "-" + n), cc));
     }
 
     /** Opens the adapter: event channel, anchor id, context, completion channel, threads. */
@@ -103,15 +106,22 @@ public final class DisniDevice implements ManagedDevice {
             anchor = channel.createId(RdmaCm.RDMA_PS_TCP);
             anchor.bindAddr(new InetSocketAddress(primary, 0));
             IbvContext context = anchor.getVerbs();
-            IbvCompChannel cc = context.createCompChannel();
-            DisniDevice d = new DisniDevice(info, settings, channel, anchor, context, cc, primary);
+            DisniDevice d = new DisniDevice(info, settings, channel, anchor, context, primary);
+            try {
+                for (int i = 0; i < settings.completionThreads(); i++) {
+                    d.addCqThread(context.createCompChannel());
+                }
+            } catch (IOException e) {
+                d.cqThreads.forEach(DisniCqThread::destroyChannel);
+                throw e;
+            }
             d.targets.put(anchor, (type, id, data) -> {
                 if (type == CmEvents.DEVICE_REMOVAL) {
                     d.removalDetected();
                 }
             });
             d.cmThread.start();
-            d.cqThread.start();
+            d.cqThreads.forEach(DisniCqThread::start);
             return d;
         } catch (IOException e) {
             destroyQuietly(anchor, channel);
@@ -375,8 +385,23 @@ public final class DisniDevice implements ManagedDevice {
         return context;
     }
 
-    IbvCompChannel compChannel() {
-        return compChannel;
+    /**
+     * The completion thread a new queue pair's CQ goes to: the one serving the fewest (ties to the
+     * first). Under the CM lock, where queue pairs are created, so two creations never pick alike.
+     */
+    DisniCqThread assignCqThread() {
+        DisniCqThread best = cqThreads.get(0);
+        for (DisniCqThread t : cqThreads) {
+            if (t.load() < best.load()) {
+                best = t;
+            }
+        }
+        return best;
+    }
+
+    /** The completion threads (for tests: how the queue pairs were spread). */
+    List<DisniCqThread> cqThreads() {
+        return List.copyOf(cqThreads);
     }
 
     int cmTimeoutMs() {
@@ -404,6 +429,7 @@ public final class DisniDevice implements ManagedDevice {
 
     void forget(DisniQueuePair qp) {
         qps.remove(qp);
+        qp.cqThread().remove(qp);
     }
 
     void forget(DisniCmListener l) {
@@ -412,11 +438,6 @@ public final class DisniDevice implements ManagedDevice {
 
     void forget(DisniProtectionDomain pd) {
         pds.remove(pd);
-    }
-
-    /** The device's completion thread, which alone delivers completions. */
-    DisniCqThread cqThread() {
-        return cqThread;
     }
 
     void destroyIdQuietly(RdmaCmId id) {
@@ -440,9 +461,9 @@ public final class DisniDevice implements ManagedDevice {
             return;
         }
         cmThread.join();
-        cqThread.join();
-        // both threads are gone: from here on this thread delivers, one at a time
-        cqThread.runCompletionTasks();
+        cqThreads.forEach(DisniCqThread::join);
+        // the threads are gone: from here on this thread delivers, one at a time
+        cqThreads.forEach(DisniCqThread::runCompletionTasks);
         for (DisniCmListener l : new ArrayList<>(listeners)) {
             l.close();
         }
@@ -453,11 +474,7 @@ public final class DisniDevice implements ManagedDevice {
         for (DisniProtectionDomain pd : new ArrayList<>(pds)) {
             pd.close();
         }
-        try {
-            compChannel.destroyCompChannel();
-        } catch (IOException e) {
-            LOG.debug("rdma-disni: destroy completion channel", e);
-        }
+        cqThreads.forEach(DisniCqThread::destroyChannel);
         destroyQuietly(anchor, channel);
         LOG.info("rdma-disni: device {} flushed and closed", name());
     }

@@ -171,8 +171,9 @@ final class DisniMemoryRegion implements MemoryRegion {
             return false;
         }
         dropRemoteRegistration();
+        int from = windowKey;
         windowKey = SendChain.nextKey(windowKey);
-        chain.bind(token, true, mw, localHandle(), address, 0, 0, windowKey);
+        chain.bind(token, true, mw, localHandle(), address, 0, 0, from, windowKey);
         valid = false;
         return true;
     }
@@ -190,11 +191,17 @@ final class DisniMemoryRegion implements MemoryRegion {
             return -1;
         }
         dropRemoteRegistration();
+        int from = windowKey;
         windowKey = SendChain.nextKey(windowKey);
-        chain.bind(token, false, mw, localHandle(), address, length(), remoteFlags(), windowKey);
+        chain.bind(token, false, mw, localHandle(), address, length(), remoteFlags(), from, windowKey);
         rkey = windowKey;
         valid = true;
         return windowKey & 0xffffffffL;
+    }
+
+    /** The window's ibv_mw, 0 before the first bind or without one (tests). */
+    synchronized long windowHandle() {
+        return mw;
     }
 
     /** The window, allocated on first use; false when the region or the adapter has none. */

@@ -71,6 +71,8 @@ final class DisniQueuePair implements QueuePair {
     /** The initiator's connect private data; null on the passive side. */
     private final byte[] connectData;
     private final DisniCq cq;
+    /** The completion thread this queue pair's CQ is on: the only one that delivers its completions. */
+    private final DisniCqThread cqThread;
     private final DisniQpCm cm;
     private final Object postLock = new Object();
     private final ArrayDeque<Posted> sendQueue = new ArrayDeque<>();
@@ -98,10 +100,11 @@ final class DisniQueuePair implements QueuePair {
     volatile InetSocketAddress remote;
     private boolean disconnectSent;
 
-    private DisniQueuePair(DisniDevice device, DisniProtectionDomain pd, RdmaCmId id, QpInit init,
-                           CmEventHandler events, IbvCQ cq, IbvQP qp, InetSocketAddress remote, byte[] connectData)
-            throws IOException {
+    private DisniQueuePair(DisniDevice device, DisniCqThread cqThread, DisniProtectionDomain pd, RdmaCmId id,
+                           QpInit init, CmEventHandler events, IbvCQ cq, IbvQP qp, InetSocketAddress remote,
+                           byte[] connectData) throws IOException {
         this.device = device;
+        this.cqThread = cqThread;
         this.pd = pd;
         this.id = id;
         this.init = init;
@@ -124,8 +127,9 @@ final class DisniQueuePair implements QueuePair {
                                  CmEventHandler events, InetSocketAddress remote, byte[] connectData)
             throws RdmaException {
         IbvCQ cq = null;
+        DisniCqThread cqThread = device.assignCqThread();
         try {
-            cq = device.context().createCQ(device.compChannel(), init.maxSendWr() + init.maxRecvWr(), 0);
+            cq = device.context().createCQ(cqThread.compChannel(), init.maxSendWr() + init.maxRecvWr(), 0);
             cq.reqNotification(false).execute().free();
             IbvQPInitAttr attr = new IbvQPInitAttr();
             attr.setQp_type(IbvQP.IBV_QPT_RC);
@@ -140,7 +144,10 @@ final class DisniQueuePair implements QueuePair {
             if (qp == null) {
                 throw new IOException("rdma_create_qp returned nothing");
             }
-            return new DisniQueuePair(device, pd, id, init, events, cq, qp, remote, connectData);
+            DisniQueuePair created = new DisniQueuePair(device, cqThread, pd, id, init, events, cq, qp, remote,
+                    connectData);
+            cqThread.add(created);
+            return created;
         } catch (IOException e) {
             if (cq != null) {
                 try {
@@ -151,6 +158,11 @@ final class DisniQueuePair implements QueuePair {
             }
             throw Errors.of("create queue pair", e);
         }
+    }
+
+    /** The completion thread that delivers this queue pair's completions. */
+    DisniCqThread cqThread() {
+        return cqThread;
     }
 
     /** The target of this QP's CM id. */
@@ -635,7 +647,7 @@ final class DisniQueuePair implements QueuePair {
         }
         emit(ev);
         // posted RECVs flush through the CQ (the CM moved the QP to ERROR); held sends never reached it
-        device.cqThread().deliver(() -> never.forEach(p -> deliver(p.flushed())), false);
+        cqThread.deliver(() -> never.forEach(p -> deliver(p.flushed())), false);
     }
 
     /**
@@ -705,7 +717,7 @@ final class DisniQueuePair implements QueuePair {
 
     private void flush(List<Posted> flushed, boolean wait) {
         if (!flushed.isEmpty()) {
-            device.cqThread().deliver(() -> flushed.forEach(p -> deliver(p.flushed())), wait);
+            cqThread.deliver(() -> flushed.forEach(p -> deliver(p.flushed())), wait);
         }
     }
 

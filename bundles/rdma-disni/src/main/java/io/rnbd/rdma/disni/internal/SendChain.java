@@ -6,7 +6,7 @@ import java.nio.ByteOrder;
 
 /**
  * A queue pair's work requests not yet handed to the adapter, encoded for one ibv_post_send
- * (libdisni.so's extension native, ABI 4): sends, RDMA writes and reads, and the binds of
+ * (libdisni.so's extension native, ABI 5): sends, RDMA writes and reads, and the binds of
  * always_invalidate's memory windows, in posting order. One post per chain is one doorbell,
  * and on rxe one system call, in which the kernel runs every request of the chain; each bind
  * posted alone made rxe schedule its completer from the system call, a context switch per
@@ -68,9 +68,17 @@ final class SendChain implements DisniWr.SgeSink {
         records.putInt((count - 1) * RECORD + NUM_SGE, ++sges);
     }
 
-    /** A bind of the type-1 window {@code mw} over {@code [addr, addr + len)} of {@code mr} under {@code rkey}. */
-    void bind(long wrId, boolean signaled, long mw, long mr, long addr, long len, int access, int rkey) {
+    /**
+     * A bind of the type-1 window {@code mw} over {@code [addr, addr + len)} of {@code mr} under
+     * {@code rkey}, replacing {@code fromKey}: the key the window has once the binds before this
+     * one have run. The native gives the window that key just before the post (in the immediate's
+     * place, which a bind has no use for) rather than trusting the key the last post left in it:
+     * another thread may be between its post and that store.
+     */
+    void bind(long wrId, boolean signaled, long mw, long mr, long addr, long len, int access, int fromKey,
+              int rkey) {
         int r = start(wrId, IBV_WR_BIND_MW, signaled);
+        records.putInt(r + IMM, fromKey);
         records.putInt(r + RKEY, rkey);
         records.putLong(r + REMOTE_ADDR, mw);
         records.putLong(r + MR, mr);

@@ -26,7 +26,22 @@ public final class VerbsNative {
 
     static native int deallocMw(long mw);
 
+    static native void setMwRkey(long mw, int rkey);
+
     static native long bindMw(long qp, long mw, long mr, long addr, long len, int access);
+
+    /**
+     * Puts the key before {@code key} back into {@code region}'s window, as the window holds it
+     * while a thread that posted the bind to {@code key} has not yet stored it: what the next
+     * bind of the window, from another thread, finds there. The region's window must exist.
+     */
+    public static void staleWindowKey(io.rnbd.rdma.api.MemoryRegion region, int key) {
+        long mw = ((DisniMemoryRegion) region).windowHandle();
+        if (mw == 0) {
+            throw new IllegalStateException("the region has no window yet");
+        }
+        setMwRkey(mw, (key & 0xffffff00) | ((key - 1) & 0xff));
+    }
 
     /** A window bound over a whole buffer on one QP; close it before the QP. */
     public static final class Window implements AutoCloseable {

@@ -61,6 +61,11 @@ public final class DisniProviderComponent {
 
         @AttributeDefinition(name = "CM timeout (ms)", description = "Address and route resolution timeout")
         int cm_timeout_ms() default 2000;
+
+        @AttributeDefinition(name = "Completion threads",
+                description = "Completion threads per adapter (1-64), each with its own completion channel; "
+                        + "the adapter's connections are spread over them")
+        int completion_threads() default 1;
     }
 
     private final BundleContext context;
@@ -74,13 +79,17 @@ public final class DisniProviderComponent {
         if (config.poll_interval_ms() <= 0 || config.cm_timeout_ms() <= 0) {
             throw new IllegalArgumentException("poll.interval.ms and cm.timeout.ms must be positive");
         }
+        if (config.completion_threads() < 1 || config.completion_threads() > DisniSettings.MAX_COMPLETION_THREADS) {
+            throw new IllegalArgumentException("completion.threads must be 1-" + DisniSettings.MAX_COMPLETION_THREADS
+                    + ": " + config.completion_threads());
+        }
         this.context = context;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rdma-disni-scan");
             t.setDaemon(true);
             return t;
         });
-        DisniSettings settings = new DisniSettings(config.cm_timeout_ms());
+        DisniSettings settings = new DisniSettings(config.cm_timeout_ms(), config.completion_threads());
         this.provider = new DisniProvider(new SysfsScanner(Path.of(config.sysfs_path())), new DisniRuntime(),
                 info -> DisniDevice.open(info, settings), new Listener(), scheduler,
                 Duration.ofMillis(config.poll_interval_ms()));

@@ -76,8 +76,12 @@ class DisniProviderComponentTest {
     }
 
     private static DisniProviderComponent.Config config(String path, long pollMs, int cmMs) {
+        return config(path, pollMs, cmMs, 1);
+    }
+
+    private static DisniProviderComponent.Config config(String path, long pollMs, int cmMs, int completionThreads) {
         Map<String, Object> values = new ConcurrentHashMap<>(Map.of("sysfs_path", path, "poll_interval_ms", pollMs,
-                "cm_timeout_ms", cmMs));
+                "cm_timeout_ms", cmMs, "completion_threads", completionThreads));
         return (DisniProviderComponent.Config) Proxy.newProxyInstance(DisniProviderComponentTest.class.getClassLoader(),
                 new Class<?>[] {DisniProviderComponent.Config.class}, (proxy, m, args) -> {
                     if (m.getName().equals("annotationType")) {
@@ -116,5 +120,15 @@ class DisniProviderComponentTest {
                 () -> new DisniProviderComponent(context(), config(sysfs.toString(), 0, 2000)));
         assertTrue(e.getMessage().contains("poll.interval.ms"), e.getMessage());
         assertTrue(regs.isEmpty());
+    }
+
+    @Test
+    void completionThreadsOutOfRangeFailActivationAndSayTheRange() {
+        for (int bad : new int[] {0, -1, 65}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new DisniProviderComponent(context(), config(sysfs.toString(), 50, 2000, bad)));
+            assertEquals("completion.threads must be 1-64: " + bad, e.getMessage());
+        }
+        assertTrue(regs.isEmpty(), "nothing registered by a refused configuration");
     }
 }
