@@ -10,7 +10,10 @@
 #
 # Env: BENCH_SECONDS (15) per run, BENCH_REPS (3), BENCH_WARMUP (30) unmeasured seconds per point on
 # each appliance export before the first run (its JIT compiles under emulation for minutes);
-# RXE_WORK, RXE_KERNEL as for rxe/run-rxe-tests.sh.
+# BENCH_CQ_THREADS (1) the appliance's completion threads per device (rdma-disni's completion.threads);
+# BENCH_LOG_LEVEL (warn) the appliance's log level (info names a failed completion's status);
+# RXE_WORK, RXE_KERNEL, RXE_TCG_THREAD (single; multi runs the guest's two vCPUs on two host threads,
+# in parallel as on hardware: docs/perf.md run 16) as for rxe/run-rxe-tests.sh.
 # Prints the host's load before and after (the figures mean something only on a quiet machine)
 # and the table of medians; the table is kept in RXE_WORK/out-linux-peer/linux-peer.md.
 set -u

@@ -363,7 +363,7 @@ final class DisniQueuePair implements QueuePair {
             anyLost = false;
         }
         if (!lost.isEmpty()) {
-            failed();
+            failed(lost.size() + " deferred requests refused by ibv_post_send");
             flush(lost, false);
         }
     }
@@ -585,7 +585,7 @@ final class DisniQueuePair implements QueuePair {
 
     private void deliverPolled(WorkCompletion wc) {
         if (!wc.ok()) {
-            failed();
+            failed("first error completion " + wc.status() + " " + wc.opcode() + " (wr " + wc.wrId() + ")");
         }
         deliver(wc);
     }
@@ -613,9 +613,12 @@ final class DisniQueuePair implements QueuePair {
      * the CM thread: the flushes of RECVs posted meanwhile may be polled first, and the
      * connect failure must still be reported (connectFailed), so INIT is left to it.
      */
-    private void failed() {
+    private void failed(String why) {
         if (state == QpState.RTS) {
             state = QpState.ERROR;
+            // once per connection: a flush first means the adapter moved the QP to ERROR for
+            // something its peer did or it saw on the wire, with no completion of ours to say it
+            LOG.info("rdma-disni: {} in ERROR: {}", this, why);
             sendDisconnect();
         }
     }
