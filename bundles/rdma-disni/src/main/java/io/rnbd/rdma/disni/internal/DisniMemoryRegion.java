@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * work request, with no page pinned or unpinned (always_invalidate per request, as Linux's
  * server posts LOCAL_INV and REG_MR). An adapter without windows gets the re-registration.
  */
-final class DisniMemoryRegion implements MemoryRegion {
+final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     private static final Logger LOG = LoggerFactory.getLogger(DisniMemoryRegion.class);
     private final DisniProtectionDomain pd;
     private final ByteBuffer buffer;
@@ -173,7 +173,7 @@ final class DisniMemoryRegion implements MemoryRegion {
         dropRemoteRegistration();
         int from = windowKey;
         windowKey = SendChain.nextKey(windowKey);
-        chain.bind(token, true, mw, localHandle(), address, 0, 0, from, windowKey);
+        chain.bind(this, token, true, mw, localHandle(), address, 0, 0, from, windowKey);
         valid = false;
         return true;
     }
@@ -193,10 +193,22 @@ final class DisniMemoryRegion implements MemoryRegion {
         dropRemoteRegistration();
         int from = windowKey;
         windowKey = SendChain.nextKey(windowKey);
-        chain.bind(token, false, mw, localHandle(), address, length(), remoteFlags(), from, windowKey);
+        chain.bind(this, token, false, mw, localHandle(), address, length(), remoteFlags(), from, windowKey);
         rkey = windowKey;
         valid = true;
         return windowKey & 0xffffffffL;
+    }
+
+    /**
+     * A bind to {@code rkey} never reached the adapter (its post was refused, or its queue pair
+     * torn down first): the window still has {@code fromKey}, which the next bind must name.
+     * Under the queue pair's posting lock, as the bind was appended.
+     */
+    @Override
+    public synchronized void bindNotPosted(int fromKey, int rkey) {
+        if (windowKey == rkey) {
+            windowKey = fromKey;
+        }
     }
 
     /** The window's ibv_mw, 0 before the first bind or without one (tests). */

@@ -37,7 +37,17 @@ final class SendChain implements DisniWr.SgeSink {
     private static final int SGL = 64;
     private static final int SGE = 16;
 
+    /**
+     * Who counted a bind's keys: told when the bind never reached the adapter, so that its count
+     * goes back to the key the window still has (the next bind names it).
+     */
+    interface BindOwner {
+        void bindNotPosted(int fromKey, int rkey);
+    }
+
     private final ByteBuffer records = ByteBuffer.allocateDirect(CAPACITY * RECORD).order(ByteOrder.nativeOrder());
+    /** The owner of each bind record, null for the other requests. */
+    private final BindOwner[] binders = new BindOwner[CAPACITY];
     private final long address = MemoryUtils.getAddress(records);
     private int count;
     private int sges;
@@ -75,9 +85,10 @@ final class SendChain implements DisniWr.SgeSink {
      * place, which a bind has no use for) rather than trusting the key the last post left in it:
      * another thread may be between its post and that store.
      */
-    void bind(long wrId, boolean signaled, long mw, long mr, long addr, long len, int access, int fromKey,
-              int rkey) {
+    void bind(BindOwner owner, long wrId, boolean signaled, long mw, long mr, long addr, long len, int access,
+              int fromKey, int rkey) {
         int r = start(wrId, IBV_WR_BIND_MW, signaled);
+        binders[count - 1] = owner;
         records.putInt(r + IMM, fromKey);
         records.putInt(r + RKEY, rkey);
         records.putLong(r + REMOTE_ADDR, mw);
@@ -91,6 +102,7 @@ final class SendChain implements DisniWr.SgeSink {
         if (count == CAPACITY) {
             throw new IllegalStateException("chain full");
         }
+        binders[count] = null;
         int r = count++ * RECORD;
         for (int i = 0; i < RECORD; i += 8) {
             records.putLong(r + i, 0);
@@ -108,18 +120,40 @@ final class SendChain implements DisniWr.SgeSink {
      */
     long post(long qp) {
         int n = count;
+        if (n == 0) {
+            return 0;
+        }
+        long r = post(qp, address, n);
         count = 0;
-        return n == 0 ? 0 : post(qp, address, n);
+        if (r != 0) {
+            notPosted((int) (r >>> 32), n);
+        }
+        return r;
     }
 
     /** Drops the requests from {@code n} on (their post failed before it reached the adapter). */
     void truncate(int n) {
-        count = Math.min(count, Math.max(0, n));
+        int keep = Math.min(count, Math.max(0, n));
+        notPosted(keep, count);
+        count = keep;
     }
 
     /** Drops what was not posted (the queue pair is torn down). */
     void clear() {
+        notPosted(0, count);
         count = 0;
+    }
+
+    /** Records [from, to) never reached the adapter: their binds' owners count back, last first. */
+    private void notPosted(int from, int to) {
+        for (int i = to - 1; i >= Math.max(0, from); i--) {
+            BindOwner o = binders[i];
+            if (o != null) {
+                binders[i] = null;
+                int r = i * RECORD;
+                o.bindNotPosted(records.getInt(r + IMM), records.getInt(r + RKEY));
+            }
+        }
     }
 
     /** ibv_inc_rkey: a window's next key, its low byte (the key's tag) counting on. */
