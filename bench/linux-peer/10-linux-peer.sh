@@ -29,7 +29,36 @@ A=$RDMA_TEST_ADDR
 APP_PORT=1241
 SIZE_MIB=256   # with 512 MiB each, Linux's server failed the second fill with EIO 256 MiB in (the guest has 4 GiB: two brd disks, the appliance's page cache over one, two JVMs; likely memory)
 log() { echo "BENCH[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-fail() { log "FAILED: $*"; dmesg > "$OUT/linux-peer-dmesg.txt"; dmesg | grep -iE 'rtrs|rnbd|brd|error' | grep -v LOCAL_INV | tail -30; exit 1; }
+# rxe's non-zero counters (RNR NAKs, retries, sequence errors): a retry is what replays binds
+rxe_counters() {
+  local f out=""
+  for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+    [ "$(cat "$f")" != 0 ] && out="$out $(basename "$f")=$(cat "$f")"
+  done
+  log "rxe0 counters:$out"
+}
+fail() { log "FAILED: $*"; dmesg > "$OUT/linux-peer-dmesg.txt"; rxe_counters; dmesg | grep -iE 'rtrs|rnbd|brd|error' | grep -v LOCAL_INV | tail -30; exit 1; }
+# a fio that outlives its time by far is a hang (run 16e sat 18 min with nothing logged): keep what
+# shows where it stopped (the appliance's threads, the guest's blocked tasks, rtrs-client's
+# counters), then fail instead of waiting for the run's overall timeout
+guarded() {   # guarded SECONDS WHAT cmd...: run cmd, fail with WHAT if it takes longer
+  local limit=$1 what=$2; shift 2
+  "$@" & local pid=$! n=0
+  while kill -0 $pid 2>/dev/null; do
+    sleep 1; n=$((n + 1))
+    [ $n -lt "$limit" ] && continue
+    log "HUNG: $what after ${n} s; diagnostics in $OUT/linux-peer-hang.txt" >&2
+    { echo "== appliance threads"; "$(dirname "$JAVA")/jstack" "$APP" 2>&1
+      echo "== rtrs-client counters"
+      for f in /sys/class/rtrs-client/*/paths/*/stats/* /sys/class/rtrs-client/*/paths/*/state; do
+        echo "$f: $(cat "$f" 2>&1 | tr '\n' ' ')"; done
+      echo "== blocked tasks"; echo w > /proc/sysrq-trigger; sleep 1; dmesg | tail -200
+    } > "$OUT/linux-peer-hang.txt" 2>&1
+    kill -9 $pid 2>/dev/null
+    fail "$what hung"
+  done
+  wait $pid
+}
 
 modprobe brd rd_nr=2 rd_size=$((SIZE_MIB * 1024)) || fail "modprobe brd"
 # Linux's server on ram1
@@ -41,7 +70,7 @@ modprobe rnbd-client || fail "rnbd-client"
 "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${BENCH_LOG_LEVEL:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
-  -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" \
+  -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" -Drnbd.disni.memory.windows="${BENCH_WINDOWS:-auto}" \
   -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 \
   bench0=/dev/ram0,bench1=memory:$((SIZE_MIB * 1048576)) \
   > "$OUT/linux-peer-appliance.log" 2>&1 &
@@ -68,8 +97,8 @@ sectors() { cat "/sys/block/${1#/dev/}/size"; }
 log "appliance file/brd: $DEV_APP ($(sectors "$DEV_APP") sectors), appliance memory: $DEV_MEM ($(sectors "$DEV_MEM")), linux: $DEV_LNX ($(sectors "$DEV_LNX"))"
 # fill each once, so reads read data and brd and the memory backend have their pages
 for d in "$DEV_APP" "$DEV_MEM" "$DEV_LNX"; do
-  fio --name=fill --filename="$d" --ioengine=libaio --direct=1 --rw=write --bs=1m --iodepth=8 --size=${SIZE_MIB}m \
-    --output-format=terse >/dev/null || fail "fill $d"
+  guarded 600 "fill $d" fio --name=fill --filename="$d" --ioengine=libaio --direct=1 --rw=write --bs=1m --iodepth=8 \
+    --size=${SIZE_MIB}m --output-format=terse >/dev/null || fail "fill $d"
 done
 
 # CPU seconds the appliance's JIT compiler threads have used so far (utime + stime of each)
@@ -90,7 +119,7 @@ results=$OUT/linux-peer-runs.txt
 : > "$results"
 run() {   # run TARGET DEV NAME RW BS QD -> "target name iops kib_s"
   local out
-  out=$(fio --name="$3" --filename="$2" --ioengine=libaio --direct=1 --rw="$4" --bs="$5" --iodepth="$6" \
+  out=$(guarded $((SECS * 4 + 60)) "fio $3 on $1" fio --name="$3" --filename="$2" --ioengine=libaio --direct=1 --rw="$4" --bs="$5" --iodepth="$6" \
     --numjobs=1 --time_based --runtime="$SECS" --ramp_time=3 --size=${SIZE_MIB}m --group_reporting \
     --output-format=json 2>&1) || { fail "fio $3 on $1: $out" >&2; return 1; }
   echo "$out" | python3 -c '
@@ -101,8 +130,8 @@ if j["error"]: raise SystemExit("fio error %d" % j["error"])
 print("%s %s %.0f %.0f" % (sys.argv[1], sys.argv[2], j[side]["iops"], j[side]["bw"]))' "$1" "$3"
 }
 warm() {   # warm DEV NAME RW BS QD: an unmeasured run on the appliance
-  fio --name="$2" --filename="$1" --ioengine=libaio --direct=1 --rw="$3" --bs="$4" --iodepth="$5" \
-    --time_based --runtime="$WARMUP" --size=${SIZE_MIB}m --output-format=terse >/dev/null || fail "warm-up $2 on $1"
+  guarded $((WARMUP * 4 + 60)) "warm-up $2 on $1" fio --name="$2" --filename="$1" --ioengine=libaio --direct=1 \
+    --rw="$3" --bs="$4" --iodepth="$5" --time_based --runtime="$WARMUP" --size=${SIZE_MIB}m --output-format=terse >/dev/null || fail "warm-up $2 on $1"
 }
 if [ "$WARMUP" -gt 0 ]; then
   j0=$(jit_cpu)
@@ -131,6 +160,7 @@ for rep in $(seq 1 "$REPS"); do
     done
   done
 done
+rxe_counters
 for d in "$DEV_APP" "$DEV_MEM" "$DEV_LNX"; do echo normal > "/sys/block/${d#/dev/}/rnbd/unmap_device"; done
 
 python3 - "$results" "$SECS" "$REPS" "$WARMUP" > "$OUT/linux-peer.md" <<'PY'

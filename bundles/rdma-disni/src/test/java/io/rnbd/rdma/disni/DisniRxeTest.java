@@ -81,7 +81,8 @@ class DisniRxeTest {
     @BeforeEach
     void open() throws Exception {
         info = RdmaTestEnv.device();
-        device = DisniDevice.open(info, new DisniSettings((int) WAIT.toMillis()));
+        // windows on: this class tests their mechanics on real verbs (rxe's default is off)
+        device = DisniDevice.open(info, new DisniSettings((int) WAIT.toMillis(), 1, DisniSettings.MemoryWindows.ON));
         serverPd = device.allocPd();
         clientPd = device.allocPd();
     }
@@ -444,6 +445,106 @@ class DisniRxeTest {
         byte[] b = new byte[7];
         sbuf.buffer().get(100, b);
         assertEquals("rebound", new String(b, StandardCharsets.US_ASCII));
+    }
+
+    /**
+     * Why memory.windows is off on rxe by default. A kill posted behind a SEND the peer cannot take
+     * yet (no RECV: RNR NAKs until it posts one) runs at once, a local operation, while the SEND
+     * waits. When rxe retries the SEND it rewinds its send queue to the oldest request not
+     * acknowledged and runs what follows again (rxe_requester after req_retry: a local operation
+     * already done is not skipped), the kill too, which then names a key the window no longer
+     * has. Seen here: 6.1 stops retrying and the queue pair hangs with nothing completed, 7.3
+     * moves it to ERROR (the SEND flushed) within the 2 s, and the connection with it. This pins the kernel's behaviour, not ours: when it passes a window
+     * kill cleanly, auto may bind windows on rxe again.
+     */
+    @Test
+    void onRxeAKillWindowBehindASendRetriedAfterAnRnrNakBreaksTheConnection() throws Exception {
+        reopen(DisniSettings.MemoryWindows.ON);
+        List<WorkCompletion> got = sendThenKillWhileThePeerHasNoRecv();
+        boolean clean = got.size() == 2 && got.get(0).ok() && got.get(1).ok() && server.state() == QpState.RTS;
+        assertFalse(clean, "rxe passed a window kill behind a retried SEND: " + got);
+    }
+
+    /**
+     * The default on rxe: the chunk is re-registered, and what the kill puts on the send queue is a
+     * zero-length RDMA WRITE, which a retry sends again harmlessly: the SEND and the kill complete,
+     * in order, once the peer posts its RECV.
+     */
+    @Test
+    void byDefaultOnRxeAKillBehindASendRetriedAfterAnRnrNakCompletes() throws Exception {
+        reopen(DisniSettings.MemoryWindows.AUTO);
+        assertFalse(device.memoryWindows(), "auto resolves to re-registration on rxe (" + info.name() + ")");
+        List<WorkCompletion> got = sendThenKillWhileThePeerHasNoRecv();
+        assertEquals(2, got.size(), "the SEND and the kill: " + got);
+        assertTrue(got.get(0).ok() && got.get(0).wrId() == 60, "the SEND: " + got);
+        assertTrue(got.get(1).ok() && got.get(1).wrId() == 61, "the kill: " + got);
+        assertEquals(QpState.RTS, server.state());
+        assertEquals(10, next(clientWc).wrId(), "the peer's RECV took the SEND");
+    }
+
+    /** This test's device again, with {@code windows}. */
+    private void reopen(DisniSettings.MemoryWindows windows) throws Exception {
+        device.close();
+        device = DisniDevice.open(info, new DisniSettings((int) WAIT.toMillis(), 1, windows));
+        serverPd = device.allocPd();
+        clientPd = device.allocPd();
+    }
+
+    /**
+     * The server SENDs to a client with no RECV posted (RNR NAKs, retried forever), then kills a
+     * region's rkey on the same queue pair; 2 s later the client posts a RECV. What completed on
+     * the server within 10 s more.
+     */
+    private List<WorkCompletion> sendThenKillWhileThePeerHasNoRecv() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        connect(List.of());
+        String before = counters();
+        server.postSend(SendWr.send(60, List.of(new Sge(sbuf, 0, 8))));
+        server.postInvalidate(61, sbuf);
+        List<WorkCompletion> got = new java.util.ArrayList<>();
+        WorkCompletion early = serverWc.poll(2, TimeUnit.SECONDS);
+        if (early != null) {
+            got.add(early);
+        }
+        String rnr = counters();
+        try {
+            client.postRecv(new RecvWr(10, List.of(new Sge(cbuf, 0, 64))));
+        } catch (RdmaException e) {
+            // 7.3: the server's queue pair failed already and the disconnect reached the client
+            System.out.println("RNR then kill: the client's RECV refused (" + e.getMessage() + ")");
+        }
+        for (int i = 0; i < 10 && got.size() < 2; i++) {
+            WorkCompletion wc = serverWc.poll(1, TimeUnit.SECONDS);
+            if (wc != null) {
+                got.add(wc);
+            }
+        }
+        System.out.println("RNR then kill: " + got + ", server " + server.state() + "; rxe counters before: " + before
+                + "; 2 s after the posts: " + rnr + "; at the end: " + counters());
+        return got;
+    }
+
+    /** rxe's non-zero counters, for the RNR cases' output. */
+    private String counters() {
+        StringBuilder b = new StringBuilder();
+        java.io.File dir = new java.io.File("/sys/class/infiniband/" + info.name() + "/ports/1/hw_counters");
+        String[] names = dir.list();
+        if (names == null) {
+            return "(none)";
+        }
+        java.util.Arrays.sort(names);
+        for (String n : names) {
+            try {
+                String v = java.nio.file.Files.readString(new java.io.File(dir, n).toPath()).trim();
+                if (!v.equals("0")) {
+                    b.append(n).append('=').append(v).append(' ');
+                }
+            } catch (java.io.IOException e) {
+                b.append(n).append("=? ");
+            }
+        }
+        return b.toString();
     }
 
     /** The immediates of the RECVs among the client's next {@code n} completions, in arrival order; its sends must be ok. */

@@ -111,10 +111,11 @@ public final class Appliance implements AutoCloseable {
             rnbdClient = new RnbdClient(DevicePublisher.NONE);
             closers.push(rnbdClient::close);
             for (String a : addresses) {
-                // completion threads per device: the provider's completion.threads (bench/linux-peer sets it)
+                // the provider's completion.threads and memory.windows (bench/linux-peer sets them)
                 DisniDevice d = DisniDevice.open(device(a), new DisniSettings(
                         (int) Guest.timeout(Duration.ofSeconds(5)).toMillis(),
-                        Integer.getInteger("rnbd.disni.completion.threads", 1)));
+                        Integer.getInteger("rnbd.disni.completion.threads", 1),
+                        DisniSettings.MemoryWindows.parse(System.getProperty("rnbd.disni.memory.windows", "auto"))));
                 devices.add(d);
                 registry.addDevice(d);
             }

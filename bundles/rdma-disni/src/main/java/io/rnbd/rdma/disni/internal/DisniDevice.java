@@ -55,6 +55,8 @@ public final class DisniDevice implements ManagedDevice {
 
     private volatile SysfsDevice info;
     private final DisniSettings settings;
+    /** always_invalidate binds memory windows here (the setting, resolved for this device). */
+    private final boolean memoryWindows;
     private final RdmaEventChannel channel;
     private final RdmaCmId anchor;
     private final IbvContext context;
@@ -74,6 +76,7 @@ public final class DisniDevice implements ManagedDevice {
                         IbvContext context, InetAddress primary) {
         this.info = info;
         this.settings = settings;
+        this.memoryWindows = settings.windowsOn(DisniSettings.SYSFS.resolve(info.name()));
         this.channel = channel;
         this.anchor = anchor;
         this.context = context;
@@ -107,6 +110,10 @@ public final class DisniDevice implements ManagedDevice {
             anchor.bindAddr(new InetSocketAddress(primary, 0));
             IbvContext context = anchor.getVerbs();
             DisniDevice d = new DisniDevice(info, settings, channel, anchor, context, primary);
+            if (!d.memoryWindows && settings.memoryWindows() == DisniSettings.MemoryWindows.AUTO) {
+                LOG.info("rdma-disni: {} is rxe, which runs a retried request's binds again: always_invalidate "
+                        + "re-registers chunks instead of binding memory windows (memory.windows)", info.name());
+            }
             try {
                 for (int i = 0; i < settings.completionThreads(); i++) {
                     d.addCqThread(context.createCompChannel());
@@ -406,6 +413,11 @@ public final class DisniDevice implements ManagedDevice {
 
     int cmTimeoutMs() {
         return settings.cmTimeoutMs();
+    }
+
+    /** Whether regions for remote access take memory windows (memory.windows, resolved for this device). */
+    public boolean memoryWindows() {
+        return memoryWindows;
     }
 
     /** Runs a CM call under the CM lock. */

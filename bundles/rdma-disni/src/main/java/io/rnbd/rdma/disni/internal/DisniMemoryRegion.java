@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * registration instead, once the first invalidation has dropped the remote registration: a
  * zero-length bind kills its key, a bind over the whole region gives it the next one, each a
  * work request, with no page pinned or unpinned (always_invalidate per request, as Linux's
- * server posts LOCAL_INV and REG_MR). An adapter without windows gets the re-registration.
+ * server posts LOCAL_INV and REG_MR). An adapter without windows gets the re-registration, and
+ * so does rxe unless memory.windows says otherwise ({@link DisniSettings.MemoryWindows}).
  */
 final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     private static final Logger LOG = LoggerFactory.getLogger(DisniMemoryRegion.class);
@@ -71,7 +72,7 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     /** The local registration; windows may be bound to it when the region is for remote access and the adapter takes them. */
     private static LocalRegistration registerLocal(DisniProtectionDomain pd, long address, int length, Set<Access> access)
             throws RdmaException {
-        if (remote(access)) {
+        if (remote(access) && pd.memoryWindows()) {
             try {
                 return new LocalRegistration(pd.regMr(address, length, EnumSet.of(Access.LOCAL_WRITE), MwNative.ACCESS_MW_BIND), true);
             } catch (RdmaException noWindows) {

@@ -36,6 +36,11 @@ final class DisniProtectionDomain implements ProtectionDomain {
         return device;
     }
 
+    /** Whether this device's regions for remote access take memory windows. */
+    boolean memoryWindows() {
+        return device.memoryWindows();
+    }
+
     /** The ibv_pd pointer, for the extension natives. */
     long handle() {
         return ((com.ibm.disni.verbs.impl.NatIbvPd) pd).getObjId();

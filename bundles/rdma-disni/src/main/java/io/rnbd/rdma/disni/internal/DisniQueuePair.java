@@ -585,7 +585,7 @@ final class DisniQueuePair implements QueuePair {
 
     private void deliverPolled(WorkCompletion wc) {
         if (!wc.ok()) {
-            failed("first error completion " + wc.status() + " " + wc.opcode() + " (wr " + wc.wrId() + ")");
+            failed(wc);
         }
         deliver(wc);
     }
@@ -613,6 +613,13 @@ final class DisniQueuePair implements QueuePair {
      * the CM thread: the flushes of RECVs posted meanwhile may be polled first, and the
      * connect failure must still be reported (connectFailed), so INIT is left to it.
      */
+    private void failed(WorkCompletion first) {
+        // the string only for the one call per connection that logs: a torn-down QP flushes hundreds
+        if (state == QpState.RTS) {
+            failed("first error completion " + first.status() + " " + first.opcode() + " (wr " + first.wrId() + ")");
+        }
+    }
+
     private void failed(String why) {
         if (state == QpState.RTS) {
             state = QpState.ERROR;

@@ -1,5 +1,9 @@
 package io.rnbd.rdma.disni.internal;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
 /**
  * Provider tuning.
  *
@@ -7,9 +11,36 @@ package io.rnbd.rdma.disni.internal;
  * @param completionThreads completion threads per device (1-{@value #MAX_COMPLETION_THREADS}), each
  *                          with its own completion channel; a device's queue pairs are spread over
  *                          them, each new one to the thread with the fewest
+ * @param memoryWindows     whether always_invalidate's keys are memory windows bound by work
+ *                          requests or re-registrations ({@link MemoryWindows})
  */
-public record DisniSettings(int cmTimeoutMs, int completionThreads) {
+public record DisniSettings(int cmTimeoutMs, int completionThreads, MemoryWindows memoryWindows) {
     public static final int MAX_COMPLETION_THREADS = 64;
+    /** Where the kernel lists RDMA devices. */
+    static final Path SYSFS = Path.of("/sys/class/infiniband");
+
+    /**
+     * Memory windows for always_invalidate ({@code memory.windows}). A bind is a local operation
+     * on a connection's send queue, and rxe (soft-RoCE) runs again whatever follows a request it
+     * retries (after an RNR NAK or a timeout), the binds too: a bind that already ran names a key
+     * the window no longer has, and the connection stalls (6.1) or fails (7.x); DisniRxeTest shows
+     * both. Re-registering the chunk instead puts nothing on the send queue.
+     */
+    public enum MemoryWindows {
+        /** Windows, except on rxe (a device with a {@code parent} netdev attribute in sysfs). */
+        AUTO,
+        ON,
+        OFF;
+
+        /** {@code auto}, {@code on} or {@code off}, any case. */
+        public static MemoryWindows parse(String s) {
+            try {
+                return valueOf(s.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException | NullPointerException e) {
+                throw new IllegalArgumentException("memory.windows must be auto, on or off: " + s);
+            }
+        }
+    }
 
     public DisniSettings {
         if (cmTimeoutMs <= 0) {
@@ -19,10 +50,31 @@ public record DisniSettings(int cmTimeoutMs, int completionThreads) {
             throw new IllegalArgumentException(
                     "completion threads must be 1-" + MAX_COMPLETION_THREADS + ": " + completionThreads);
         }
+        if (memoryWindows == null) {
+            throw new IllegalArgumentException("memory windows: auto, on or off");
+        }
+    }
+
+    public DisniSettings(int cmTimeoutMs, int completionThreads) {
+        this(cmTimeoutMs, completionThreads, MemoryWindows.AUTO);
     }
 
     /** One completion thread per device. */
     public DisniSettings(int cmTimeoutMs) {
         this(cmTimeoutMs, 1);
+    }
+
+    /** Whether the device whose sysfs directory is {@code deviceDir} binds windows. */
+    boolean windowsOn(Path deviceDir) {
+        return switch (memoryWindows) {
+            case ON -> true;
+            case OFF -> false;
+            case AUTO -> !isRxe(deviceDir);
+        };
+    }
+
+    /** rxe gives its devices a {@code parent} attribute (the netdev under it); hardware has none. */
+    static boolean isRxe(Path deviceDir) {
+        return Files.exists(deviceDir.resolve("parent"));
     }
 }

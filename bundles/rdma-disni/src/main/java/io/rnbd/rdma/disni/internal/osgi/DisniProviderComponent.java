@@ -66,6 +66,11 @@ public final class DisniProviderComponent {
                 description = "Completion threads per adapter (1-64), each with its own completion channel; "
                         + "the adapter's connections are spread over them")
         int completion_threads() default 1;
+
+        @AttributeDefinition(name = "Memory windows",
+                description = "always_invalidate's keys: auto (memory windows, except on rxe, which runs a "
+                        + "retried request's binds again), on (windows) or off (re-registration)")
+        String memory_windows() default "auto";
     }
 
     private final BundleContext context;
@@ -83,13 +88,14 @@ public final class DisniProviderComponent {
             throw new IllegalArgumentException("completion.threads must be 1-" + DisniSettings.MAX_COMPLETION_THREADS
                     + ": " + config.completion_threads());
         }
+        DisniSettings.MemoryWindows windows = DisniSettings.MemoryWindows.parse(config.memory_windows());
         this.context = context;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rdma-disni-scan");
             t.setDaemon(true);
             return t;
         });
-        DisniSettings settings = new DisniSettings(config.cm_timeout_ms(), config.completion_threads());
+        DisniSettings settings = new DisniSettings(config.cm_timeout_ms(), config.completion_threads(), windows);
         this.provider = new DisniProvider(new SysfsScanner(Path.of(config.sysfs_path())), new DisniRuntime(),
                 info -> DisniDevice.open(info, settings), new Listener(), scheduler,
                 Duration.ofMillis(config.poll_interval_ms()));

@@ -80,8 +80,13 @@ class DisniProviderComponentTest {
     }
 
     private static DisniProviderComponent.Config config(String path, long pollMs, int cmMs, int completionThreads) {
+        return config(path, pollMs, cmMs, completionThreads, "auto");
+    }
+
+    private static DisniProviderComponent.Config config(String path, long pollMs, int cmMs, int completionThreads,
+                                                        String windows) {
         Map<String, Object> values = new ConcurrentHashMap<>(Map.of("sysfs_path", path, "poll_interval_ms", pollMs,
-                "cm_timeout_ms", cmMs, "completion_threads", completionThreads));
+                "cm_timeout_ms", cmMs, "completion_threads", completionThreads, "memory_windows", windows));
         return (DisniProviderComponent.Config) Proxy.newProxyInstance(DisniProviderComponentTest.class.getClassLoader(),
                 new Class<?>[] {DisniProviderComponent.Config.class}, (proxy, m, args) -> {
                     if (m.getName().equals("annotationType")) {
@@ -128,6 +133,16 @@ class DisniProviderComponentTest {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> new DisniProviderComponent(context(), config(sysfs.toString(), 50, 2000, bad)));
             assertEquals("completion.threads must be 1-64: " + bad, e.getMessage());
+        }
+        assertTrue(regs.isEmpty(), "nothing registered by a refused configuration");
+    }
+
+    @Test
+    void memoryWindowsOtherThanAutoOnOrOffFailActivationAndSayTheChoices() {
+        for (String bad : new String[] {"yes", "", "offf"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new DisniProviderComponent(context(), config(sysfs.toString(), 50, 2000, 1, bad)));
+            assertEquals("memory.windows must be auto, on or off: " + bad, e.getMessage());
         }
         assertTrue(regs.isEmpty(), "nothing registered by a refused configuration");
     }
