@@ -24,7 +24,8 @@ public record DisniSettings(int cmTimeoutMs, int completionThreads, MemoryWindow
      * on a connection's send queue, and rxe (soft-RoCE) runs again whatever follows a request it
      * retries (after an RNR NAK or a timeout), the binds too: a bind that already ran names a key
      * the window no longer has, and the connection stalls (6.1) or fails (7.x); DisniRxeTest shows
-     * both. Re-registering the chunk instead puts nothing on the send queue.
+     * both. Re-registering the chunk instead puts only a zero-length RDMA WRITE on the send
+     * queue for the kill, which a retry sends again harmlessly.
      */
     public enum MemoryWindows {
         /** Windows, except on rxe (a device with a {@code parent} netdev attribute in sysfs). */
