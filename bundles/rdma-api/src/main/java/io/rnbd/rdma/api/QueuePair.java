@@ -52,6 +52,19 @@ public interface QueuePair extends AutoCloseable {
     void postInvalidate(long wrId, MemoryRegion mr) throws RdmaException;
 
     /**
+     * Kill {@code mr}'s rkey at once, with no work request, where this provider's invalidation
+     * is a call and not a request on the send queue (a remote registration it drops): true when
+     * remote access under the old key fails from the return on, and no completion follows;
+     * false when nothing was done and {@link #postInvalidate} is the way. Linux's server always
+     * posts LOCAL_INV, a local operation; a provider that would have to stand in for it with a
+     * request the peer must acknowledge lets the caller skip that wait. Never blocks on the
+     * peer; the region must be of this queue pair's protection domain.
+     */
+    default boolean invalidateNow(MemoryRegion mr) throws RdmaException {
+        return false;
+    }
+
+    /**
      * Give {@code mr} a new rkey, live for every request a peer sends after it learned the key
      * from a message posted on this queue pair after this call (IB_WR_REG_MR ahead of the
      * answer that carries the key, as Linux's RTRS server chains them); returns the key. Never

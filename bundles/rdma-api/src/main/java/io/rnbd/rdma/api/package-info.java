@@ -14,7 +14,7 @@
  * {@link io.rnbd.rdma.api.CompletionBatch} to whose end the layers above may defer work.
  */
 @Export
-@Version("2.1.0")
+@Version("2.2.0")
 package io.rnbd.rdma.api;
 
 import org.osgi.annotation.bundle.Export;

@@ -482,6 +482,26 @@ class DisniRxeTest {
         assertEquals(10, next(clientWc).wrId(), "the peer's RECV took the SEND");
     }
 
+    /**
+     * With windows, invalidateNow leaves the region alone: its kill is a bind on the send queue,
+     * posted in order with the answers (the conformance suite, at rxe's default, covers the
+     * other half: the key dead when the call returns).
+     */
+    @Test
+    void withWindowsInvalidateNowLeavesTheKillToTheSendQueue() throws Exception {
+        MemoryRegion sbuf = region(serverPd, 4096);
+        connect(List.of());
+        int key = sbuf.rkey();
+        assertFalse(server.invalidateNow(sbuf), "a region with a window is killed by a bind");
+        assertTrue(sbuf.valid());
+        assertEquals(key, sbuf.rkey());
+        server.postInvalidate(62, sbuf);
+        WorkCompletion inv = next(serverWc);
+        assertEquals(62, inv.wrId());
+        assertTrue(inv.ok(), "the posted kill: " + inv);
+        assertFalse(sbuf.valid());
+    }
+
     /** This test's device again, with {@code windows}. */
     private void reopen(DisniSettings.MemoryWindows windows) throws Exception {
         device.close();

@@ -780,6 +780,43 @@ public abstract class ProviderConformanceSuite {
                 pattern(4096, 10 + rounds - 1));
     }
 
+    /**
+     * invalidateNow: a provider that kills a key with a call has done it when the call returns
+     * true: remote access under the old key fails, the region still serves as a local SGE, no
+     * completion of the kill ever comes, and a re-registration through the queue pair gives a
+     * new key. A provider that answers false has done nothing: the old key still works.
+     */
+    @Test
+    void invalidateNowKillsTheKeyBeforeItReturnsOrLeavesItAlone() throws Exception {
+        Pair p = connect();
+        MemoryRegion target = serverRegion(p, 4096);
+        MemoryRegion src = track(mr(p.clientPd, 4096));
+        MemoryRegion back = track(mr(p.clientPd, 4096));
+        int old = target.rkey();
+        fill(src, 0, pattern(4096, 5));
+        p.client.qp().postSend(SendWr.write(1, List.of(Sge.whole(src)), target.address(), old));
+        assertEquals(1, p.client.nextWc(WcStatus.SUCCESS).wrId());
+        if (!p.server.qp().invalidateNow(target)) {
+            assertTrue(target.valid(), "false: nothing done");
+            fill(src, 0, pattern(4096, 6));
+            p.client.qp().postSend(SendWr.write(2, List.of(Sge.whole(src)), target.address(), old));
+            assertEquals(2, p.client.nextWc(WcStatus.SUCCESS).wrId(), "false: the old key still works");
+            assertArrayEquals(pattern(4096, 6), bytes(target, 0, 4096));
+            return;
+        }
+        assertFalse(target.valid());
+        p.server.qp().postSend(SendWr.write(3, List.of(new Sge(target, 0, 4096)), back.address(), back.rkey()));
+        WorkCompletion next = p.server.nextWc(WcStatus.SUCCESS);
+        assertEquals(3, next.wrId(), "the kill completes nothing; the region serves as a local SGE");
+        assertArrayEquals(pattern(4096, 5), bytes(back, 0, 4096));
+        int fresh = p.server.qp().postReregister(4, target);
+        assertNotEquals(old, fresh);
+        assertTrue(target.valid());
+        fill(src, 0, pattern(4096, 7));
+        assertRemoteAccessError(p, SendWr.write(5, List.of(Sge.whole(src)), target.address(), old), target,
+                pattern(4096, 5));
+    }
+
     @Test
     void reregisterGivesWorkingNewRkeyAndKillsTheOld() throws Exception {
         Pair p = connect();

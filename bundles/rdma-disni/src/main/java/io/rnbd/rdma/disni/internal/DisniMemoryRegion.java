@@ -159,6 +159,22 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     }
 
     /**
+     * Without a window (the adapter has none, or memory.windows keeps them off): drops the
+     * remote registration at once and says so; with one, false and nothing done, the kill being
+     * a bind on the send queue ({@link #unbind}).
+     */
+    synchronized boolean invalidateNow() throws RdmaException {
+        if (closed) {
+            throw new RdmaException(Errno.EBADF, "memory region closed");
+        }
+        if (!windowless) {
+            return false;
+        }
+        invalidate();
+        return true;
+    }
+
+    /**
      * Under a queue pair's posting lock: kills the rkey with a zero-length bind of the window,
      * appended to the queue pair's {@code chain} (signaled, {@code token}); false when the
      * region has no window, nothing appended. The first time the remote registration goes

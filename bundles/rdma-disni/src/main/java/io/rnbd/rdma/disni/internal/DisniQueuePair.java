@@ -413,6 +413,16 @@ final class DisniQueuePair implements QueuePair {
         return 0;
     }
 
+    /**
+     * A region without a window loses its remote registration here and now: the rkey dies with
+     * ibv_dereg_mr, and the caller need not wait for the acknowledgement of a stand-in request
+     * ({@link #postInvalidate}) from the peer. A region with one is left alone.
+     */
+    @Override
+    public boolean invalidateNow(MemoryRegion mr) throws RdmaException {
+        return ownRegion(mr).invalidateNow();
+    }
+
     /** A bind of the region's window over all of it, on this send queue, unsignaled; else a re-registration. */
     @Override
     public int postReregister(long wrId, MemoryRegion mr) throws RdmaException {

@@ -37,6 +37,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import java.util.function.LongFunction;
 
@@ -73,6 +74,10 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
     private final SoftMemTable mem = new SoftMemTable();
     private final SoftLoopback loopback;
     private volatile boolean closed;
+    private volatile boolean invalidateAtOnce;
+    /** rkeys killed through a posted invalidation, and with a call (invalidateNow). */
+    final LongAdder invalidationsPosted = new LongAdder();
+    final LongAdder invalidationsAtOnce = new LongAdder();
     private final Handshake handshake;
     private final SoftHandshakes handshakes;
     private final LongSupplier nanos;
@@ -288,6 +293,20 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         return address;
     }
 
+    /**
+     * Whether this device's queue pairs kill an rkey when asked to at once
+     * ({@link io.rnbd.rdma.api.QueuePair#invalidateNow}), as DiSNI does on an adapter without
+     * memory windows, or only through a posted invalidation, as on one with windows (the
+     * default): the layers above are tested against both kinds of adapter.
+     */
+    public void invalidateAtOnce(boolean atOnce) {
+        invalidateAtOnce = atOnce;
+    }
+
+    boolean invalidatesAtOnce() {
+        return invalidateAtOnce;
+    }
+
     @Override
     public ProtectionDomain allocPd() throws RdmaException {
         checkOpen();
@@ -407,7 +426,9 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
      * because no CPU was spare or the process already polled on as many threads as it may (all 0
      * with {@code poll.usec} 0, and while the device is idle); {@code loopback_connects}:
      * connects it sent to its own listeners over a Unix socket instead of TCP, a refused one
-     * included ({@link SoftLoopback}).
+     * included ({@link SoftLoopback}); {@code invalidations_posted} and {@code
+     * invalidations_at_once}: rkeys killed through a posted invalidation and with a call
+     * ({@link #invalidateAtOnce}).
      */
     @Override
     public Map<String, Long> counters() {
@@ -419,6 +440,8 @@ public final class SoftDevice implements RdmaDevice, AutoCloseable {
         m.put("handshakes_refused", handshakes.refusedCount());
         m.put("handshakes_timed_out", handshakes.timedOutCount());
         m.put("loopback_connects", loopback.connects());
+        m.put("invalidations_posted", invalidationsPosted.sum());
+        m.put("invalidations_at_once", invalidationsAtOnce.sum());
         return m;
     }
 

@@ -261,11 +261,27 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
             throw new RdmaException(Errno.EINVAL, "region of another protection domain");
         }
         mr.invalidate();
+        device.invalidationsPosted.increment();
         if (reactor.inLoop()) {
             wq.completeLocal(wrId, WcOpcode.LOCAL_INV); // the server's path: no task to allocate
         } else {
             reactor.execute(() -> wq.completeLocal(wrId, WcOpcode.LOCAL_INV));
         }
+    }
+
+    /** Only where the device is set to ({@link SoftDevice#invalidateAtOnce}): the region's key dies here. */
+    @Override
+    public boolean invalidateNow(MemoryRegion mr) throws RdmaException {
+        QpInit i = init;
+        if (!(mr instanceof SoftMr) || i == null || mr.pd() != i.pd()) {
+            throw new RdmaException(Errno.EINVAL, "region of another protection domain");
+        }
+        if (!device.invalidatesAtOnce()) {
+            return false;
+        }
+        mr.invalidate();
+        device.invalidationsAtOnce.increment();
+        return true;
     }
 
     @Override

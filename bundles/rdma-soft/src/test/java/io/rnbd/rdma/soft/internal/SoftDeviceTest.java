@@ -182,7 +182,7 @@ class SoftDeviceTest {
             long[] c = d.pollCounts();
             // what rdma:statistic shows: the same counts, in this order
             assertEquals(List.of("polls", "poll_hits", "polls_skipped", "handshakes_refused", "handshakes_timed_out",
-                    "loopback_connects"),
+                    "loopback_connects", "invalidations_posted", "invalidations_at_once"),
                     List.copyOf(d.counters().keySet()));
             assertTrue(d.counters().get("polls") >= c[0] && d.counters().get("polls_skipped") >= c[1]);
             if (loadavg == busy) {

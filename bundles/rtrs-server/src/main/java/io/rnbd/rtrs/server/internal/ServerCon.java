@@ -165,6 +165,15 @@ final class ServerCon implements Connection {
         }
     }
 
+    /**
+     * always_invalidate where the provider kills a key with a call rather than a work request:
+     * true when the chunk's rkey is dead on return and no completion follows; false when
+     * {@link #invalidateChunk} is the way.
+     */
+    boolean invalidateChunkNow(MemoryRegion mr) throws RdmaException {
+        return qp.invalidateNow(mr);
+    }
+
     /** always_invalidate: a new rkey for a chunk, live for what is posted on this connection next (IB_WR_REG_MR). */
     int reregisterChunk(MemoryRegion mr) throws RdmaException {
         return qp.postReregister(sendSeq.incrementAndGet(), mr);

@@ -136,7 +136,19 @@ final class ServerIo {
         inflight++;
         if (cfg.alwaysInvalidate()) {
             // rtrs_srv_inv_rkey: the request is read once the client can no longer write the
-            // chunk, that is once the invalidation posted on its connection has completed
+            // chunk, that is once the invalidation posted on its connection has completed, or at
+            // once where the provider kills the key with a call (no windows: rxe by default), which
+            // spares the request a wait for the peer's acknowledgement of a stand-in request
+            boolean killed;
+            try {
+                killed = con.invalidateChunkNow(chunkMrs[bufId]);
+            } catch (RdmaException e) {
+                inflight--;
+                throw e;
+            }
+            if (killed) {
+                return arrived(con, bufId, off);
+            }
             invalidating[bufId] = true;
             try {
                 con.invalidateChunk(chunkMrs[bufId], ok -> path.onChunkInvalidated(con, bufId, off, ok));

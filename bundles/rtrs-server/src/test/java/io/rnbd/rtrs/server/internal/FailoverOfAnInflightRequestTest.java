@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -55,7 +56,13 @@ class FailoverOfAnInflightRequestTest {
     final RtrsServerOps ops = held::add;
 
     void start(boolean alwaysInvalidate) throws Exception {
+        start(alwaysInvalidate, false);
+    }
+
+    /** {@code atOnce}: the provider kills a chunk's key with a call (DiSNI without windows), not a posted request. */
+    void start(boolean alwaysInvalidate, boolean atOnce) throws Exception {
         dev = new SoftDevice("soft-fo", InetAddress.getByName("127.0.0.1"));
+        dev.invalidateAtOnce(atOnce);
         timer = Executors.newSingleThreadScheduledExecutor();
         server = new RtrsServer(new ServerConfig(0, CHUNK, QD, alwaysInvalidate, 60_000, 5), () -> ops, () -> null,
                 timer, System::nanoTime);
@@ -149,10 +156,11 @@ class FailoverOfAnInflightRequestTest {
      * runs the first copy. The surviving path stays; the copy waits for the first copy and is
      * answered on the new path; the first copy's answer is dropped, never a second answer.
      */
-    @ParameterizedTest(name = "always_invalidate={0}")
-    @ValueSource(booleans = {false, true})
-    void aWriteResentOnAnotherPathWhileTheFirstCopyRunsIsAnsweredOnceOnTheNewPath(boolean inval) throws Exception {
-        start(inval);
+    @ParameterizedTest(name = "always_invalidate={0}, killed at once={1}")
+    @CsvSource({"false,false", "true,false", "true,true"})
+    void aWriteResentOnAnotherPathWhileTheFirstCopyRunsIsAnsweredOnceOnTheNewPath(boolean inval, boolean atOnce)
+            throws Exception {
+        start(inval, atOnce);
         try (RawClient a = new RawClient(dev).connect(addr(), 2, "fo");
              RawClient b = secondPath(a, "fo")) {
             byte[] x = "the data of the write that fails over".getBytes();
@@ -180,6 +188,9 @@ class FailoverOfAnInflightRequestTest {
             assertEquals(0, answer(b, 1));
             assertArrayEquals(y, stored.get(8L));
             assertEquals(2, session(server, "fo").pathCount());
+            if (inval) {
+                LinuxClientWireTest.assertKilled(dev, atOnce, 3);
+            }
         }
     }
 
@@ -218,9 +229,10 @@ class FailoverOfAnInflightRequestTest {
      * A read failed over: the copy reads again once the first copy is done and its data is what
      * reaches the client (the first copy's data would be older); one answer, on the new path.
      */
-    @Test
-    void aReadResentOnAnotherPathGetsTheCopysData() throws Exception {
-        start(true);
+    @ParameterizedTest(name = "killed at once={0}")
+    @ValueSource(booleans = {false, true})
+    void aReadResentOnAnotherPathGetsTheCopysData(boolean atOnce) throws Exception {
+        start(true, atOnce);
         try (RawClient a = new RawClient(dev).connect(addr(), 2, "fo");
              RawClient b = secondPath(a, "fo")) {
             sendRead(a, 3, 9, 512);
@@ -238,6 +250,7 @@ class FailoverOfAnInflightRequestTest {
             b.local.buffer().get(0, got);
             assertArrayEquals(fresh, got);
             assertNull(a.cons[1].recvs.poll(300, TimeUnit.MILLISECONDS), "no answer on the first path");
+            LinuxClientWireTest.assertKilled(dev, atOnce, 2);
         }
     }
 

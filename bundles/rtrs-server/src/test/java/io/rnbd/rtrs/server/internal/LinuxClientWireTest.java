@@ -18,7 +18,7 @@ import io.rnbd.rtrs.proto.SgDesc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -79,11 +79,23 @@ class LinuxClientWireTest {
     };
 
     void start(boolean alwaysInvalidate) throws Exception {
+        start(alwaysInvalidate, false);
+    }
+
+    /** {@code atOnce}: the provider kills a chunk's key with a call (DiSNI without windows), not a posted request. */
+    void start(boolean alwaysInvalidate, boolean atOnce) throws Exception {
         dev = new SoftDevice("soft-lx", InetAddress.getByName("127.0.0.1"));
+        dev.invalidateAtOnce(atOnce);
         timer = Executors.newSingleThreadScheduledExecutor();
         server = new RtrsServer(new ServerConfig(0, CHUNK, QD, alwaysInvalidate, 60_000, 5), () -> ops, () -> null,
                 timer, System::nanoTime);
         server.add(dev);
+    }
+
+    /** The server killed {@code n} chunk keys, all with a call ({@code atOnce}) or all through posted requests. */
+    static void assertKilled(SoftDevice dev, boolean atOnce, long n) {
+        assertEquals(atOnce ? n : 0L, dev.counters().get("invalidations_at_once"), "keys killed with a call");
+        assertEquals(atOnce ? 0L : n, dev.counters().get("invalidations_posted"), "keys killed through posted requests");
     }
 
     @AfterEach
@@ -99,10 +111,10 @@ class LinuxClientWireTest {
     }
 
     /** rtrs_rdma_do_accept: Linux's limits and only Linux's flag. */
-    @ParameterizedTest
-    @ValueSource(booleans = {false, true})
-    void conRspIsWhatLinuxsServerSends(boolean alwaysInvalidate) throws Exception {
-        start(alwaysInvalidate);
+    @ParameterizedTest(name = "always_invalidate={0}, killed at once={1}")
+    @CsvSource({"false,false", "true,false", "true,true"})
+    void conRspIsWhatLinuxsServerSends(boolean alwaysInvalidate, boolean atOnce) throws Exception {
+        start(alwaysInvalidate, atOnce);
         try (RawClient c = new RawClient(dev).connect(addr(), 2, "lx")) {
             assertEquals(QD, c.conRsp.queueDepth());
             assertEquals(CHUNK - 4096, c.conRsp.maxIoSize());
@@ -119,10 +131,10 @@ class LinuxClientWireTest {
      * (IMM IO_RSP_W_INV) comes last: as an empty RDMA_WRITE_WITH_IMM, or under
      * always_invalidate a SEND_WITH_IMM with the chunk's new rkey.
      */
-    @ParameterizedTest
-    @ValueSource(booleans = {false, true})
-    void readWithNeedInvalIsWrittenThenInvalidatedThenAnswered(boolean alwaysInvalidate) throws Exception {
-        start(alwaysInvalidate);
+    @ParameterizedTest(name = "always_invalidate={0}, killed at once={1}")
+    @CsvSource({"false,false", "true,false", "true,true"})
+    void readWithNeedInvalIsWrittenThenInvalidatedThenAnswered(boolean alwaysInvalidate, boolean atOnce) throws Exception {
+        start(alwaysInvalidate, atOnce);
         try (RawClient c = new RawClient(dev).connect(addr(), 2, "lx")) {
             byte[] payload = "read me back, kernel".getBytes();
             stored.put(5L, payload);
@@ -156,6 +168,7 @@ class LinuxClientWireTest {
                 RkeyRsp k = RkeyRsp.decode(con.data(rsp));
                 assertEquals(2, k.bufId());
                 assertNotEquals(chunk.key(), k.rkey());
+                assertKilled(dev, atOnce, 1);
             } else {
                 assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, rsp.opcode());
                 assertEquals(0, rsp.byteLen());
@@ -172,10 +185,10 @@ class LinuxClientWireTest {
      * the write fails with a remote access error and the data the upper layer sees is what was
      * sent. Without it the same write lands in the data under the upper layer's feet.
      */
-    @ParameterizedTest(name = "always_invalidate={0}")
-    @ValueSource(booleans = {false, true})
-    void aChunkIsNotWritableWhileTheUpperLayerHoldsItsRequest(boolean alwaysInvalidate) throws Exception {
-        start(alwaysInvalidate);
+    @ParameterizedTest(name = "always_invalidate={0}, killed at once={1}")
+    @CsvSource({"false,false", "true,false", "true,true"})
+    void aChunkIsNotWritableWhileTheUpperLayerHoldsItsRequest(boolean alwaysInvalidate, boolean atOnce) throws Exception {
+        start(alwaysInvalidate, atOnce);
         hold = true;
         try (RawClient c = new RawClient(dev).connect(addr(), 2, "lx")) {
             byte[] payload = "the data as sent".getBytes();
@@ -200,6 +213,7 @@ class LinuxClientWireTest {
             if (alwaysInvalidate) {
                 assertEquals(WcStatus.REM_ACCESS_ERR, w.status(), "the chunk's key died before the upper layer saw it");
                 assertArrayEquals(payload, seen);
+                assertKilled(dev, atOnce, 1);
             } else {
                 assertEquals(WcStatus.SUCCESS, w.status());
                 assertArrayEquals(java.util.Arrays.copyOf(later, payload.length), seen);
