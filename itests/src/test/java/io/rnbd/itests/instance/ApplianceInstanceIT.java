@@ -51,6 +51,11 @@ public class ApplianceInstanceIT {
         Files.createDirectories(work);
         unpackDistribution(work, dist);
 
+        // the console before there is an instance: the script says so, not Karaf's "KARAF_BASE is not valid"
+        Result early = appliance.run(60_000, "client", "rnbd:devices");
+        assertEquals(early.output(), 1, early.exit());
+        assertTrue(early.output(), early.output().contains("no appliance instance in " + home.toAbsolutePath()));
+
         Result created = appliance.run(60_000, "instance");
         assertEquals(created.output(), 0, created.exit());
         assertTrue(created.output(), created.output().contains("new instance in " + home.toAbsolutePath()));
