@@ -136,7 +136,9 @@ public final class Appliance implements AutoCloseable {
         extraBackends.forEach(rnbd::backendAdded);
         exports.forEach(rnbd::addExport);
         received.upper = rnbd;
-        RtrsServer rtrs = new RtrsServer(new ServerConfig(port, ServerConfig.DEFAULT_CHUNK_SIZE, queueDepth, alwaysInvalidate,
+        // rnbd.chunk.size: the bench's knob (BENCH_CHUNK), e.g. Linux's 128 KiB against the appliance's 256 KiB
+        int chunkSize = Integer.getInteger("rnbd.chunk.size", ServerConfig.DEFAULT_CHUNK_SIZE);
+        RtrsServer rtrs = new RtrsServer(new ServerConfig(port, chunkSize, queueDepth, alwaysInvalidate,
                 HB_INTERVAL_MS, HB_MISSED_MAX), () -> received, () -> null, rtrsTimer, System::nanoTime, sessionLimits);
         rnbdServer = rnbd;
         rtrsServer = rtrs;
