@@ -71,7 +71,7 @@ modprobe rnbd-client || fail "rnbd-client"
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${BENCH_LOG_LEVEL:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
   -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" -Drnbd.disni.memory.windows="${BENCH_WINDOWS:-auto}" \
-  -Drnbd.chunk.size="${BENCH_CHUNK:-262144}" \
+  ${BENCH_CHUNK:+-Drnbd.chunk.size="$BENCH_CHUNK"} \
   -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 \
   bench0=/dev/ram0,bench1=memory:$((SIZE_MIB * 1048576)) \
   > "$OUT/linux-peer-appliance.log" 2>&1 &

@@ -257,9 +257,7 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
         if (s != QpState.RTS) {
             throw new RdmaException(Errno.ENOTCONN, "queue pair is " + s);
         }
-        if (!(mr instanceof SoftMr) || mr.pd() != init.pd()) {
-            throw new RdmaException(Errno.EINVAL, "region of another protection domain");
-        }
+        ownRegion(mr);
         mr.invalidate();
         device.invalidationsPosted.increment();
         if (reactor.inLoop()) {
@@ -272,16 +270,21 @@ final class SoftQp implements QueuePair, SoftReactor.Channel {
     /** Only where the device is set to ({@link SoftDevice#invalidateAtOnce}): the region's key dies here. */
     @Override
     public boolean invalidateNow(MemoryRegion mr) throws RdmaException {
-        QpInit i = init;
-        if (!(mr instanceof SoftMr) || i == null || mr.pd() != i.pd()) {
-            throw new RdmaException(Errno.EINVAL, "region of another protection domain");
-        }
+        ownRegion(mr);
         if (!device.invalidatesAtOnce()) {
             return false;
         }
         mr.invalidate();
         device.invalidationsAtOnce.increment();
         return true;
+    }
+
+    /** Refuses a region that is not of this queue pair's protection domain. */
+    private void ownRegion(MemoryRegion mr) throws RdmaException {
+        QpInit i = init;
+        if (!(mr instanceof SoftMr) || i == null || mr.pd() != i.pd()) {
+            throw new RdmaException(Errno.EINVAL, "region of another protection domain");
+        }
     }
 
     @Override
