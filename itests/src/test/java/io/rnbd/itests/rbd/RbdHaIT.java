@@ -130,8 +130,11 @@ public class RbdHaIT {
         awaitConsole(c, "rnbd:map --session c2-a,c2-b --export " + IMAGE + " --mode MIGRATION rnbd1");
         dev1 = connect("rnbd0");
         dev2 = connect("rnbd1");
-        active = a; // the first session's server takes the image at the first map
-        assertEquals("A holds the image after the first map", "ACTIVE", awaitRole(a, "ACTIVE"));
+        // the first map makes the server the client reaches first take the image: A's, the first
+        // session's, unless A still boots then (seen in CI: B listened 6 s before A, the client
+        // found no active server on c1-b alone and asked B, as docs/scale-out.md says it does).
+        // Either is right; one only, the other a standby
+        active = currentActive();
         lastTakeover = System.nanoTime();
         io1 = new HaVerifier(dev1, 0, REGION, DEPTH);
         io2 = new HaVerifier(dev2, REGION, REGION, DEPTH);
