@@ -24,9 +24,9 @@ import org.apache.sshd.client.session.ClientSession;
  * What Pax Exam cannot do from inside the container: kill it and start it again.
  *
  * <p>{@link #ask} is for the questions a test polls with (a server's role, many times a
- * takeover): the same SSH exec bin/client makes, over one session kept open in this JVM.
- * Each bin/client is a JVM of its own, 4–5 s on a loaded 2-core machine, and RbdHaIT's
- * takeovers spent most of their time starting them.
+ * takeover): the same SSH exec bin/client makes, from this JVM. Each bin/client is a JVM of its
+ * own, 4–5 s on a loaded 2-core machine, and RbdHaIT's takeovers spent most of their time
+ * starting them.
  */
 final class KarafProcess implements AutoCloseable {
     final String name;
@@ -35,7 +35,6 @@ final class KarafProcess implements AutoCloseable {
     private Process process;
     /** For {@link #ask}: started on first use, closed with this. */
     private SshClient ssh;
-    private ClientSession session;
 
     private KarafProcess(String name, Path home, int sshPort) {
         this.name = name;
@@ -165,33 +164,37 @@ final class KarafProcess implements AutoCloseable {
     /**
      * Runs a console command as {@link #console} does (ssh as karaf/karaf, an exec channel,
      * connecting again every 2 s for up to 60 s while the server boots, as {@code bin/client -r 30
-     * -d 2}), over a session kept open between calls; its output. A failure, or an exit status
-     * other than 0, is an AssertionError, as there.
+     * -d 2}); its output. A failure, or an exit status other than 0, is an AssertionError, as
+     * there, and one that gets no answer says what state the server's process is in.
+     *
+     * <p>A session per command: Karaf closes the SSH session when an exec command ends
+     * ({@code ShellCommand.run}), so a session kept for the next question was one the server
+     * was closing, and a question asked right after another one raced that close (seen: a
+     * quarter of back-to-back questions found it closed; in CI a server's console "did not
+     * answer within 20 s" three times in a row).
      */
     synchronized String ask(String command) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        Exception last;
+        List<String> failures = new ArrayList<>();
         do {
-            try {
-                return exec(session(), command);
+            try (ClientSession s = session()) {
+                return exec(s, command);
             } catch (IOException | IllegalStateException e) {
-                // the server was killed, is booting or frozen, or closed the session (sshd then
-                // refuses a channel with an IllegalStateException): a new session next time
-                last = e;
-                dropSession();
+                // the server was killed, is booting or frozen: a new client next time, in case
+                // this one's own threads are what does not answer
+                failures.add(e.toString());
+                stopClient();
             }
             if (System.nanoTime() >= deadline) {
                 break;
             }
             Thread.sleep(2000);
         } while (true);
-        throw new AssertionError(name + ": '" + command + "' failed: " + last);
+        throw new AssertionError(name + ": '" + command + "' failed " + failures.size() + " times in 60 s: "
+                + failures + "\n" + processState() + "\n" + logTail(40) + "\n" + jstack());
     }
 
     private ClientSession session() throws IOException {
-        if (session != null && session.isOpen() && !session.isClosing()) {
-            return session;
-        }
         if (ssh == null) {
             ssh = SshClient.setUpDefaultClient();
             ssh.setServerKeyVerifier(AcceptAllServerKeyVerifier.INSTANCE);
@@ -205,7 +208,6 @@ final class KarafProcess implements AutoCloseable {
             s.close(true);
             throw e;
         }
-        session = s;
         return s;
     }
 
@@ -229,10 +231,41 @@ final class KarafProcess implements AutoCloseable {
         }
     }
 
-    private void dropSession() {
-        if (session != null) {
-            session.close(true);
-            session = null;
+    private void stopClient() {
+        if (ssh != null) {
+            ssh.stop();
+            ssh = null;
+        }
+    }
+
+    /** Running, stopped or gone, with its threads and memory, as /proc tells (for failure messages). */
+    String processState() {
+        if (!alive()) {
+            return "--- " + name + ": not running";
+        }
+        try {
+            StringBuilder s = new StringBuilder("--- " + name + " pid " + pid() + (stopped ? " (SIGSTOP by the test)" : ""));
+            for (String l : Files.readAllLines(Path.of("/proc/" + pid() + "/status"))) {
+                if (l.startsWith("State:") || l.startsWith("Threads:") || l.startsWith("VmRSS:")) {
+                    s.append(", ").append(l.replaceAll("\\s+", " "));
+                }
+            }
+            s.append(", load average ").append(Files.readString(Path.of("/proc/loadavg")).strip());
+            return s.toString();
+        } catch (IOException e) {
+            return "--- " + name + ": " + e;
+        }
+    }
+
+    /** The JVM's threads (for failure messages where its console does not answer). */
+    String jstack() {
+        if (!alive() || stopped) {
+            return "";
+        }
+        try {
+            return "--- jstack " + name + "\n" + Tools.exec(60_000, "jstack", Long.toString(pid())).output();
+        } catch (Exception e) {
+            return "--- no jstack of " + name + ": " + e;
         }
     }
 
@@ -265,11 +298,7 @@ final class KarafProcess implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         synchronized (this) {
-            dropSession();
-            if (ssh != null) {
-                ssh.stop();
-                ssh = null;
-            }
+            stopClient();
         }
         kill9();
     }

@@ -392,8 +392,8 @@ public class RbdHaIT {
         lastTakeover = System.nanoTime();
         active = next;
         assertEquals(what + ": the other server is active", "ACTIVE", role(next));
-        assertTrue(what + ": generation " + generation(next) + " after " + generation,
-                generation(next) > generation);
+        long now = generation(next);
+        assertTrue(what + ": generation " + now + " after " + generation, now > generation);
         Thread.sleep(1000); // let the requests that waited through it complete and count
         long stall = Math.max(io1.longestSinceMarkMs(), io2.longestSinceMarkMs());
         into.add(stall);
@@ -576,11 +576,7 @@ public class RbdHaIT {
 
     /** The client's threads, for a failure where IO stands still. */
     private static String threads(KarafProcess k) {
-        try {
-            return "\n--- jstack " + k.name + "\n" + Tools.exec(60_000, "jstack", Long.toString(k.pid())).output();
-        } catch (Exception e) {
-            return "\n(no jstack: " + e + ")";
-        }
+        return "\n" + k.jstack();
     }
 
     private static String required(String key) {

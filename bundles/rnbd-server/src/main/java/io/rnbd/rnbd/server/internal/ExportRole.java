@@ -357,6 +357,14 @@ final class ExportRole {
         refreshHolder();
     }
 
+    /**
+     * Reads who holds the storage. A read is not taken when it shows an older generation than
+     * the holder known here: it was made before a takeover that completed while it was on its way
+     * (this server's own, or one another server announced), and the storage's generation only
+     * grows. Seen in RbdHaIT: a probe's read from before this server's takeover landed after it,
+     * and for a second the export said ACTIVE with the fenced server's generation, which a client
+     * that had left that generation refuses to follow.
+     */
     private void refreshHolder() {
         SharedDevice d;
         synchronized (this) {
@@ -368,7 +376,7 @@ final class ExportRole {
         try {
             Holder h = d.holder();
             synchronized (this) {
-                if (device == d) {
+                if (device == d && h.generation() >= holder.generation()) {
                     holder = h;
                 }
             }

@@ -1,6 +1,7 @@
 package io.rnbd.rnbd.server.internal;
 
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +20,7 @@ final class HaSettings implements AutoCloseable {
     /** Takeovers of different exports run at once, up to this many (each waits ~0.1-1 s for the cluster). */
     private static final int THREADS = 4;
 
-    private final ThreadPoolExecutor worker;
+    private final ExecutorService worker;
     private volatile String server = defaultName();
     private volatile long holdoffMs = DEFAULT_HOLDOFF_MS;
     private volatile long probeMs = DEFAULT_PROBE_MS;
@@ -27,13 +28,24 @@ final class HaSettings implements AutoCloseable {
     private volatile java.util.function.LongSupplier wallClock = System::currentTimeMillis;
 
     HaSettings() {
+        this(workerPool());
+    }
+
+    /** For tests that run the storage's waits on a thread of their choosing. */
+    HaSettings(ExecutorService worker) {
+        this.worker = worker;
+    }
+
+    private static ExecutorService workerPool() {
         AtomicInteger n = new AtomicInteger();
-        worker = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, "rnbd-server-ha-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        worker.allowCoreThreadTimeOut(true);
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "rnbd-server-ha-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     static String defaultName() {
