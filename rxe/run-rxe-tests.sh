@@ -27,6 +27,9 @@
 #      RXE_TIMEOUT_FACTOR  tests multiply their waits by it default 20 (TCG is ~15-20x slower)
 #      RXE_LOGLEVEL the guest console's kernel loglevel      default 3 (errors above KERN_ERR:
 #                   oopses, BUGs); 7 puts rtrs/rnbd's own messages on the console too
+#      RXE_CMDLINE  more kernel parameters for the guest     default none (diagnosis, e.g.
+#                   "slub_debug=FZPU": the slab allocator checks its objects and names the cache
+#                   and the last allocation and free of one that was overwritten)
 #      RXE_KERNEL   stable: linux-image-amd64 of the host's release (default);
 #                   backports: linux-image-amd64 of <release>-backports, through a private apt
 #                   list under RXE_WORK (the host's apt sources are not touched)
@@ -286,7 +289,7 @@ T0=$(date +%s)
 timeout "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${RXE_TCG_THREAD:-single},tb-size=512" -cpu "${RXE_CPU:-max,avx=off}" \
   -smp "${SMP:-$(nproc)}" -m "${MEM:-4G}" -nographic -no-reboot -nodefaults -serial stdio \
   -kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$WORK/initramfs-$KVER.cpio.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=${RXE_LOGLEVEL:-3} guest_init=$HERE/lib/guest-init.sh rxe_out=$OUT" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=${RXE_LOGLEVEL:-3} ${RXE_CMDLINE:-} guest_init=$HERE/lib/guest-init.sh rxe_out=$OUT" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
   -nic none < /dev/null 2>"$WORK/qemu$RUN.err" | sed -u 's/\r$//' | tee "$CONSOLE"
