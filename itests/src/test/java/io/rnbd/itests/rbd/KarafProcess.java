@@ -224,7 +224,12 @@ final class KarafProcess implements AutoCloseable {
             }
             Integer exit = ch.getExitStatus();
             String output = out.toString(StandardCharsets.UTF_8);
-            if (exit != null && exit != 0) {
+            if (exit == null) {
+                // Karaf sends the command's exit status before it closes the channel: a channel
+                // closed without one never ran the command, and its empty output is no answer
+                throw new IOException("channel closed without an exit status (output: '" + output + "')");
+            }
+            if (exit != 0) {
                 throw new AssertionError(name + ": '" + command + "' exited " + exit + ": " + output);
             }
             return output;

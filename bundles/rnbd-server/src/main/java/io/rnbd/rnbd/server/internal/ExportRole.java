@@ -361,9 +361,9 @@ final class ExportRole {
      * Reads who holds the storage. A read is not taken when it shows an older generation than
      * the holder known here: it was made before a takeover that completed while it was on its way
      * (this server's own, or one another server announced), and the storage's generation only
-     * grows. Seen in RbdHaIT: a probe's read from before this server's takeover landed after it,
-     * and for a second the export said ACTIVE with the fenced server's generation, which a client
-     * that had left that generation refuses to follow.
+     * grows. Without this, a probe's read from before this server's takeover that landed after
+     * it made the export say ACTIVE with the fenced server's generation until the next probe,
+     * and a client that had left that generation refuses to follow it (ExportRoleTest).
      */
     private void refreshHolder() {
         SharedDevice d;

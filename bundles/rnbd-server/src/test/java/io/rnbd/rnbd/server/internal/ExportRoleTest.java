@@ -51,8 +51,9 @@ class ExportRoleTest {
      * then, before its answer is taken, this server takes the image over (generation 2); the
      * read's answer (A, generation 1) arrives last. The export must stay ACTIVE at generation 2,
      * as itself: an ACTIVE export that reported the fenced server's generation sent clients
-     * that had left that generation away (RbdHaIT, SIGSTOP #9: "generation 21" right after it
-     * said ACTIVE, 22 a second later).
+     * that had left that generation away. (RbdHaIT once found a server ACTIVE whose generation,
+     * asked right after, was not above the old holder's, and a second later was: this race
+     * gives that, as did the test's own SSH race fixed with it.)
      */
     @Test
     void aHolderReadFromBeforeATakeoverThatLandsAfterItIsNotTaken() throws Exception {
