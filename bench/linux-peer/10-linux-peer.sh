@@ -71,7 +71,7 @@ modprobe rnbd-client || fail "rnbd-client"
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${BENCH_LOG_LEVEL:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
   -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" -Drnbd.disni.memory.windows="${BENCH_WINDOWS:-auto}" \
-  ${BENCH_CHUNK:+-Drnbd.chunk.size="$BENCH_CHUNK"} \
+  ${BENCH_CHUNK:+-Drnbd.chunk.size="$BENCH_CHUNK"} -DalwaysInvalidate="${BENCH_ALWAYS_INVALIDATE:-true}" \
   -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 \
   bench0=/dev/ram0,bench1=memory:$((SIZE_MIB * 1048576)) \
   > "$OUT/linux-peer-appliance.log" 2>&1 &

@@ -43,6 +43,7 @@
 #include <netinet/in.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/ib_user_verbs.h>
 
 #define DISNI_JNI_VERSION 32
 
@@ -928,7 +929,47 @@ static jlong JNICALL ext_cq_event(JNIEnv *env, jclass cls, jlong channel, jint t
 /* Bumped whenever the extension natives change, so the provider refuses a stale library. */
 static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
 {
-	return 5;
+	return 6;
+}
+
+/*
+ * Changes a registration's access and nothing else (its pages stay pinned, its keys stay), for
+ * always_invalidate where the adapter binds no windows (io.rnbd.rdma.disni.internal.MrNative):
+ * the uverbs REREG_MR command with IB_MR_REREG_ACCESS, written to the context's command fd as
+ * libibverbs' own ibv_cmd_rereg_mr writes it. Not ibv_rereg_mr: rdma-core's rxe provider has no
+ * rereg_mr (rdma-core 44 answers EOPNOTSUPP whatever the kernel can do), while rxe's kernel driver
+ * takes access changes since Linux 6.5. Returns 0 or an errno: EOPNOTSUPP (or ENOSYS) from a kernel
+ * whose driver cannot.
+ */
+static jint JNICALL ext_mr_rereg_access(JNIEnv *env, jclass cls, jlong mr, jint access)
+{
+	struct ibv_mr *m = PTR(mr);
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr cmd;
+	} req;
+	struct ib_uverbs_rereg_mr_resp resp;
+	ssize_t n;
+
+	if (m == NULL)
+		return EINVAL;
+	memset(&req, 0, sizeof req);
+	memset(&resp, 0, sizeof resp);
+	req.hdr.command = IB_USER_VERBS_CMD_REREG_MR;
+	req.hdr.in_words = sizeof req / 4;
+	req.hdr.out_words = sizeof resp / 4;
+	req.cmd.response = (uintptr_t) &resp;
+	req.cmd.mr_handle = m->handle;
+	req.cmd.flags = IBV_REREG_MR_CHANGE_ACCESS;
+	req.cmd.access_flags = (uint32_t) access;
+	errno = 0;
+	n = write(m->context->cmd_fd, &req, sizeof req);
+	if (n != (ssize_t) sizeof req)
+		return errno != 0 ? errno : EIO;
+	/* a driver that made a new registration would have new keys: the caller's lkey and rkey would be stale */
+	if (resp.lkey != m->lkey || resp.rkey != m->rkey)
+		return EPROTO;
+	return 0;
 }
 
 /*
@@ -1164,6 +1205,10 @@ static JNINativeMethod window_methods[] = {
 	{ "rkey", "(J)I", (void *) ext_mw_rkey },
 };
 
+static JNINativeMethod mr_methods[] = {
+	{ "reregAccess", "(JI)I", (void *) ext_mr_rereg_access },
+};
+
 static JNINativeMethod chain_methods[] = {
 	{ "post", "(JJI)J", (void *) ext_post_chain },
 };
@@ -1234,6 +1279,8 @@ static void bind_extension_natives(JNIEnv *env)
 			(jint) (sizeof ext_methods / sizeof ext_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.MwNative", window_methods,
 			(jint) (sizeof window_methods / sizeof window_methods[0]));
+	bind_class(env, "io.rnbd.rdma.disni.internal.MrNative", mr_methods,
+			(jint) (sizeof mr_methods / sizeof mr_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.SendChain", chain_methods,
 			(jint) (sizeof chain_methods / sizeof chain_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.VerbsNative", mw_methods,

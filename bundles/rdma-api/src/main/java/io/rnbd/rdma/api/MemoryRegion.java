@@ -22,7 +22,7 @@ public interface MemoryRegion extends AutoCloseable {
 
     int lkey();
 
-    /** Current remote key; changes on {@link #reregister()}. */
+    /** Current remote key; changes on {@link #reregister()}, unless the provider gives the killed key back (see there). */
     int rkey();
 
     Set<Access> access();
@@ -41,7 +41,12 @@ public interface MemoryRegion extends AutoCloseable {
      */
     void invalidate();
 
-    /** Register the same memory again under a new rkey (fast-reg); returns the new rkey. */
+    /**
+     * Register the same memory again under a new rkey (fast-reg); returns the new rkey. A provider
+     * may instead give back the key {@link #invalidate()} killed (rdma-disni on rxe switches the
+     * registration's remote access off and on): what always_invalidate needs is that the key is
+     * refused from the invalidation to the re-registration, not that it never comes back.
+     */
     int reregister() throws RdmaException;
 
     /** Deregister. Idempotent. */

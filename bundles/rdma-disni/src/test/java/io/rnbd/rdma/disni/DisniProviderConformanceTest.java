@@ -1,5 +1,6 @@
 package io.rnbd.rdma.disni;
 
+import io.rnbd.rdma.api.MemoryRegion;
 import io.rnbd.rdma.api.RdmaDevice;
 import io.rnbd.rdma.api.WcStatus;
 import io.rnbd.rdma.disni.internal.DisniDevice;
@@ -54,6 +55,12 @@ class DisniProviderConformanceTest extends ProviderConformanceSuite {
             throw new AssertionError("rxe of Linux " + release + " was never run here: run the suite on it and say what it gives");
         }
         return Set.of(WcStatus.WR_FLUSH_ERR);
+    }
+
+    /** On rxe from Linux 6.5 the provider switches a region's remote access off and on: the key comes back. */
+    @Override
+    protected boolean reregistrationKeepsTheKey(MemoryRegion region) {
+        return ((DisniDevice) region.pd().device()).accessToggle();
     }
 
     /** Regions are ibv_reg_mr registrations: only fast-registered ones and memory windows can be remotely invalidated. */

@@ -483,6 +483,53 @@ class DisniRxeTest {
     }
 
     /**
+     * By default on rxe, invalidateNow kills a chunk's key by switching its registration's remote
+     * access off where the kernel can (rxe's rereg_user_mr, Linux 6.5 and later), and a
+     * re-registration switches it back on under the same key. Before 6.5 the kernel refuses the
+     * change (EOPNOTSUPP) and the provider deregisters and registers anew, under a new key. Either
+     * way a write under the key given lands, and one after the next kill is refused.
+     */
+    @Test
+    void byDefaultOnRxeInvalidateNowSwitchesRemoteAccessWhereTheKernelCan() throws Exception {
+        reopen(DisniSettings.MemoryWindows.AUTO);
+        String release = System.getProperty("os.version");
+        boolean kernelCan = kernelAtLeast(release, 6, 5);
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        connect(List.of());
+        int old = sbuf.rkey();
+        assertTrue(server.invalidateNow(sbuf), "no window on rxe by default: killed in the call");
+        assertFalse(sbuf.valid());
+        assertEquals(kernelCan, device.accessToggle(), "access switched in place on Linux " + release);
+        int fresh = server.postReregister(70, sbuf);
+        assertTrue(sbuf.valid());
+        if (kernelCan) {
+            assertEquals(old, fresh, "the same key back on Linux " + release);
+        } else {
+            assertNotEquals(old, fresh, "a new registration on Linux " + release);
+        }
+        cbuf.buffer().put(0, (byte) 0x5A);
+        client.postSend(SendWr.write(71, List.of(new Sge(cbuf, 0, 1)), sbuf.address() + 100, fresh));
+        WorkCompletion landed = next(clientWc);
+        assertEquals(71, landed.wrId());
+        assertTrue(landed.ok(), "a write under the key given: " + landed);
+        assertEquals((byte) 0x5A, sbuf.buffer().get(100));
+        assertTrue(server.invalidateNow(sbuf));
+        client.postSend(SendWr.write(72, List.of(new Sge(cbuf, 0, 1)), sbuf.address(), fresh));
+        WorkCompletion refused = next(clientWc);
+        assertEquals(72, refused.wrId());
+        assertEquals(WcStatus.REM_ACCESS_ERR, refused.status(), "a write after the next kill: " + refused);
+    }
+
+    /** Whether a kernel release ("6.1.0-57-amd64", "7.3-amd64") is at least major.minor. */
+    static boolean kernelAtLeast(String release, int major, int minor) {
+        String[] v = release.split("[.-]");
+        int ma = Integer.parseInt(v[0]);
+        int mi = Integer.parseInt(v[1]);
+        return ma > major || ma == major && mi >= minor;
+    }
+
+    /**
      * With windows, invalidateNow leaves the region alone: its kill is a bind on the send queue,
      * posted in order with the answers (the conformance suite, at rxe's default, covers the
      * other half: the key dead when the call returns).
@@ -601,7 +648,11 @@ class DisniRxeTest {
 
         int fresh = sbuf.reregister();
         assertTrue(sbuf.valid());
-        assertNotEquals(old, fresh);
+        if (device.accessToggle()) {
+            assertEquals(old, fresh, "rxe from Linux 6.5: the remote access switched back on, the same key");
+        } else {
+            assertNotEquals(old, fresh);
+        }
     }
 
     @Test

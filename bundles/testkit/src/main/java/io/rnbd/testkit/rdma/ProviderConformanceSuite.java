@@ -94,6 +94,16 @@ public abstract class ProviderConformanceSuite {
     }
 
     /**
+     * Whether {@link MemoryRegion#reregister} (and a re-registration through a queue pair) gives
+     * {@code region} back the key its invalidation killed, as rdma-disni does on rxe by switching
+     * the registration's remote access off and on. The key is refused in between either way; a
+     * provider that gives it back must make it work again, one that does not must keep refusing it.
+     */
+    protected boolean reregistrationKeepsTheKey(MemoryRegion region) {
+        return false;
+    }
+
+    /**
      * The completion status a SEND ends in when its SGE names a region of another protection
      * domain. This is the device's answer, not the provider's: a provider reports the status
      * its device gives and must leave the queue pair in ERROR (that much the suite checks for
@@ -731,9 +741,10 @@ public abstract class ProviderConformanceSuite {
      * always_invalidate as Linux's RTRS server does it, through the queue pair, round after
      * round: the peer writes under the key it was given; a posted invalidation completes
      * (LOCAL_INV); the region still serves as a local SGE (the server RDMA-writes a read's data
-     * from it); a re-registration through the queue pair gives a key never handed out before,
-     * which the peer may use once a message posted after it has reached the peer. After the
-     * last invalidation the last key is refused. On DiSNI each round re-binds one memory window.
+     * from it); a re-registration through the queue pair gives a key never handed out before
+     * (or the same key, {@link #reregistrationKeepsTheKey}), which the peer may use once a message
+     * posted after it has reached the peer. After the last invalidation the last key is refused.
+     * On DiSNI each round re-binds one memory window.
      */
     @Test
     void invalidationAndReregistrationThroughTheQueuePairRoundAfterRound() throws Exception {
@@ -766,7 +777,11 @@ public abstract class ProviderConformanceSuite {
                 break;
             }
             int fresh = p.server.qp().postReregister(300 + round, target);
-            assertTrue(handedOut.add(fresh), "key " + fresh + " was handed out before");
+            if (reregistrationKeepsTheKey(target)) {
+                assertEquals(key, fresh, "the key given back");
+            } else {
+                assertTrue(handedOut.add(fresh), "key " + fresh + " was handed out before");
+            }
             assertEquals(fresh, target.rkey());
             assertTrue(target.valid());
             // the key reaches the peer in a message posted after the re-registration (RKEY_RSP)
@@ -810,9 +825,16 @@ public abstract class ProviderConformanceSuite {
         assertEquals(3, next.wrId(), "the kill completes nothing; the region serves as a local SGE");
         assertArrayEquals(pattern(4096, 5), bytes(back, 0, 4096));
         int fresh = p.server.qp().postReregister(4, target);
-        assertNotEquals(old, fresh);
         assertTrue(target.valid());
         fill(src, 0, pattern(4096, 7));
+        if (reregistrationKeepsTheKey(target)) {
+            assertEquals(old, fresh, "the key given back");
+            p.client.qp().postSend(SendWr.write(5, List.of(Sge.whole(src)), target.address(), fresh));
+            assertEquals(5, p.client.nextWc(WcStatus.SUCCESS).wrId(), "the key given back works again");
+            assertArrayEquals(pattern(4096, 7), bytes(target, 0, 4096));
+            return;
+        }
+        assertNotEquals(old, fresh);
         assertRemoteAccessError(p, SendWr.write(5, List.of(Sge.whole(src)), target.address(), old), target,
                 pattern(4096, 5));
     }
@@ -824,7 +846,12 @@ public abstract class ProviderConformanceSuite {
         int old = target.rkey();
         target.invalidate();
         int fresh = target.reregister();
-        assertNotEquals(old, fresh);
+        boolean keeps = reregistrationKeepsTheKey(target);
+        if (keeps) {
+            assertEquals(old, fresh, "the key given back");
+        } else {
+            assertNotEquals(old, fresh);
+        }
         assertEquals(fresh, target.rkey());
         assertTrue(target.valid());
         MemoryRegion src = track(mr(p.clientPd, 4096));
@@ -833,6 +860,10 @@ public abstract class ProviderConformanceSuite {
         p.client.nextWc(WcStatus.SUCCESS);
         assertArrayEquals(pattern(4096, 2), bytes(target, 0, 4096));
         fill(src, 0, pattern(4096, 3));
+        if (keeps) {
+            // the old key is the fresh one: killed again, it is refused again
+            target.invalidate();
+        }
         assertRemoteAccessError(p, SendWr.write(2, List.of(Sge.whole(src)), target.address(), old), target,
                 pattern(4096, 2));
     }
@@ -873,7 +904,12 @@ public abstract class ProviderConformanceSuite {
         assertArrayEquals(incoming, bytes(region, 2048, incoming.length));
 
         int fresh = region.reregister();
-        assertNotEquals(old, fresh);
+        boolean keeps = reregistrationKeepsTheKey(region);
+        if (keeps) {
+            assertEquals(old, fresh, "the key given back");
+        } else {
+            assertNotEquals(old, fresh);
+        }
         assertEquals(lkey, region.lkey(), "reregistration leaves the lkey alone");
         postRecvs(p.client, clientBuf, 1, 4096);
         p.server.qp().postSend(SendWr.send(4, List.of(new Sge(region, 2048, incoming.length))));
@@ -886,6 +922,9 @@ public abstract class ProviderConformanceSuite {
         System.arraycopy(incoming, 0, expected, 2048, incoming.length);
         MemoryRegion src = track(mr(p.clientPd, 4096));
         fill(src, 0, pattern(4096, 9));
+        if (keeps) {
+            region.invalidate();
+        }
         assertRemoteAccessError(p, SendWr.write(5, List.of(Sge.whole(src)), region.address(), old), region, expected);
     }
 

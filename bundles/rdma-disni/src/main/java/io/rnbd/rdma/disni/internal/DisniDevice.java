@@ -57,6 +57,8 @@ public final class DisniDevice implements ManagedDevice {
     private final DisniSettings settings;
     /** always_invalidate binds memory windows here (the setting, resolved for this device). */
     private final boolean memoryWindows;
+    /** always_invalidate switches a chunk's remote access off and on ({@link MrNative}); dropped for good when the kernel refuses. */
+    private volatile boolean accessToggle;
     private final RdmaEventChannel channel;
     private final RdmaCmId anchor;
     private final IbvContext context;
@@ -77,6 +79,8 @@ public final class DisniDevice implements ManagedDevice {
         this.info = info;
         this.settings = settings;
         this.memoryWindows = settings.windowsOn(DisniSettings.SYSFS.resolve(info.name()));
+        // rxe only: its driver changes access in place; another driver may make a new registration
+        this.accessToggle = !memoryWindows && DisniSettings.isRxe(DisniSettings.SYSFS.resolve(info.name()));
         this.channel = channel;
         this.anchor = anchor;
         this.context = context;
@@ -418,6 +422,23 @@ public final class DisniDevice implements ManagedDevice {
     /** Whether regions for remote access take memory windows (memory.windows, resolved for this device). */
     public boolean memoryWindows() {
         return memoryWindows;
+    }
+
+    /**
+     * Whether always_invalidate kills and restores a chunk's rkey by switching its remote access
+     * ({@link MrNative}): on rxe without windows, until the kernel refuses it.
+     */
+    public boolean accessToggle() {
+        return accessToggle;
+    }
+
+    /** The kernel refused an access change ({@code errno}): re-registration from now on. */
+    void noAccessToggle(int errno) {
+        if (accessToggle) {
+            accessToggle = false;
+            LOG.info("rdma-disni: {} cannot change a registration's access (errno {}; rxe can since Linux 6.5): "
+                    + "always_invalidate re-registers chunks", info.name(), errno);
+        }
     }
 
     /** Runs a CM call under the CM lock. */

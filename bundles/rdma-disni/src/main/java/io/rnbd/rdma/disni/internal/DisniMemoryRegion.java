@@ -26,7 +26,12 @@ import org.slf4j.LoggerFactory;
  * zero-length bind kills its key, a bind over the whole region gives it the next one, each a
  * work request, with no page pinned or unpinned (always_invalidate per request, as Linux's
  * server posts LOCAL_INV and REG_MR). An adapter without windows gets the re-registration, and
- * so does rxe unless memory.windows says otherwise ({@link DisniSettings.MemoryWindows}).
+ * so does rxe unless memory.windows says otherwise ({@link DisniSettings.MemoryWindows}), except
+ * where rxe's kernel changes a registration's access in place (Linux 6.5 and later, {@link
+ * MrNative}): there invalidation switches the remote registration's remote access off, which
+ * refuses its rkey at once, and re-registration switches it back on under the same rkey. The key
+ * comes back, which a new registration's would not; what always_invalidate keeps is that nothing
+ * reaches the chunk from the peer between the two.
  */
 final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     private static final Logger LOG = LoggerFactory.getLogger(DisniMemoryRegion.class);
@@ -46,6 +51,8 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     private int windowKey;
     /** The local registration takes no windows (remote access not asked for, or the adapter has none). */
     private boolean windowless;
+    /** The remote registration is kept with its remote access switched off ({@link MrNative}): its rkey refused. */
+    private boolean remoteOff;
 
     DisniMemoryRegion(DisniProtectionDomain pd, ByteBuffer buffer, long address, Set<Access> access)
             throws RdmaException {
@@ -150,12 +157,32 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
         }
         valid = false;
         if (mr != null) {
-            pd.deregMr(mr);
-            mr = null;
+            if (!switchRemoteAccess(false)) {
+                dropRemoteRegistration();
+            }
         } else {
             // no queue pair to bind through: deallocating a window kills its key at once
             deallocWindow();
         }
+    }
+
+    /**
+     * Switches the remote registration's remote access off or back on, keys unchanged; false,
+     * nothing changed, where the device cannot (no toggle, or the kernel refused: the device
+     * re-registers from then on).
+     */
+    private boolean switchRemoteAccess(boolean on) {
+        if (!pd.accessToggle()) {
+            return false;
+        }
+        int flags = DisniProtectionDomain.verbsAccess(on ? access : localAccess(access));
+        int err = MrNative.reregAccess(handle(mr), flags);
+        if (err != 0) {
+            pd.noAccessToggle(err);
+            return false;
+        }
+        remoteOff = !on;
+        return true;
     }
 
     /**
@@ -256,6 +283,7 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
         if (mr != null) {
             pd.deregMr(mr);
             mr = null;
+            remoteOff = false;
         }
     }
 
@@ -270,7 +298,11 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     }
 
     private long localHandle() {
-        return ((com.ibm.disni.verbs.impl.NatIbvMr) localMr).getObjId();
+        return handle(localMr);
+    }
+
+    private static long handle(IbvMr m) {
+        return ((com.ibm.disni.verbs.impl.NatIbvMr) m).getObjId();
     }
 
     /** The window's access: the remote half of the region's. */
@@ -290,6 +322,11 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
         if (closed) {
             throw new RdmaException(Errno.EBADF, "memory region closed");
         }
+        if (mr != null && pd.accessToggle() && (!remoteOff || switchRemoteAccess(true))) {
+            // the remote registration stays and its access is on: the same key, valid again
+            valid = true;
+            return rkey;
+        }
         int old = rkey;
         IbvMr fresh = pd.regMr(address, length(), access);
         if (fresh.getRkey() == old) {
@@ -298,8 +335,10 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
             pd.deregMr(fresh);
             fresh = again;
         }
-        if (valid) {
-            invalidate();
+        if (mr != null) {
+            dropRemoteRegistration();
+        } else if (valid) {
+            deallocWindow();
         }
         install(fresh);
         return rkey;

@@ -79,7 +79,27 @@ final class DisniProtectionDomain implements ProtectionDomain {
 
     /** ibv_reg_mr of [address, +length) with the given access and verbs flags besides ({@link MwNative#ACCESS_MW_BIND}). */
     IbvMr regMr(long address, int length, Set<Access> access, int extraFlags) throws RdmaException {
-        int flags = extraFlags;
+        int flags = extraFlags | verbsAccess(access);
+        try {
+            return pd.regMr(address, length, flags).execute().free().getMr();
+        } catch (IOException e) {
+            throw Errors.of("ibv_reg_mr", e);
+        }
+    }
+
+    /** Whether always_invalidate switches a region's remote access off and on ({@link DisniDevice#accessToggle}). */
+    boolean accessToggle() {
+        return device.accessToggle();
+    }
+
+    /** The kernel refused an access change: the device re-registers from now on. */
+    void noAccessToggle(int errno) {
+        device.noAccessToggle(errno);
+    }
+
+    /** The verbs access flags of {@code access}. */
+    static int verbsAccess(Set<Access> access) {
+        int flags = 0;
         if (access.contains(Access.LOCAL_WRITE)) {
             flags |= IbvMr.IBV_ACCESS_LOCAL_WRITE;
         }
@@ -90,11 +110,7 @@ final class DisniProtectionDomain implements ProtectionDomain {
         if (access.contains(Access.REMOTE_READ)) {
             flags |= IbvMr.IBV_ACCESS_REMOTE_READ;
         }
-        try {
-            return pd.regMr(address, length, flags).execute().free().getMr();
-        } catch (IOException e) {
-            throw Errors.of("ibv_reg_mr", e);
-        }
+        return flags;
     }
 
     void deregMr(IbvMr mr) {

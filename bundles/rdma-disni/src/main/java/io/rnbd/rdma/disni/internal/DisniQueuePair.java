@@ -414,8 +414,9 @@ final class DisniQueuePair implements QueuePair {
     }
 
     /**
-     * A region without a window loses its remote registration here and now: the rkey dies with
-     * ibv_dereg_mr, and the caller need not wait for the acknowledgement of a stand-in request
+     * A region without a window loses its remote access here and now: the rkey dies with
+     * ibv_dereg_mr, or on rxe from Linux 6.5 with the registration's remote access switched off
+     * ({@link MrNative}), and the caller need not wait for the acknowledgement of a stand-in request
      * ({@link #postInvalidate}) from the peer. A region with one is left alone.
      */
     @Override
