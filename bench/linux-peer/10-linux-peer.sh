@@ -19,6 +19,12 @@
 # measure compilation. Each run's line gives the CPU seconds its compiler threads took meanwhile
 # (jit=), so a table can be seen to be the steady state.
 #
+# A/B (BENCH_AB set to JVM options, comma-separated, e.g. -Drnbd.disni.memory.windows=off): a second appliance JVM,
+# the same command with those options after the others, exports the memory backend too, and it
+# takes the file export's place in the rotation and the table ("file on brd" then reads "B").
+# Two JVMs side by side in one guest are how a change is judged here: two guests differ more
+# than most changes do (docs/perf.md runs 8, 9, 19).
+#
 # Env (from guest.env / guest-init.sh): RDMA_TEST_ADDR, JAVA, NATIVE_DIR, OUT, PROJECT, TIMEOUT_FACTOR
 #      BENCH_SECONDS (default 15) per run, BENCH_REPS (default 3), BENCH_WARMUP (default 30) per point
 set -u
@@ -67,22 +73,39 @@ modprobe rtrs-server always_invalidate=Y && modprobe rnbd-server port_nr=1234 de
 modprobe rnbd-client || fail "rnbd-client"
 
 # the appliance on ram0, in its own JVM (the classpath the JUnit run uses)
-"$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
+appliance() {   # appliance PORT EXPORTS LOG [JVM option...]
+  local port=$1 exports=$2 logf=$3; shift 3
+  "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${BENCH_LOG_LEVEL:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
   -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" -Drnbd.disni.memory.windows="${BENCH_WINDOWS:-auto}" \
-  ${BENCH_CHUNK:+-Drnbd.chunk.size="$BENCH_CHUNK"} -DalwaysInvalidate="${BENCH_ALWAYS_INVALIDATE:-true}" \
-  -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" $APP_PORT 128 \
-  bench0=/dev/ram0,bench1=memory:$((SIZE_MIB * 1048576)) \
-  > "$OUT/linux-peer-appliance.log" 2>&1 &
+  ${BENCH_CHUNK:+-Drnbd.chunk.size="$BENCH_CHUNK"} -DalwaysInvalidate="${BENCH_ALWAYS_INVALIDATE:-true}" "$@" \
+  -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" "$port" 128 "$exports" \
+  > "$logf" 2>&1 &
+}
+listening() {   # listening PID LOG
+  for _ in $(seq 1 600); do
+    grep -q LISTENING "$2" && return 0
+    kill -0 "$1" 2>/dev/null || fail "the appliance exited: $(tail -5 "$2")"
+    sleep 1
+  done
+  fail "the appliance did not listen ($2)"
+}
+AB=${BENCH_AB:-}
+APP_B=
+if [ -n "$AB" ]; then
+  APP_B_PORT=1242
+  IFS=, read -ra ab_opts <<< "$AB"   # comma-separated: the guest's environment splits on spaces
+  appliance $APP_B_PORT bench2=memory:$((SIZE_MIB * 1048576)) "$OUT/linux-peer-appliance-b.log" "${ab_opts[@]}"
+  APP_B=$!
+  appliance $APP_PORT bench1=memory:$((SIZE_MIB * 1048576)) "$OUT/linux-peer-appliance.log"
+else
+  appliance $APP_PORT bench0=/dev/ram0,bench1=memory:$((SIZE_MIB * 1048576)) "$OUT/linux-peer-appliance.log"
+fi
 APP=$!
-trap 'kill $APP 2>/dev/null; wait $APP 2>/dev/null' EXIT
-for _ in $(seq 1 600); do
-  grep -q LISTENING "$OUT/linux-peer-appliance.log" && break
-  kill -0 $APP 2>/dev/null || fail "the appliance exited: $(tail -5 "$OUT/linux-peer-appliance.log")"
-  sleep 1
-done
-grep -q LISTENING "$OUT/linux-peer-appliance.log" || fail "the appliance did not listen"
+trap 'kill $APP $APP_B 2>/dev/null; wait $APP $APP_B 2>/dev/null' EXIT
+listening $APP "$OUT/linux-peer-appliance.log"
+[ -n "$APP_B" ] && listening "$APP_B" "$OUT/linux-peer-appliance-b.log"
 
 map() {   # map SESS PORT DEVICE -> /dev/rnbdN
   echo "dest_port=$2 sessname=$1 path=ip:$A device_path=$3 access_mode=rw" > /sys/class/rnbd-client/ctl/map_device \
@@ -91,7 +114,12 @@ map() {   # map SESS PORT DEVICE -> /dev/rnbdN
   for _ in $(seq 1 100); do [ -L "$link" ] && break; sleep 0.5; done
   echo "/dev/$(basename "$(readlink "$link")")"
 }
-DEV_APP=$(map bench-app $APP_PORT bench0)
+if [ -n "$AB" ]; then
+  DEV_APP=$(map bench-app-b $APP_B_PORT bench2)
+  log "A/B: \"appliance\" is a second JVM with $AB, exporting the memory backend"
+else
+  DEV_APP=$(map bench-app $APP_PORT bench0)
+fi
 DEV_MEM=$(map bench-app $APP_PORT bench1)
 DEV_LNX=$(map bench-lnx 1234 ram1)
 sectors() { cat "/sys/block/${1#/dev/}/size"; }
@@ -106,7 +134,7 @@ done
 jit_cpu() {
   local t sum=0 tck
   tck=$(getconf CLK_TCK)
-  for t in /proc/"$APP"/task/*; do
+  for t in /proc/"$APP"/task/* ${APP_B:+/proc/$APP_B/task/*}; do
     case $(cat "$t/comm" 2>/dev/null) in
       C1\ Compiler*|C2\ Compiler*) sum=$((sum + $(awk '{print $14 + $15}' "$t/stat"))) ;;
     esac
@@ -164,13 +192,18 @@ done
 rxe_counters
 for d in "$DEV_APP" "$DEV_MEM" "$DEV_LNX"; do echo normal > "/sys/block/${d#/dev/}/rnbd/unmap_device"; done
 
-python3 - "$results" "$SECS" "$REPS" "$WARMUP" > "$OUT/linux-peer.md" <<'PY'
+python3 - "$results" "$SECS" "$REPS" "$WARMUP" "$AB" > "$OUT/linux-peer.md" <<'PY'
 import statistics, sys
 runs = {}
 for l in open(sys.argv[1]):
     t, name, iops, bw = l.split()
     runs.setdefault((name, t), []).append((float(iops), float(bw)))
-print("| point | appliance, memory backend | appliance, file backend on brd | Linux rnbd-server on brd | memory / Linux | file on brd / Linux |")
+if sys.argv[5]:
+    print("B: a second appliance JVM with %s, memory backend" % sys.argv[5])
+    print()
+    print("| point | appliance, memory backend | B, memory backend | Linux rnbd-server on brd | memory / Linux | B / Linux |")
+else:
+    print("| point | appliance, memory backend | appliance, file backend on brd | Linux rnbd-server on brd | memory / Linux | file on brd / Linux |")
 print("|---|---|---|---|---|---|")
 for name, label, key, unit in [("rr4k", "4 KiB random read, QD32", 0, "IOPS"),
                                ("rw4k", "4 KiB random write, QD32", 0, "IOPS"),
@@ -181,6 +214,16 @@ for name, label, key, unit in [("rr4k", "4 KiB random read, QD32", 0, "IOPS"),
     b = statistics.median(v[key] for v in runs[(name, "linux")])
     f = (lambda x: "%.0f %s" % (x, unit)) if key == 0 else (lambda x: "%.1f %s" % (x / 1024, unit))
     print("| %s | %s | %s | %s | **%.2f** | **%.2f** |" % (label, f(m), f(a), f(b), m / b, a / b))
+print()
+# each repetition's own ratios: the three targets of one repetition ran minutes apart, so these pair
+# better than the medians when the guest drifts
+second = "B" if sys.argv[5] else "file"
+for name, key in [("rr4k", 0), ("rw4k", 0), ("sr128k", 1), ("sw128k", 1)]:
+    m, a, b = (runs[(name, t)] for t in ("appliance-mem", "appliance", "linux"))
+    print("- %s, each repetition: memory / Linux %s; %s / Linux %s; %s / memory %s" % (
+        name, ", ".join("%.2f" % (x[key] / y[key]) for x, y in zip(m, b)),
+        second, ", ".join("%.2f" % (x[key] / y[key]) for x, y in zip(a, b)),
+        second, ", ".join("%.2f" % (x[key] / y[key]) for x, y in zip(a, m))))
 print()
 print("medians of %s runs of %s s each per point and target, rotated, after a warm-up of %s s per point on each appliance export" % (sys.argv[3], sys.argv[2], sys.argv[4]))
 PY

@@ -521,6 +521,27 @@ class DisniRxeTest {
         assertEquals(WcStatus.REM_ACCESS_ERR, refused.status(), "a write after the next kill: " + refused);
     }
 
+    /**
+     * memory.windows=off re-registers on rxe whatever the kernel can: a new key per kill, the
+     * old one refused (the escape hatch from the access switch, and the bench's A/B against it).
+     */
+    @Test
+    void offReRegistersOnRxeWhateverTheKernel() throws Exception {
+        reopen(DisniSettings.MemoryWindows.OFF);
+        assertFalse(device.accessToggle(), "off: no access switch on Linux " + System.getProperty("os.version"));
+        MemoryRegion sbuf = region(serverPd, 4096);
+        MemoryRegion cbuf = region(clientPd, 4096);
+        connect(List.of());
+        int old = sbuf.rkey();
+        assertTrue(server.invalidateNow(sbuf), "no window: killed in the call");
+        int fresh = server.postReregister(73, sbuf);
+        assertNotEquals(old, fresh, "a new registration");
+        client.postSend(SendWr.write(74, List.of(new Sge(cbuf, 0, 1)), sbuf.address(), old));
+        WorkCompletion refused = next(clientWc);
+        assertEquals(74, refused.wrId());
+        assertEquals(WcStatus.REM_ACCESS_ERR, refused.status(), "the old key after re-registration: " + refused);
+    }
+
     /** Whether a kernel release ("6.1.0-57-amd64", "7.3-amd64") is at least major.minor. */
     static boolean kernelAtLeast(String release, int major, int minor) {
         String[] v = release.split("[.-]");

@@ -79,8 +79,9 @@ public final class DisniDevice implements ManagedDevice {
         this.info = info;
         this.settings = settings;
         this.memoryWindows = settings.windowsOn(DisniSettings.SYSFS.resolve(info.name()));
-        // rxe only: its driver changes access in place; another driver may make a new registration
-        this.accessToggle = !memoryWindows && DisniSettings.isRxe(DisniSettings.SYSFS.resolve(info.name()));
+        // rxe only, and only where the setting is auto: its driver changes access in place, another
+        // driver may make a new registration; off asks for plain re-registration
+        this.accessToggle = settings.accessToggleOn(DisniSettings.SYSFS.resolve(info.name()));
         this.channel = channel;
         this.anchor = anchor;
         this.context = context;
@@ -116,7 +117,8 @@ public final class DisniDevice implements ManagedDevice {
             DisniDevice d = new DisniDevice(info, settings, channel, anchor, context, primary);
             if (!d.memoryWindows && settings.memoryWindows() == DisniSettings.MemoryWindows.AUTO) {
                 LOG.info("rdma-disni: {} is rxe, which runs a retried request's binds again: always_invalidate "
-                        + "re-registers chunks instead of binding memory windows (memory.windows)", info.name());
+                        + "switches a chunk's remote access off and on (from Linux 6.5; re-registers it before) "
+                        + "instead of binding memory windows (memory.windows)", info.name());
             }
             try {
                 for (int i = 0; i < settings.completionThreads(); i++) {

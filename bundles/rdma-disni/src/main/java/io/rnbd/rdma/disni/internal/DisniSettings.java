@@ -28,9 +28,15 @@ public record DisniSettings(int cmTimeoutMs, int completionThreads, MemoryWindow
      * queue for the kill, which a retry sends again harmlessly.
      */
     public enum MemoryWindows {
-        /** Windows, except on rxe (a device with a {@code parent} netdev attribute in sysfs). */
+        /**
+         * Windows, except on rxe (a device with a {@code parent} netdev attribute in sysfs), where
+         * the chunk's remote access is switched off and on in place, as rxe allows from Linux 6.5
+         * ({@link MrNative}), and the chunk re-registered where the kernel refuses that.
+         */
         AUTO,
+        /** Windows on every device. */
         ON,
+        /** Re-registration on every device: a new registration of the chunk per request. */
         OFF;
 
         /** {@code auto}, {@code on} or {@code off}, any case. */
@@ -72,6 +78,11 @@ public record DisniSettings(int cmTimeoutMs, int completionThreads, MemoryWindow
             case OFF -> false;
             case AUTO -> !isRxe(deviceDir);
         };
+    }
+
+    /** Whether always_invalidate switches access in place on that device instead of re-registering. */
+    boolean accessToggleOn(Path deviceDir) {
+        return memoryWindows == MemoryWindows.AUTO && isRxe(deviceDir);
     }
 
     /** rxe gives its devices a {@code parent} attribute (the netdev under it); hardware has none. */

@@ -47,6 +47,14 @@ class DisniSettingsTest {
     }
 
     @Test
+    void onlyAutoSwitchesAccessInPlaceAndOnlyOnRxe() throws Exception {
+        assertTrue(new DisniSettings(2000).accessToggleOn(rxe()));
+        assertFalse(new DisniSettings(2000).accessToggleOn(mlx5()), "another driver may re-register with new keys");
+        assertFalse(new DisniSettings(2000, 1, MemoryWindows.OFF).accessToggleOn(rxe()), "off: plain re-registration");
+        assertFalse(new DisniSettings(2000, 1, MemoryWindows.ON).accessToggleOn(rxe()), "on: windows");
+    }
+
+    @Test
     void parsesAnyCaseAndRefusesTheRest() {
         assertEquals(MemoryWindows.ON, MemoryWindows.parse(" On "));
         assertEquals(MemoryWindows.AUTO, MemoryWindows.parse("auto"));

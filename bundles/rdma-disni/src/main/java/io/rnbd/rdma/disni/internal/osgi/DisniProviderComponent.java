@@ -69,7 +69,8 @@ public final class DisniProviderComponent {
 
         @AttributeDefinition(name = "Memory windows",
                 description = "always_invalidate's keys: auto (memory windows, except on rxe, which runs a "
-                        + "retried request's binds again), on (windows) or off (re-registration)")
+                        + "retried request's binds again: there the chunk's remote access is switched off and on), "
+                        + "on (windows) or off (re-registration)")
         String memory_windows() default "auto";
     }
 
