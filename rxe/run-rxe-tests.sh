@@ -37,8 +37,11 @@
 #      RXE_ADDR2    rxe1's IPv4 address (dummy1): a second stable device, for two paths
 #                   default 192.0.2.1 (TEST-NET-1)
 #      RXE_HOTPLUG_ADDR  rxe2's (dummy2), deleted and re-added by the hot-unplug test
-#      RXE_LINKDOWN_ADDR rxe3's (dummy3), whose link the slow-backend test takes down for good
 #                   default 203.0.113.1 (TEST-NET-3)
+#      RXE_LINKDOWN_ADDR rxe3's (dummy3), whose link the slow-backend test takes down for good
+#                   default 198.18.0.1 (RFC 2544)
+#      RXE_LINKDOWN_ADDR2 rxe4's (dummy4), the same for the appliance's client on Linux's
+#                   server (ApplianceFailuresOnLinuxTest)  default 198.19.0.1 (RFC 2544)
 #      RXE_BENCH_ARGS  --bench: RxeLoadMain's options    default "--seconds 5 --reps 2 --warmup 20"
 #      RXE_GUEST_HOOKS directory of guest hooks (*.sh)   default rxe/guest.d (rxe/crash-study: the
 #                   JVM crash study of rxe/README.md)
@@ -250,7 +253,7 @@ if [ ! -f "$CONSOLE_JAR" ]; then
       -DoutputDirectory="$WORK/cache" >>"$WORK/mvn.log" 2>&1 \
     || skip "cannot fetch junit-platform-console-standalone $CONSOLE_VERSION (see $WORK/mvn.log)"
 fi
-TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest io.rnbd.rxe.interop.LinuxClientOpsTest io.rnbd.rxe.interop.ApplianceOpsOnLinuxTest io.rnbd.rxe.interop.SlowBackendPathFailureTest io.rnbd.rxe.interop.LifecycleTest io.rnbd.rxe.interop.LinuxDmMultipathHaTest"}
+TESTS=${RXE_TESTS:-"io.rnbd.rdma.disni.DisniRxeTest io.rnbd.rdma.disni.DisniProviderConformanceTest io.rnbd.rdma.disni.DisniHotplugTest io.rnbd.rdma.disni.DisniRnbdEndToEndTest io.rnbd.rxe.interop.LinuxRnbdTwoPathTest io.rnbd.rxe.interop.LinuxClientMapsApplianceTest io.rnbd.rxe.interop.ApplianceMapsLinuxExportTest io.rnbd.rxe.interop.LinuxNbdClientGatewayTest io.rnbd.rxe.interop.LinuxClientOpsTest io.rnbd.rxe.interop.ApplianceOpsOnLinuxTest io.rnbd.rxe.interop.ApplianceFailuresOnLinuxTest io.rnbd.rxe.interop.SlowBackendPathFailureTest io.rnbd.rxe.interop.LifecycleTest io.rnbd.rxe.interop.LinuxDmMultipathHaTest"}
 CLASSES=""
 [ "$TESTS" = - ] && TESTS=""   # RXE_TESTS=-: no JUnit class, only the guest hooks (bench/linux-peer-ratio.sh)
 for t in $TESTS; do
@@ -276,6 +279,7 @@ RDMA_TEST_ADDR=${RXE_ADDR:-198.51.100.1}
 RDMA_TEST_ADDR2=${RXE_ADDR2:-192.0.2.1}
 RDMA_HOTPLUG_ADDR=${RXE_HOTPLUG_ADDR:-203.0.113.1}
 RDMA_LINKDOWN_ADDR=${RXE_LINKDOWN_ADDR:-198.18.0.1}
+RDMA_LINKDOWN_ADDR2=${RXE_LINKDOWN_ADDR2:-198.19.0.1}
 TIMEOUT_FACTOR=${RXE_TIMEOUT_FACTOR:-20}
 HOOKS=$(printf %q "$(cd "${RXE_GUEST_HOOKS:-$HERE/guest.d}" 2>/dev/null && pwd || echo "${RXE_GUEST_HOOKS}")")
 JUNIT_TIMEOUT=$(( TIMEOUT - 45 ))

@@ -44,7 +44,12 @@ ip link add dummy2 type dummy && ip addr add "$RDMA_HOTPLUG_ADDR/24" dev dummy2 
 ip link add dummy3 type dummy && ip addr add "$RDMA_LINKDOWN_ADDR/24" dev dummy3 \
   && ip link set dummy3 up && rdma link add rxe3 type rxe netdev dummy3 \
   || { log "rxe3 setup failed"; finish 97; }
-export RDMA_TEST_ADDR RDMA_TEST_ADDR2 RDMA_HOTPLUG_ADDR RDMA_LINKDOWN_ADDR
+# a fifth for the other direction's link-down test (ApplianceFailuresOnLinuxTest: the appliance's
+# client on Linux's server), taken down and left down as rxe3 is, whatever the classes' order
+ip link add dummy4 type dummy && ip addr add "$RDMA_LINKDOWN_ADDR2/24" dev dummy4 \
+  && ip link set dummy4 up && rdma link add rxe4 type rxe netdev dummy4 \
+  || { log "rxe4 setup failed"; finish 97; }
+export RDMA_TEST_ADDR RDMA_TEST_ADDR2 RDMA_HOTPLUG_ADDR RDMA_LINKDOWN_ADDR RDMA_LINKDOWN_ADDR2
 log "rdma devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
 
 rc=0

@@ -43,6 +43,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 
 /**
  * The appliance in one JVM without OSGi, on the guest's soft-RoCE devices through the DiSNI
@@ -297,12 +298,18 @@ public final class Appliance implements AutoCloseable {
      * are connected.
      */
     public ClientSession connect(String sessname, List<InetSocketAddress> destinations) throws Exception {
+        return connect(sessname, destinations, UnaryOperator.identity());
+    }
+
+    /** As {@link #connect(String, List)}, the session's settings changed by {@code tune} first. */
+    public ClientSession connect(String sessname, List<InetSocketAddress> destinations,
+                                 UnaryOperator<ClientConfig> tune) throws Exception {
         List<PathAddress> paths = new ArrayList<>();
         for (InetSocketAddress d : destinations) {
             paths.add(new PathAddress(d.getAddress(), d.getAddress(), d.getPort()));
         }
-        ClientSession s = rtrsClient.open(ClientConfig.of(sessname, paths)
-                .withTimings(500, 0, 0, HB_INTERVAL_MS, HB_MISSED_MAX).withCons(2));
+        ClientSession s = rtrsClient.open(tune.apply(ClientConfig.of(sessname, paths)
+                .withTimings(500, 0, 0, HB_INTERVAL_MS, HB_MISSED_MAX).withCons(2)));
         Await.until("every path of " + sessname + " connected",
                 () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED),
                 Guest.timeout(Duration.ofSeconds(10)));

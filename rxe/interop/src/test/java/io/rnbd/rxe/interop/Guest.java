@@ -35,6 +35,8 @@ public final class Guest {
     public static final String ADDR2_ENV = "RDMA_TEST_ADDR2";
     /** rxe3's address (dummy3): a device whose link a test may take down for good. */
     public static final String LINKDOWN_ADDR_ENV = "RDMA_LINKDOWN_ADDR";
+    /** rxe4's (dummy4): the same for the other direction's link-down test. */
+    public static final String LINKDOWN_ADDR2_ENV = "RDMA_LINKDOWN_ADDR2";
     /** A single command's default limit on the host; stretched by {@link #timeout}. */
     public static final Duration COMMAND = Duration.ofSeconds(15);
 
@@ -92,6 +94,15 @@ public final class Guest {
      */
     public static String linkDownAddr() {
         return env(LINKDOWN_ADDR_ENV);
+    }
+
+    /**
+     * rxe4's IPv4 address ($RDMA_LINKDOWN_ADDR2): as {@link #linkDownAddr()}, for the test whose
+     * link-down is the appliance's client's (ApplianceFailuresOnLinuxTest), so that neither test
+     * depends on running before the other.
+     */
+    public static String linkDownAddr2() {
+        return env(LINKDOWN_ADDR2_ENV);
     }
 
     private static String env(String name) {

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -103,7 +102,7 @@ class SlowBackendPathFailureTest {
         Path first = LinuxRnbd.pathTo(sess, Guest.addr()).orElseThrow();
         Path second = LinuxRnbd.pathTo(sess, Guest.linkDownAddr()).orElseThrow();
         long errorsBefore = Disk.ioErrorLines();
-        try (FioLoop fio = new FioLoop(mapped.dev()); PathWatch watch = new PathWatch(first)) {
+        try (FioLoop fio = new FioLoop(mapped.dev()); PathWatch watch = PathWatch.linux(first)) {
             fio.awaitMore(1);
 
             Guest.step("disconnect the path to " + Guest.linkDownAddr() + " during fio");
@@ -173,41 +172,6 @@ class SlowBackendPathFailureTest {
         public void close() throws Exception {
             stop.set(true);
             loop.get(Guest.timeout(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** Polls a path's state twice a second and remembers every reading that was not "connected". */
-    static final class PathWatch implements AutoCloseable {
-        private final List<String> left = new CopyOnWriteArrayList<>();
-        private final AtomicBoolean stop = new AtomicBoolean();
-        private final Thread thread;
-
-        PathWatch(Path path) {
-            thread = new Thread(() -> {
-                while (!stop.get()) {
-                    String s = LinuxRnbd.state(path);
-                    if (!"connected".equals(s)) {
-                        left.add(s);
-                    }
-                    try {
-                        Thread.sleep(500);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-            }, "watch " + path.getFileName());
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        List<String> leftConnected() {
-            return List.copyOf(left);
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            stop.set(true);
-            thread.join(5000);
         }
     }
 }

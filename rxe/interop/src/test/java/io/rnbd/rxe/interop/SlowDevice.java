@@ -48,9 +48,18 @@ final class SlowDevice implements AutoCloseable {
         return Path.of("/dev/mapper", name);
     }
 
-    /** The device's name under /dev (dm-N), for /sys/block. */
-    String kernelName() throws Exception {
-        return path().toRealPath().getFileName().toString();
+    /** The device's name under /dev (dm-N), for /sys/block and for Linux's rnbd-server (dev_search_path /dev). */
+    String kernelName() {
+        return kernelName(name);
+    }
+
+    /**
+     * The kernel's name (dm-N) of the device-mapper device {@code name}. Not the real path of
+     * /dev/mapper/NAME: with udev off (DM_DISABLE_UDEV) dmsetup makes that a node of its own, not
+     * a link to /dev/dm-N; devtmpfs makes /dev/dm-N.
+     */
+    static String kernelName(String name) {
+        return Guest.check("dmsetup", "info", "-c", "--noheadings", "-o", "blkdevname", name).trim();
     }
 
     @Override
