@@ -12,7 +12,9 @@ import io.rnbd.rnbd.api.RemoteBlockDevice;
 import io.rnbd.rtrs.api.PathState;
 import io.rnbd.rtrs.api.RtrsClientPathInfo;
 import io.rnbd.rtrs.client.internal.ClientSession;
+import io.rnbd.rtrs.client.internal.PathAddress;
 import io.rnbd.testkit.Await;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -23,7 +25,9 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntPredicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,7 +47,10 @@ import org.junit.jupiter.api.io.TempDir;
  * <li>a path whose link goes down during IO on a device that answers in 20 ms: nothing is
  *     closed, but rxe refuses the path's next work at once (6.1: an error completion, 7.3: the
  *     post itself, its queue pair already in ERROR), and the requests the path held are failed
- *     over to the other path.</li>
+ *     over to the other path;</li>
+ * <li>a path the appliance's client disconnects and reconnects, and then removes and adds again,
+ *     during IO on that device: the requests it held are failed over, and it comes back to the
+ *     session Linux's server kept.</li>
  * </ul>
  * Each time the session serves on: an errno or a refusal ends one request or one map, never a
  * path.
@@ -210,14 +217,12 @@ class ApplianceFailuresOnLinuxTest {
 
             byte[][] last = new byte[lanes * blocksPerLane][];
             AtomicInteger writes = new AtomicInteger();
-            CompletableFuture<Void> third = new CompletableFuture<>();
             List<CompletableFuture<Void>> running = new ArrayList<>();
             try (PathWatch watch = PathWatch.appliance(s, first)) {
                 for (int lane = 0; lane < lanes; lane++) {
-                    running.add(lane(dev, lane, blocksPerLane, rounds, block, last, writes,
-                            lanes * blocksPerLane * rounds / 3, third));
+                    running.add(lane(dev, lane, blocksPerLane, block, last, writes, r -> r < rounds));
                 }
-                third.get(Guest.timeout(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+                awaitWrites(writes, lanes * blocksPerLane * rounds / 3, running);
                 long carried = pathOver(s, Guest.linkDownAddr2()).stats().io().writes();
                 assertTrue(carried > 0, "the second path carried writes before its link went: " + s.pathInfo());
                 Guest.step("take dummy4 (rxe4) down under " + lanes + " lanes of 128 KiB writes, " + carried
@@ -233,17 +238,98 @@ class ApplianceFailuresOnLinuxTest {
                 assertEquals(lanes * blocksPerLane * rounds, writes.get(), "every write completed once");
                 assertEquals(List.of(), watch.leftConnected(), "the first path stayed connected throughout");
             }
-            Guest.step("read back through the appliance and on /dev/" + dm);
-            byte[] onLinux = Disk.read(slow.path(), 0, lanes * blocksPerLane * block / MIB, tmp);
-            for (int b = 0; b < last.length; b++) {
-                assertArrayEquals(last[b], read(dev, (long) b * block, block), "block " + b + " through the appliance");
-                byte[] there = new byte[block];
-                System.arraycopy(onLinux, b * block, there, 0, block);
-                assertArrayEquals(last[b], there, "block " + b + " on Linux's /dev/" + dm);
-            }
+            verify(dev, last, block, slow.path());
             s.removePath(second);
             a.rnbdClient().unmap(dev.name(), false);
         }
+    }
+
+    /**
+     * The appliance's own hands on a path under load, toward Linux's server on a device that
+     * answers in 20 ms: 16 lanes of verified 128 KiB writes go on while the client disconnects
+     * its second path (as Linux's {@code paths/*}{@code /disconnect}, it stays down until told to
+     * {@code reconnect}, and comes back to the session Linux's server still holds) and then
+     * removes it and adds it again (a new path of the same session). Every write completes once, every block reads back as last written on both sides,
+     * the first path stays connected, and the path that came back carries writes again.
+     */
+    @Test
+    void writesSurviveAPathDisconnectedAndRemovedAndAddedAgainOnASlowLinuxExport() throws Exception {
+        SlowDevice.require();
+        LinuxRnbd.unloadAll();
+        slow = SlowDevice.create("aslow1", 64, 20, tmp);
+        LinuxRnbd.loadServer(LinuxRnbd.DEFAULT_PORT, "/dev", true);
+        int lanes = 16;
+        int blocksPerLane = 4;
+        int block = 128 * 1024;
+        try (Appliance a = Appliance.onDisni(List.of(Guest.addr(), Guest.addr2()), 0)) {
+            ClientSession s = a.connect("interop-apath", List.of(linuxAt(Guest.addr()), linuxAt(Guest.addr2())),
+                    c -> c.withRequestTimeout(0));
+            RemoteBlockDevice dev = a.map("rnbd-apath", s, slow.kernelName(), AccessMode.RW);
+            String first = pathOver(s, Guest.addr()).name();
+            String second = pathOver(s, Guest.addr2()).name();
+
+            byte[][] last = new byte[lanes * blocksPerLane][];
+            AtomicInteger writes = new AtomicInteger();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<CompletableFuture<Void>> running = new ArrayList<>();
+            try (PathWatch watch = PathWatch.appliance(s, first)) {
+                for (int lane = 0; lane < lanes; lane++) {
+                    running.add(lane(dev, lane, blocksPerLane, block, last, writes, r -> !stop.get()));
+                }
+                awaitWrites(writes, 4 * lanes, running);
+                assertTrue(pathOver(s, Guest.addr2()).stats().io().writes() > 0, "the second path carried writes: " + s.pathInfo());
+
+                Guest.step("disconnect " + second + " under " + lanes + " lanes of 128 KiB writes (" + writes.get() + " so far)");
+                s.disconnectPath(second);
+                // as Linux's paths/*/disconnect: the path stays down until told to reconnect
+                assertTrue(pathOver(s, Guest.addr2()).state() != PathState.CONNECTED, "disconnected: " + s.pathInfo());
+                awaitWrites(writes, writes.get() + 2 * lanes, running);   // IO goes on over one path
+                assertTrue(pathOver(s, Guest.addr2()).state() != PathState.CONNECTED, "still down: " + s.pathInfo());
+                s.reconnectPath(second);
+                awaitCarrying(s, Guest.addr2(), running, "reconnected");
+
+                Guest.step("remove " + second + " and add it again (" + writes.get() + " writes so far)");
+                s.removePath(second);
+                assertTrue(s.pathInfo().stream().noneMatch(p -> p.dstAddress().contains(Guest.addr2())), "removed: " + s.pathInfo());
+                awaitWrites(writes, writes.get() + 2 * lanes, running);
+                s.addPath(new PathAddress(InetAddress.getByName(Guest.addr2()), InetAddress.getByName(Guest.addr2()),
+                        LinuxRnbd.DEFAULT_PORT));
+                awaitCarrying(s, Guest.addr2(), running, "added again");
+
+                stop.set(true);
+                for (CompletableFuture<Void> l : running) {
+                    l.get(Guest.timeout(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+                }
+                assertEquals(List.of(), watch.leftConnected(), "the first path stayed connected throughout");
+            }
+            Guest.step(writes.get() + " writes, none failed");
+            verify(dev, last, block, slow.path());
+            a.rnbdClient().unmap(dev.name(), false);
+        }
+    }
+
+    /** Until the lanes made {@code n} writes; a lane that failed fails the wait at once. */
+    private static void awaitWrites(AtomicInteger writes, int n, List<CompletableFuture<Void>> lanes) {
+        Await.until(n + " writes made", () -> {
+            rethrowFailed(lanes);
+            return writes.get() >= n;
+        }, Guest.timeout(Duration.ofSeconds(60)));
+    }
+
+    /** Throws the first failed lane's failure: a wait for IO that a failed lane will not make ends at once. */
+    private static void rethrowFailed(List<CompletableFuture<Void>> lanes) {
+        lanes.stream().filter(CompletableFuture::isCompletedExceptionally).findFirst().ifPresent(CompletableFuture::join);
+    }
+
+    /** Until the path to {@code dst} is connected and has carried writes since it connected. */
+    private static void awaitCarrying(ClientSession s, String dst, List<CompletableFuture<Void>> lanes, String what) {
+        Await.until("the path to " + dst + " " + what, () -> pathOver(s, dst).state() == PathState.CONNECTED,
+                Guest.timeout(Duration.ofSeconds(30)));
+        long at = pathOver(s, dst).stats().io().writes();
+        Await.until("the path to " + dst + " carries writes again", () -> {
+            rethrowFailed(lanes);
+            return pathOver(s, dst).stats().io().writes() > at;
+        }, Guest.timeout(Duration.ofSeconds(30)));
     }
 
     private static RtrsClientPathInfo pathOver(ClientSession s, String dst) {
@@ -251,27 +337,47 @@ class ApplianceFailuresOnLinuxTest {
                 .orElseThrow(() -> new AssertionError("no path to " + dst + ": " + s.pathInfo()));
     }
 
-    /** A lane rewrites its blocks round after round, each write after the previous one was acknowledged. */
-    private static CompletableFuture<Void> lane(RemoteBlockDevice dev, int lane, int blocksPerLane, int rounds,
-                                                int block, byte[][] last, AtomicInteger writes, int mark,
-                                                CompletableFuture<Void> reached) {
+    /**
+     * A lane rewrites its blocks round after round, each write after the previous one was
+     * acknowledged, while {@code moreRounds} accepts the next round's number; the first failed
+     * write ends it, failed.
+     */
+    private static CompletableFuture<Void> lane(RemoteBlockDevice dev, int lane, int blocksPerLane, int block,
+                                                byte[][] last, AtomicInteger writes, IntPredicate moreRounds) {
         Random rnd = new Random(lane);
-        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        for (int r = 0; r < rounds; r++) {
-            for (int k = 0; k < blocksPerLane; k++) {
-                int b = lane * blocksPerLane + k;
-                chain = chain.thenCompose(v -> {
-                    byte[] data = new byte[block];
-                    rnd.nextBytes(data);
-                    return dev.write((long) b * block, direct(data), false).thenRun(() -> {
-                        last[b] = data;
-                        if (writes.incrementAndGet() >= mark) {
-                            reached.complete(null);
-                        }
-                    });
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        new Object() {
+            void write(int i) {
+                if (i % blocksPerLane == 0 && !moreRounds.test(i / blocksPerLane)) {
+                    done.complete(null);
+                    return;
+                }
+                int b = lane * blocksPerLane + i % blocksPerLane;
+                byte[] data = new byte[block];
+                rnd.nextBytes(data);
+                dev.write((long) b * block, direct(data), false).whenComplete((v, e) -> {
+                    if (e != null) {
+                        done.completeExceptionally(e);
+                        return;
+                    }
+                    last[b] = data;
+                    writes.incrementAndGet();
+                    write(i + 1);
                 });
             }
+        }.write(0);
+        return done;
+    }
+
+    /** Every block as last written, read through the appliance and on Linux's device. */
+    private void verify(RemoteBlockDevice dev, byte[][] last, int block, Path onLinuxDev) throws Exception {
+        Guest.step("read back through the appliance and on " + onLinuxDev);
+        byte[] onLinux = Disk.read(onLinuxDev, 0, (int) ((long) last.length * block / MIB), tmp);
+        for (int b = 0; b < last.length; b++) {
+            assertArrayEquals(last[b], read(dev, (long) b * block, block), "block " + b + " through the appliance");
+            byte[] there = new byte[block];
+            System.arraycopy(onLinux, b * block, there, 0, block);
+            assertArrayEquals(last[b], there, "block " + b + " on Linux's " + onLinuxDev);
         }
-        return chain;
     }
 }

@@ -21,9 +21,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,6 +50,8 @@ class LifecycleTest {
     static final LinuxModules linux = LinuxModules.eachTest().unloading("brd");
 
     private static final int MIB = 1 << 20;
+    /** rtrs-server's sess_queue_depth after the reload under the appliance's client (Linux's default: 512). */
+    private static final int LINUX_RELOAD_QUEUE_DEPTH = 64;
 
     @TempDir
     Path tmp;
@@ -163,12 +167,16 @@ class LifecycleTest {
                     .get(Guest.timeout(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
             dev.flush().get(Guest.timeout(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
 
-            Guest.step("rmmod Linux's rnbd-server and rtrs-server under the appliance's mapped device, then load them again");
+            int depthBefore = s.queueDepth();
+            assertTrue(depthBefore > LINUX_RELOAD_QUEUE_DEPTH, "Linux's default sess_queue_depth, above the reload's: " + depthBefore);
+
+            Guest.step("rmmod Linux's rnbd-server and rtrs-server under the appliance's mapped device, then load them again"
+                    + " with sess_queue_depth=" + LINUX_RELOAD_QUEUE_DEPTH);
             long madeTwiceBefore = LinuxRnbd.serverSessionMadeTwice();
             Guest.unload("rnbd-server", "rtrs-server");
             Await.until("the appliance saw its paths go", () -> s.pathInfo().stream().noneMatch(p -> p.state() == PathState.CONNECTED),
                     Guest.timeout(Duration.ofSeconds(20)));
-            LinuxRnbd.loadServer(LinuxRnbd.DEFAULT_PORT, "/dev", true);
+            LinuxRnbd.loadServer(LinuxRnbd.DEFAULT_PORT, "/dev", true, LINUX_RELOAD_QUEUE_DEPTH);
             Await.until("the appliance's paths are back", () -> s.pathInfo().stream().allMatch(p -> p.state() == PathState.CONNECTED),
                     Guest.timeout(Duration.ofSeconds(30)));
             ByteBuffer got = ByteBuffer.allocateDirect(MIB / 8);
@@ -183,6 +191,20 @@ class LifecycleTest {
             byte[] b = new byte[MIB / 8];
             got.get(0, b);
             assertArrayEquals(java.util.Arrays.copyOf(data, MIB / 8), b, "the flushed block survived the server's restart");
+            // Linux's client refuses a changed queue depth for good; the appliance's adopts it when
+            // nothing holds the old permits (Permits.negotiated), and more requests than permits queue
+            assertEquals(LINUX_RELOAD_QUEUE_DEPTH, s.queueDepth(), "the client took the reloaded server's queue depth");
+            int writes = 2 * LINUX_RELOAD_QUEUE_DEPTH;
+            byte[] burst = Disk.random(writes * 4096, 52);
+            List<CompletableFuture<Void>> inFlight = new ArrayList<>();
+            for (int i = 0; i < writes; i++) {
+                inFlight.add(dev.write(MIB + i * 4096L, ByteBuffer.allocateDirect(4096).put(burst, i * 4096, 4096).flip(), false));
+            }
+            CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new))
+                    .get(Guest.timeout(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
+            dev.flush().get(Guest.timeout(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+            assertArrayEquals(burst, java.util.Arrays.copyOf(Disk.read(Path.of("/dev/ram0"), 1, 1, tmp), burst.length),
+                    writes + " writes at once over " + LINUX_RELOAD_QUEUE_DEPTH + " permits, as Linux's device holds them");
             // both paths came back to a server that had forgotten the session: they must not have
             // raced to create it (FirstConn), which makes two of it and frees one on 7.3
             assertEquals(madeTwiceBefore, LinuxRnbd.serverSessionMadeTwice(),

@@ -57,10 +57,25 @@ public final class LinuxRnbd {
      * @param alwaysInvalidate rtrs-server's {@code always_invalidate}
      */
     public static void loadServer(int port, String devSearchPath, boolean alwaysInvalidate) {
+        loadServer(port, devSearchPath, alwaysInvalidate, 0);
+    }
+
+    /**
+     * As {@link #loadServer(int, String, boolean)}, with rtrs-server's {@code sess_queue_depth}
+     * (the permits it grants each session; 0 leaves Linux's default, 512).
+     */
+    public static void loadServer(int port, String devSearchPath, boolean alwaysInvalidate, int sessQueueDepth) {
         Guest.unload("rnbd-server", "rtrs-server");
-        Guest.modprobe("rtrs-server", "always_invalidate=" + (alwaysInvalidate ? "Y" : "N"));
+        List<String> params = new ArrayList<>(List.of("always_invalidate=" + (alwaysInvalidate ? "Y" : "N")));
+        if (sessQueueDepth > 0) {
+            params.add("sess_queue_depth=" + sessQueueDepth);
+        }
+        Guest.modprobe("rtrs-server", params.toArray(String[]::new));
         Guest.modprobe("rnbd-server", "port_nr=" + port, "dev_search_path=" + devSearchPath);
         assertEquals(alwaysInvalidate ? "Y" : "N", Guest.readSysfs(Path.of("/sys/module/rtrs_server/parameters/always_invalidate")));
+        if (sessQueueDepth > 0) {
+            assertEquals(Integer.toString(sessQueueDepth), Guest.readSysfs(Path.of("/sys/module/rtrs_server/parameters/sess_queue_depth")));
+        }
         assertEquals(Integer.toString(port), Guest.readSysfs(Path.of("/sys/module/rnbd_server/parameters/port_nr")));
     }
 

@@ -6,7 +6,9 @@ import io.rnbd.rtrs.client.internal.ClientSession;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -15,26 +17,26 @@ import java.util.function.Supplier;
  */
 final class PathWatch implements AutoCloseable {
     private final List<String> left = new CopyOnWriteArrayList<>();
-    private final AtomicBoolean stop = new AtomicBoolean();
-    private final Thread thread;
+    private final ScheduledExecutorService sampler;
 
     /** @param offState the path's state when it is not connected, else null */
     private PathWatch(String name, Supplier<String> offState) {
-        thread = new Thread(() -> {
-            while (!stop.get()) {
+        sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "watch " + name);
+            t.setDaemon(true);
+            return t;
+        });
+        // a task that throws is never run again: a reading that fails is a reading, not the end of the watch
+        sampler.scheduleAtFixedRate(() -> {
+            try {
                 String s = offState.get();
                 if (s != null) {
                     left.add(s);
                 }
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException e) {
-                    return;
-                }
+            } catch (RuntimeException e) {
+                left.add("unreadable: " + e);
             }
-        }, "watch " + name);
-        thread.setDaemon(true);
-        thread.start();
+        }, 0, 200, TimeUnit.MILLISECONDS);
     }
 
     /** A path of Linux's rtrs-client, by its sysfs directory. */
@@ -58,7 +60,7 @@ final class PathWatch implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        stop.set(true);
-        thread.join(5000);
+        sampler.shutdownNow();
+        sampler.awaitTermination(5, TimeUnit.SECONDS);
     }
 }
