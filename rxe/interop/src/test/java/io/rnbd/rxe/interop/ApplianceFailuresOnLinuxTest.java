@@ -49,8 +49,8 @@ import org.junit.jupiter.api.io.TempDir;
  *     post itself, its queue pair already in ERROR), and the requests the path held are failed
  *     over to the other path;</li>
  * <li>a path the appliance's client disconnects and reconnects, and then removes and adds again,
- *     during IO on that device: the requests it held are failed over, and it comes back to the
- *     session Linux's server kept.</li>
+ *     during IO on that device: no write fails (so any the path held were failed over; the test
+ *     does not count them), and the path comes back to the session Linux's server kept.</li>
  * </ul>
  * Each time the session serves on: an errno or a refusal ends one request or one map, never a
  * path.
