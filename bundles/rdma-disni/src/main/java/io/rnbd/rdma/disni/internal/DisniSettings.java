@@ -24,8 +24,10 @@ public record DisniSettings(int cmTimeoutMs, int completionThreads, MemoryWindow
      * on a connection's send queue, and rxe (soft-RoCE) runs again whatever follows a request it
      * retries (after an RNR NAK or a timeout), the binds too: a bind that already ran names a key
      * the window no longer has, and the connection stalls (6.1) or fails (7.x); DisniRxeTest shows
-     * both. Re-registering the chunk instead puts only a zero-length RDMA WRITE on the send
-     * queue for the kill, which a retry sends again harmlessly.
+     * both. Without a window the key dies in the call that kills it (the registration's remote
+     * access switched off, or the registration dropped), and nothing that a retry could run
+     * again is on the send queue; where a work request must stand for the kill, it is a
+     * zero-length RDMA WRITE, which a retry sends again harmlessly.
      */
     public enum MemoryWindows {
         /**
