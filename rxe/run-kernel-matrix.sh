@@ -7,12 +7,13 @@
 #   rxe/run-kernel-matrix.sh [KERNEL...]     KERNEL: stable, backports, trixie, unstable, newest
 #                                            (RXE_KERNEL's values); default: stable backports newest
 #
-# .ci/run runs `rxe/run-kernel-matrix.sh stable newest`; the rest of the matrix (backports: 6.12)
-# is this script with no arguments, and its last result is in docs/interop.md.
+# .ci/run runs all three (`rxe/run-kernel-matrix.sh stable backports newest`, the guests at once).
 #
-# Env: RXE_PARALLEL  guests at once (default 2: each TCG guest with thread=single keeps about one
-#                    host core busy); everything else as for run-rxe-tests.sh (RXE_WORK,
-#                    RXE_TESTS, RXE_TIMEOUT, ...), the same for every kernel
+# Env: RXE_PARALLEL  guests at once (default 3: each TCG guest with thread=single keeps about one
+#                    host core busy, and three on two cores finish sooner than two and then one;
+#                    lowered to what the host's available memory holds at MEM per guest,
+#                    lib/guest-slots.sh); everything else as for run-rxe-tests.sh (RXE_WORK,
+#                    RXE_TESTS, RXE_TIMEOUT, MEM, ...), the same for every kernel
 #
 # Prints one block per kernel (the guest run's per-class lines) and a closing table; writes the
 # table to RXE_WORK/matrix.md. Exit 0 when every kernel passed; else the first kernel's non-zero
@@ -23,7 +24,7 @@ WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
 export RXE_WORK=$WORK
 KERNELS=("$@")
 [ ${#KERNELS[@]} -gt 0 ] || KERNELS=(stable backports newest)
-PARALLEL=${RXE_PARALLEL:-2}
+PARALLEL=$(bash "$HERE/lib/guest-slots.sh" "${RXE_PARALLEL:-3}" "${MEM:-4G}") || exit 1
 mkdir -p "$WORK" || { echo "skipped: cannot create $WORK"; exit 77; }
 T00=$(date +%s)
 stamp() { echo "MATRIX[+$(( $(date +%s) - T00 ))s] $*"; }
