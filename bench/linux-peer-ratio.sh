@@ -37,6 +37,8 @@ rc=$?
 echo "host load after:  $(cat /proc/loadavg)"
 grep -E '^BENCH\[' "$RXE_WORK/linux-peer.log"
 if [ $rc != 0 ] || [ ! -s "$RXE_WORK/out-linux-peer/linux-peer.md" ]; then
+  # rc 77 is run-rxe-tests.sh's "cannot run here" (no rdma-core headers, no qemu, ...): say why
+  [ $rc = 77 ] && grep -E '^(skipped|libdisni): ' "$RXE_WORK/linux-peer.log" | sed 's/^/  /'
   echo "FAILED rc=$rc (log $RXE_WORK/linux-peer.log)"
   exit 1
 fi
