@@ -7,8 +7,8 @@
 #   rxe/run-kernel-matrix.sh [KERNEL...]     KERNEL: stable, backports, trixie, unstable, newest
 #                                            (RXE_KERNEL's values); default: stable backports newest
 #
-# .ci/run runs `rxe/run-kernel-matrix.sh stable newest` (the guests at once); 6.12 (backports) only
-# this script's default, since three kernels took CI past its 45 minutes (rxe/README.md).
+# .ci/run runs `rxe/run-kernel-matrix.sh stable newest` (the guests at once); 6.12 (backports) runs
+# only here, since three kernels took CI past its 45 minutes (rxe/README.md).
 #
 # Env: RXE_PARALLEL  guests at once (default 3: each TCG guest with thread=single keeps about one
 #                    host core busy, and three on two cores finish sooner than two and then one;
