@@ -1,5 +1,6 @@
 package io.rnbd.itests.rbd;
 
+import io.rnbd.itests.Ports;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -56,6 +57,10 @@ final class KarafProcess implements AutoCloseable {
         Files.delete(staging);
         KarafProcess k = new KarafProcess(name, home, sshPort);
         k.set("org.apache.karaf.shell.cfg", "sshPort", Integer.toString(sshPort));
+        // JMX's ports too: with the defaults the second and third distribution logged "Port
+        // already in use: 44444" at every boot, and started the connector twice over for nothing
+        k.set("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(Ports.free()));
+        k.set("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(Ports.free()));
         k.set("org.ops4j.pax.url.mvn.cfg", "org.ops4j.pax.url.mvn.offline", "true");
         return k;
     }
@@ -163,8 +168,7 @@ final class KarafProcess implements AutoCloseable {
 
     /**
      * Runs a console command as {@link #console} does (ssh as karaf/karaf, an exec channel,
-     * connecting again every 2 s for up to 60 s while the server boots, as {@code bin/client -r 30
-     * -d 2}); its output. A failure, or an exit status other than 0, is an AssertionError, as
+     * connecting again every half second for up to 60 s while the server boots); its output. A failure, or an exit status other than 0, is an AssertionError, as
      * there, and one that gets no answer says what state the server's process is in.
      *
      * <p>A session per command: Karaf closes the SSH session when an exec command ends
@@ -188,7 +192,9 @@ final class KarafProcess implements AutoCloseable {
             if (System.nanoTime() >= deadline) {
                 break;
             }
-            Thread.sleep(2000);
+            // bin/client waits 2 s; a refused connection costs nothing, and every takeover of
+            // RbdHaIT waits here for a restarted server's console
+            Thread.sleep(500);
         } while (true);
         throw new AssertionError(name + ": '" + command + "' failed " + failures.size() + " times in 60 s: "
                 + failures + "\n" + processState() + "\n" + logTail(40) + "\n" + jstack());
