@@ -58,7 +58,7 @@ final class KarafProcess implements AutoCloseable {
         KarafProcess k = new KarafProcess(name, home, sshPort);
         k.set("org.apache.karaf.shell.cfg", "sshPort", Integer.toString(sshPort));
         // JMX's ports too: with the defaults the second and third distribution logged "Port
-        // already in use: 44444" at every boot, and started the connector twice over for nothing
+        // already in use: 44444" at every boot, after trying twice to start the connector
         k.set("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(Ports.free()));
         k.set("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(Ports.free()));
         k.set("org.ops4j.pax.url.mvn.cfg", "org.ops4j.pax.url.mvn.offline", "true");
@@ -168,8 +168,9 @@ final class KarafProcess implements AutoCloseable {
 
     /**
      * Runs a console command as {@link #console} does (ssh as karaf/karaf, an exec channel,
-     * connecting again every half second for up to 60 s while the server boots); its output. A failure, or an exit status other than 0, is an AssertionError, as
-     * there, and one that gets no answer says what state the server's process is in.
+     * connecting again every half second for up to 60 s while the server boots); its output. A
+     * failure, or an exit status other than 0, is an AssertionError, as there, and one that gets
+     * no answer says what state the server's process is in.
      *
      * <p>A session per command: Karaf closes the SSH session when an exec command ends
      * ({@code ShellCommand.run}), so a session kept for the next question was one the server

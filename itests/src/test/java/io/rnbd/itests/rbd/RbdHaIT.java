@@ -433,10 +433,12 @@ public class RbdHaIT {
         assertEquals(what + ": the old server did not come back as a standby", "STANDBY", awaitRole(victim, "STANDBY"));
         awaitClientPaths(what);
         // where a takeover's time goes, for whoever wants this test shorter: until the other
-        // server said ACTIVE, then until the old one said STANDBY (a killed one restarts)
+        // server said ACTIVE, then until the old one was a STANDBY (a killed one restarts) and
+        // the client had its paths to it again
         long standbySeen = System.nanoTime();
         stalls.add(String.format(Locale.ROOT, "%-14s %s -> %s: %5d ms (load average %s; ACTIVE seen after %d ms, "
-                + "the old server a STANDBY %d ms later)", what, victim.name, next.name, stall, loadAverage(),
+                + "the old server a STANDBY with the client's paths %d ms later)", what, victim.name, next.name, stall,
+                loadAverage(),
                 TimeUnit.NANOSECONDS.toMillis(activeSeen - injected), TimeUnit.NANOSECONDS.toMillis(standbySeen - activeSeen)));
         System.out.println("RbdHaIT " + stalls.get(stalls.size() - 1));
         assertClean();
