@@ -22,7 +22,8 @@
 # RXE_WORK, RXE_KERNEL, RXE_TCG_THREAD (single; multi runs the guest's two vCPUs on two host threads,
 # in parallel as on hardware: docs/perf.md run 16) as for rxe/run-rxe-tests.sh.
 # Prints the host's load before and after (the figures mean something only on a quiet machine)
-# and the table of medians; the table is kept in RXE_WORK/out-linux-peer/linux-peer.md.
+# and the table of medians with the guest's CPU per request of each target; both are kept in
+# RXE_WORK/out-linux-peer/linux-peer.md (each run's line in RXE_WORK/linux-peer.log).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 PROJECT=$(dirname "$HERE")

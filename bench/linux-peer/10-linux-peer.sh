@@ -19,6 +19,14 @@
 # measure compilation. Each run's line gives the CPU seconds its compiler threads took meanwhile
 # (jit=), so a table can be seen to be the steady state.
 #
+# Each run also gives the guest's CPU and context switches per request (/proc/stat over the fio
+# run; the appliance JVMs' threads and the kernel's ksoftirqd and kworker threads from /proc; fio's
+# own report): the guest's CPU per request, not a CPU left idle, is what sets IOPS here, so the
+# difference between the appliance's and Linux's "busy" is what the ratio costs, split into user,
+# system and softirq time, the JVMs' completion (user and system), JIT and other threads, the
+# kernel threads and fio (docs/perf.md section 8, runs 27 and 28; "Where the 4 KiB difference is"
+# did it by hand).
+#
 # A/B (BENCH_AB set to JVM options, comma-separated, e.g. -Drnbd.disni.memory.windows=off): a second appliance JVM,
 # the same command with those options after the others, exports the memory backend too, and it
 # takes the file export's place in the rotation and the table ("file on brd" then reads "B").
@@ -130,23 +138,73 @@ for d in "$DEV_APP" "$DEV_MEM" "$DEV_LNX"; do
     --size=${SIZE_MIB}m --output-format=terse >/dev/null || fail "fill $d"
 done
 
-# CPU seconds the appliance's JIT compiler threads have used so far (utime + stime of each)
-jit_cpu() {
-  local t sum=0 tck
-  tck=$(getconf CLK_TCK)
+TCK=$(getconf CLK_TCK)
+# Threads' CPU ticks, one awk over their stat files (a process per thread would take seconds
+# under TCG): "tid kind utime stime" per line, kind being what the thread is for. The name
+# in a stat file is in parentheses and may hold spaces ("C2 CompilerThre"), so the fields are
+# counted after its ")". Appliance JVMs: cq (rdma-disni's completion threads), jit (the compiler
+# threads), jvm (every other); the kernel's ksoftirqd/N and kworker/*, which run rxe's tasks and
+# Linux's RTRS completions.
+thread_snapshot() {   # thread_snapshot FILE
+  { [ -n "$APP$APP_B" ] && cat /proc/"$APP"/task/*/stat ${APP_B:+/proc/$APP_B/task/*/stat} 2>/dev/null | sed 's/^/J /'
+    cat /proc/[0-9]*/stat 2>/dev/null | grep -E '^[0-9]+ \((ksoftirqd|kworker)/' | sed 's/^/K /'
+  } | awk '{
+      i = index($0, "("); j = 0; for (k = length($0); k > 0; k--) if (substr($0, k, 1) == ")") { j = k; break }
+      name = substr($0, i + 1, j - i - 1); split(substr($0, j + 2), f, " ")
+      if ($1 == "J") kind = name ~ /^rdma-disni-cq/ ? "cq" : (name ~ /^C[12] Compiler/ ? "jit" : "jvm")
+      else kind = name ~ /^ksoftirqd/ ? "ksoftirqd" : "kworker"
+      print $2, kind, f[12], f[13] }' > "$1"
+  # the completion threads' voluntary and involuntary context switches so far
   for t in /proc/"$APP"/task/* ${APP_B:+/proc/$APP_B/task/*}; do
-    case $(cat "$t/comm" 2>/dev/null) in
-      C1\ Compiler*|C2\ Compiler*) sum=$((sum + $(awk '{print $14 + $15}' "$t/stat"))) ;;
-    esac
-  done
-  awk -v s="$sum" -v t="$tck" 'BEGIN {printf "%.1f", s / t}'
+    [ -r "$t/status" ] && echo "${t##*/} $t/status"
+  done | awk '{ f = $2; n = ""; v = 0; c = 0
+      while ((getline l < f) > 0) { split(l, a, /[ \t]+/)
+        if (a[1] == "Name:") n = a[2]; else if (a[1] == "voluntary_ctxt_switches:") v = a[2]
+        else if (a[1] == "nonvoluntary_ctxt_switches:") c = a[2] }
+      close(f); if (n ~ /^rdma-disni-cq/) print $1, "cqsw", v, c }' >> "$1"
+}
+# "kind user sys" summed over the threads alive in both snapshots (threads come and go)
+thread_delta() {   # thread_delta FILE0 FILE1
+  awk 'NR == FNR { u[$1 " " $2] = $3; y[$1 " " $2] = $4; next }
+       ($1 " " $2) in u { du[$2] += $3 - u[$1 " " $2]; dy[$2] += $4 - y[$1 " " $2] }
+       END { for (k in du) print k, du[k], dy[k] }' "$1" "$2"
+}
+# CPU seconds the appliance's JIT compiler threads have used so far
+jit_cpu() {
+  thread_snapshot "$OUT/jit.snap"
+  awk -v t="$TCK" '$2 == "jit" { s += $3 + $4 } END { printf "%.1f", s / t }' "$OUT/jit.snap"
+}
+# the guest's CPU ticks so far (/proc/stat, every CPU): "uptime user system softirq busy ctxt",
+# busy being all but idle and iowait, ctxt the context switches
+guest_ticks() {
+  echo "$(cut -d' ' -f1 /proc/uptime) $(awk '/^cpu / { c = $2 + $3 " " $4 " " $8 " " $2 + $3 + $4 + $7 + $8 + $9 }
+    /^ctxt / { x = $2 } END { print c, x }' /proc/stat)"
+}
+# Per request over a run: the guest's CPU in microseconds (what decides IOPS in a guest whose vCPUs
+# share one host thread, single-threaded TCG, where an idle vCPU costs nothing: docs/perf.md
+# section 8) and context switches. The guest's figures are read right before and after fio (its 3 s
+# ramp included, at the same load); the threads' around those; fio's CPU is fio's own report.
+#   cpu_per_request IOPS FIO_CPU% "GUEST0" "GUEST1" THREAD_DELTA_FILE ->
+#   "busy user system softirq  cq-user cq-system jit jvm-rest  ksoftirqd kworker fio  ctxt cq-vol cq-invol"
+cpu_per_request() {
+  awk -v iops="$1" -v fio="$2" -v g0="$3" -v g1="$4" -v t="$TCK" '
+    { u[$1] = $2; y[$1] = $3 }
+    END { split(g0, a, " "); split(g1, b, " ")   # uptime user system softirq busy ctxt
+      req = iops * (b[1] - a[1]); if (req <= 0) { print "0 0 0 0 0 0 0 0 0 0 0 0 0 0"; exit }
+      k = 1e6 / t / req
+      printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.2f %.2f %.2f\n",
+        (b[5] - a[5]) * k, (b[2] - a[2]) * k, (b[3] - a[3]) * k, (b[4] - a[4]) * k,
+        u["cq"] * k, y["cq"] * k, (u["jit"] + y["jit"]) * k, (u["jvm"] + y["jvm"]) * k,
+        (u["ksoftirqd"] + y["ksoftirqd"]) * k, (u["kworker"] + y["kworker"]) * k, fio / 100 * 1e6 / iops,
+        (b[6] - a[6]) / req, u["cqsw"] / req, y["cqsw"] / req }' "$5"
 }
 
 # point: name rw bs iodepth
 POINTS="rr4k:randread:4k:32 rw4k:randwrite:4k:32 sr128k:read:128k:32 sw128k:write:128k:32"
 results=$OUT/linux-peer-runs.txt
-: > "$results"
-run() {   # run TARGET DEV NAME RW BS QD -> "target name iops kib_s"
+cpu_results=$OUT/linux-peer-cpu.txt
+: > "$results"; : > "$cpu_results"
+run() {   # run TARGET DEV NAME RW BS QD -> "target name iops kib_s fio_cpu_percent"
   local out
   out=$(guarded $((SECS * 4 + 60)) "fio $3 on $1" fio --name="$3" --filename="$2" --ioengine=libaio --direct=1 --rw="$4" --bs="$5" --iodepth="$6" \
     --numjobs=1 --time_based --runtime="$SECS" --ramp_time=3 --size=${SIZE_MIB}m --group_reporting \
@@ -156,7 +214,7 @@ import json, sys
 j = json.load(sys.stdin)["jobs"][0]
 side = "read" if j["job options"]["rw"].endswith("read") else "write"
 if j["error"]: raise SystemExit("fio error %d" % j["error"])
-print("%s %s %.0f %.0f" % (sys.argv[1], sys.argv[2], j[side]["iops"], j[side]["bw"]))' "$1" "$3"
+print("%s %s %.0f %.0f %.2f" % (sys.argv[1], sys.argv[2], j[side]["iops"], j[side]["bw"], j["usr_cpu"] + j["sys_cpu"]))' "$1" "$3"
 }
 warm() {   # warm DEV NAME RW BS QD: an unmeasured run on the appliance
   guarded $((WARMUP * 4 + 60)) "warm-up $2 on $1" fio --name="$2" --filename="$1" --ioengine=libaio --direct=1 \
@@ -182,17 +240,21 @@ for rep in $(seq 1 "$REPS"); do
     esac
     for t in $order; do
       case $t in appliance) d=$DEV_APP ;; appliance-mem) d=$DEV_MEM ;; *) d=$DEV_LNX ;; esac
-      j0=$(jit_cpu)
-      line=$(run "$t" "$d" "$name" "$rw" "$bs" "$qd") || exit 1
-      log "rep $rep: $line jit=$(awk -v a="$j0" -v b="$(jit_cpu)" 'BEGIN {print b - a}')s"
+      j0=$(jit_cpu); thread_snapshot "$OUT/threads0"; g0=$(guest_ticks)
+      out=$(run "$t" "$d" "$name" "$rw" "$bs" "$qd") || exit 1
+      g1=$(guest_ticks); thread_snapshot "$OUT/threads1"; thread_delta "$OUT/threads0" "$OUT/threads1" > "$OUT/threads.delta"
+      line=$(echo "$out" | cut -d' ' -f1-4)
+      cpu=$(cpu_per_request "$(echo "$out" | cut -d' ' -f3)" "$(echo "$out" | cut -d' ' -f5)" "$g0" "$g1" "$OUT/threads.delta")
+      log "rep $rep: $line jit=$(awk -v a="$j0" -v b="$(jit_cpu)" 'BEGIN {print b - a}')s per request: $cpu"
       echo "$line" >> "$results"
+      echo "$t $name $cpu" >> "$cpu_results"
     done
   done
 done
 rxe_counters
 for d in "$DEV_APP" "$DEV_MEM" "$DEV_LNX"; do echo normal > "/sys/block/${d#/dev/}/rnbd/unmap_device"; done
 
-python3 - "$results" "$SECS" "$REPS" "$WARMUP" "$AB" > "$OUT/linux-peer.md" <<'PY'
+python3 - "$results" "$SECS" "$REPS" "$WARMUP" "$AB" "$cpu_results" > "$OUT/linux-peer.md" <<'PY'
 import statistics, sys
 runs = {}
 for l in open(sys.argv[1]):
@@ -226,5 +288,27 @@ for name, key in [("rr4k", 0), ("rw4k", 0), ("sr128k", 1), ("sw128k", 1)]:
         second, ", ".join("%.2f" % (x[key] / y[key]) for x, y in zip(a, m))))
 print()
 print("medians of %s runs of %s s each per point and target, rotated, after a warm-up of %s s per point on each appliance export" % (sys.argv[3], sys.argv[2], sys.argv[4]))
+print()
+# where the guest's CPU went per request: with single-threaded TCG the guest's CPU per request is
+# what sets IOPS, so the difference between two targets' "busy" is the ratio's cost, split
+cpu = {}
+for l in open(sys.argv[6]):
+    t, name, *v = l.split()
+    cpu.setdefault((name, t), []).append([float(x) for x in v])
+print("Guest CPU per request, µs, and context switches per request, medians (/proc over each fio run;"
+      " busy = all but idle and iowait, of both vCPUs; the JVM columns are the appliance JVMs' threads,"
+      " idle beside Linux's runs; ksoftirqd and kworker are the kernel threads, fio its own report):")
+print()
+print("| point | target | busy | user | system | softirq | JVMs: completion threads, user | system | JIT"
+      " | other threads | ksoftirqd | kworkers | fio | switches | completion threads: voluntary | involuntary |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+names = {"appliance-mem": "appliance, memory", "appliance": "B, memory" if sys.argv[5] else "appliance, file on brd",
+         "linux": "Linux rnbd-server"}
+for name in ("rr4k", "rw4k", "sr128k", "sw128k"):
+    for t in ("appliance-mem", "appliance", "linux"):
+        rows = cpu.get((name, t))
+        if rows:
+            print("| %s | %s | %s |" % (name, names[t], " | ".join(
+                ("%.0f" if i < 11 else "%.2f") % statistics.median(r[i] for r in rows) for i in range(14))))
 PY
 cat "$OUT/linux-peer.md"
