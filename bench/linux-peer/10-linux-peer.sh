@@ -143,8 +143,8 @@ TCK=$(getconf CLK_TCK)
 # under TCG): "tid kind utime stime" per line, kind being what the thread is for. The name
 # in a stat file is in parentheses and may hold spaces ("C2 CompilerThre"), so the fields are
 # counted after its ")". Appliance JVMs: cq (rdma-disni's completion threads), jit (the compiler
-# threads), jvm (every other); the kernel's ksoftirqd/N and kworker/*, which run rxe's tasks and
-# Linux's RTRS completions.
+# threads), jvm (every other); the kernel's ksoftirqd/N and kworker/* (7.x runs rxe's scheduled
+# tasks in a work queue, 6.1 in tasklets, which ksoftirqd runs when raised outside an interrupt).
 thread_snapshot() {   # thread_snapshot FILE
   { [ -n "$APP$APP_B" ] && cat /proc/"$APP"/task/*/stat ${APP_B:+/proc/$APP_B/task/*/stat} 2>/dev/null | sed 's/^/J /'
     cat /proc/[0-9]*/stat 2>/dev/null | grep -E '^[0-9]+ \((ksoftirqd|kworker)/' | sed 's/^/K /'
@@ -182,7 +182,8 @@ guest_ticks() {
 }
 # Per request over a run: the guest's CPU in microseconds (what decides IOPS in a guest whose vCPUs
 # share one host thread, single-threaded TCG, where an idle vCPU costs nothing: docs/perf.md
-# section 8) and context switches. The guest's figures are read right before and after fio (its 3 s
+# section 8) and context switches. Its split by thread is a machine's with RXE_TCG_THREAD=multi;
+# under single-threaded TCG a vCPU that waits for the host thread still sees its clock run (run 28). The guest's figures are read right before and after fio (its 3 s
 # ramp included, at the same load); the threads' around those; fio's CPU is fio's own report.
 #   cpu_per_request IOPS FIO_CPU% "GUEST0" "GUEST1" THREAD_DELTA_FILE ->
 #   "busy user system softirq  cq-user cq-system jit jvm-rest  ksoftirqd kworker fio  ctxt cq-vol cq-invol"
