@@ -367,6 +367,26 @@ for x in "$OUT"/reports/TEST-*.xml; do
     END { for (c in cls) printf "%s: %d passed, %d failed, %d skipped%s\n", c, passed[c], failed[c], skipped[c], why[c] }' \
     | sort -s -k1,1 | sed 's/^/RXE: /'
 done
+# the line above keeps a failure's first 200 characters; CI keeps no files, so each failure's
+# whole message (a command's output, the kernel log a test appended) is printed here too
+command -v python3 >/dev/null && python3 - "$OUT"/reports/TEST-*.xml <<'PY' 2>/dev/null | sed 's/^/RXE:   | /'
+import sys, xml.etree.ElementTree as ET
+for x in sys.argv[1:]:
+    try:
+        cases = ET.parse(x).getroot().iter("testcase")
+    except (OSError, ET.ParseError):
+        continue
+    for tc in cases:
+        for tag in ("failure", "error"):
+            f = tc.find(tag)
+            if f is None:
+                continue
+            lines = (f.get("message") or f.text or "").splitlines()
+            print("%s.%s, whole message (%d lines%s):" % (tc.get("classname", "").rsplit(".", 1)[-1],
+                  tc.get("name", ""), len(lines), ", the first 150" if len(lines) > 150 else ""))
+            for l in lines[:150]:
+                print("  " + l)
+PY
 if [ -n "$PREP_FAILED" ]; then
   echo "RXE: FAILED before the guest ran: $PREP_FAILED"
   [ "$RC" = 0 ] && RC=1
