@@ -252,6 +252,31 @@ public final class Guest {
         }
     }
 
+    /**
+     * The running kernel's preemption model: the one in parentheses in debugfs's
+     * {@code sched/preempt} ("none voluntary (full) lazy"), which a PREEMPT_DYNAMIC kernel (all of
+     * Debian's) has; debugfs is mounted for it if it is not. Without that file, from the build
+     * string of {@code uname -v}: "lazy", "full" (PREEMPT, PREEMPT_RT) or "voluntary".
+     */
+    public static String preemptionModel() {
+        Path preempt = Path.of("/sys/kernel/debug/sched/preempt");
+        if (!Files.exists(preempt)) {
+            run(timeout(COMMAND), "mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug");
+        }
+        if (Files.exists(preempt)) {
+            String line = readSysfs(preempt);
+            int open = line.indexOf('(');
+            int close = line.indexOf(')', open + 1);
+            if (open >= 0 && close > open) {
+                return line.substring(open + 1, close);
+            }
+            throw new AssertionError("cannot read the preemption model from " + preempt + ": '" + line + "'");
+        }
+        String build = check("uname", "-v");
+        return build.contains("PREEMPT_LAZY") ? "lazy"
+                : build.matches(".*\\bPREEMPT(_RT)?\\b.*") ? "full" : "voluntary";
+    }
+
     public static String readSysfs(Path file) {
         try {
             return Files.readString(file, StandardCharsets.US_ASCII).trim();

@@ -16,11 +16,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * Between the appliance's RTRS server and its RNBD server: counts every RNBD IO request by its
  * {@code rw} word (op in the low 8 bits, RNBD_F_* above) exactly as the client put it on the
  * wire, before the RNBD server decodes it. What a Linux client sends is then a fact the test
- * reads, not an inference from what reached the backend.
+ * reads, not an inference from what reached the backend. It also counts the answers that carry
+ * an errno, so a test can tell an IO error the appliance sent from one a client made itself.
  */
 public final class OpTap implements RtrsServerOps {
     volatile RtrsServerOps upper;
     private final Map<Integer, AtomicLong> byRw = new ConcurrentHashMap<>();
+    private final Map<Integer, AtomicLong> errnoAnswers = new ConcurrentHashMap<>();
 
     @Override
     public void onRequest(RtrsServerRequest request) {
@@ -29,7 +31,44 @@ public final class OpTap implements RtrsServerOps {
         if (h.remaining() >= Io.SIZE && Short.toUnsignedInt(h.getShort(h.position())) == MsgType.IO.wire()) {
             byRw.computeIfAbsent(h.getInt(h.position() + 16), k -> new AtomicLong()).incrementAndGet();
         }
-        upper.onRequest(request);
+        upper.onRequest(new Answer(request));
+    }
+
+    /** The request as the RNBD server sees it, with its answer counted when it carries an errno. */
+    private final class Answer implements RtrsServerRequest {
+        private final RtrsServerRequest request;
+
+        Answer(RtrsServerRequest request) {
+            this.request = request;
+        }
+
+        @Override
+        public RtrsServerSession session() {
+            return request.session();
+        }
+
+        @Override
+        public boolean isWrite() {
+            return request.isWrite();
+        }
+
+        @Override
+        public ByteBuffer userHeader() {
+            return request.userHeader();
+        }
+
+        @Override
+        public ByteBuffer data() {
+            return request.data();
+        }
+
+        @Override
+        public void complete(int errno) {
+            if (errno != 0) {
+                errnoAnswers.computeIfAbsent(errno, k -> new AtomicLong()).incrementAndGet();
+            }
+            request.complete(errno);
+        }
     }
 
     @Override
@@ -59,8 +98,16 @@ public final class OpTap implements RtrsServerOps {
         return byRw.entrySet().stream().filter(e -> (e.getKey() & flag) != 0).mapToLong(e -> e.getValue().get()).sum();
     }
 
+    /** errno -> how many answers carried it (the transport ignores a second answer; so may this count it). */
+    public Map<Integer, Long> errnoAnswers() {
+        Map<Integer, Long> m = new TreeMap<>();
+        errnoAnswers.forEach((k, v) -> m.put(k, v.get()));
+        return m;
+    }
+
     public void reset() {
         byRw.clear();
+        errnoAnswers.clear();
     }
 
     /** rw (hex) -> count, for messages. */

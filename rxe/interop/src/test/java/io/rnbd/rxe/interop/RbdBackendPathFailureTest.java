@@ -76,7 +76,7 @@ class RbdBackendPathFailureTest {
             LinuxRnbd.loadClient();
             mapped = LinuxRnbd.map(MapSpec.of(SESS, "rbd0", path(Guest.addr()), path(Guest.linkDownAddr())).destPort(PORT));
             assertEquals(64L << 20, mapped.size());
-            SlowBackendPathFailureTest.cutTheSecondPathTwiceUnderFio(mapped, SESS);
+            SlowBackendPathFailureTest.cutTheSecondPathTwiceUnderFio(a, mapped, SESS);
             LinuxRnbd.unmap(mapped, false);
             mapped = null;
         }
