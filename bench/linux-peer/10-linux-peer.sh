@@ -183,8 +183,9 @@ guest_ticks() {
 # Per request over a run: the guest's CPU in microseconds (what decides IOPS in a guest whose vCPUs
 # share one host thread, single-threaded TCG, where an idle vCPU costs nothing: docs/perf.md
 # section 8) and context switches. Its split by thread is a machine's with RXE_TCG_THREAD=multi;
-# under single-threaded TCG a vCPU that waits for the host thread still sees its clock run (run 28). The guest's figures are read right before and after fio (its 3 s
-# ramp included, at the same load); the threads' around those; fio's CPU is fio's own report.
+# under single-threaded TCG a vCPU that waits for the host thread still sees its clock run
+# (run 28). The guest's figures are read right before and after fio (its 3 s ramp included, at
+# the same load); the threads' around those; fio's CPU is fio's own report.
 #   cpu_per_request IOPS FIO_CPU% "GUEST0" "GUEST1" THREAD_DELTA_FILE ->
 #   "busy user system softirq  cq-user cq-system jit jvm-rest  ksoftirqd kworker fio  ctxt cq-vol cq-invol"
 cpu_per_request() {

@@ -297,6 +297,39 @@ final class KarafProcess implements AutoCloseable {
     }
 
     /** The last lines of Karaf's log, for failure messages. */
+    /** Where karaf.log ends now: {@link #logSince} reads what comes after. */
+    long logMark() {
+        try {
+            return Files.size(home.resolve("data/log/karaf.log"));
+        } catch (IOException e) {
+            return 0; // not written yet (a server that boots): all of it is new
+        }
+    }
+
+    /**
+     * The lines karaf.log gained after {@code mark} whose logger is one of {@code loggers}, each
+     * as its time and message, at most {@code max} (the last ones). A log that rolled over since
+     * is read from its start.
+     */
+    List<String> logSince(long mark, int max, String... loggers) {
+        Path log = home.resolve("data/log/karaf.log");
+        List<String> out = new ArrayList<>();
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(log.toFile(), "r")) {
+            f.seek(mark <= f.length() ? mark : 0);
+            byte[] rest = new byte[(int) Math.min(Integer.MAX_VALUE - 8, f.length() - f.getFilePointer())];
+            f.readFully(rest);
+            for (String line : new String(rest, StandardCharsets.UTF_8).split("\n")) {
+                String[] field = line.split(" \\| ", 6);
+                if (field.length == 6 && java.util.Arrays.asList(loggers).contains(field[3].trim())) {
+                    out.add(field[0].substring(Math.max(0, field[0].indexOf('T') + 1)) + " " + field[5]);
+                }
+            }
+        } catch (IOException e) {
+            out.add("(no karaf.log: " + e.getMessage() + ")");
+        }
+        return out.subList(Math.max(0, out.size() - max), out.size());
+    }
+
     String logTail(int lines) {
         try {
             List<String> all = Files.readAllLines(home.resolve("data/log/karaf.log"));

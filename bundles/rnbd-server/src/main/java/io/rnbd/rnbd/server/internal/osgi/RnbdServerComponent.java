@@ -169,8 +169,10 @@ public final class RnbdServerComponent {
         if (registration != null) {
             registration.setProperties(serviceProperties(properties));
         }
-        LOG.info("OPEN looks for exports under {}; backend timeout {} ms", cfg.dev_search_path(),
-                cfg.backend_timeout_ms());
+        // the settings in effect now: ConfigAdmin has a change before this component does
+        // (SCR hands it over on ConfigAdmin's event thread), and an operator wants to see it taken
+        LOG.info("OPEN looks for exports under {}; backend timeout {} ms; takeover hold-off {} ms, storage probe {} ms",
+                cfg.dev_search_path(), cfg.backend_timeout_ms(), cfg.ha_holdoff_ms(), cfg.ha_probe_ms());
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
