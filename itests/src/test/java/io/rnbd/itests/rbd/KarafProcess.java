@@ -296,7 +296,6 @@ final class KarafProcess implements AutoCloseable {
         return names;
     }
 
-    /** The last lines of Karaf's log, for failure messages. */
     /** Where karaf.log ends now: {@link #logSince} reads what comes after. */
     long logMark() {
         try {
@@ -330,6 +329,7 @@ final class KarafProcess implements AutoCloseable {
         return out.subList(Math.max(0, out.size() - max), out.size());
     }
 
+    /** The last lines of Karaf's log, for failure messages. */
     String logTail(int lines) {
         try {
             List<String> all = Files.readAllLines(home.resolve("data/log/karaf.log"));
