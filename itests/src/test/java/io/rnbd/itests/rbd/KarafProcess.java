@@ -61,6 +61,9 @@ final class KarafProcess implements AutoCloseable {
         // already in use: 44444" at every boot, after trying twice to start the connector
         k.set("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(Ports.free()));
         k.set("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(Ports.free()));
+        // and HTTP's (/metrics, the dashboard): with 8181 all but the first logged "Unable to
+        // start Pax Web server: Failed to bind to /127.0.0.1:8181" at every boot
+        k.set("org.ops4j.pax.web.cfg", "org.osgi.service.http.port", Integer.toString(Ports.free()));
         k.set("org.ops4j.pax.url.mvn.cfg", "org.ops4j.pax.url.mvn.offline", "true");
         return k;
     }
