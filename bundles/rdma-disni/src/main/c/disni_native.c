@@ -929,7 +929,7 @@ static jlong JNICALL ext_cq_event(JNIEnv *env, jclass cls, jlong channel, jint t
 /* Bumped whenever the extension natives change, so the provider refuses a stale library. */
 static jint JNICALL ext_abi_version(JNIEnv *env, jclass cls)
 {
-	return 6;
+	return 7;
 }
 
 /*
@@ -1141,6 +1141,29 @@ static jlong JNICALL ext_post_chain(JNIEnv *env, jclass cls, jlong qp, jlong rec
 }
 
 /*
+ * One receive work request of num_sge SGEs, read from sgl in the JAVA_SGE layout
+ * (io.rnbd.rdma.disni.internal.RecvPost): what DiSNI's postRecv does for one request, without the
+ * list of work requests DiSNI serialises afresh in Java for every call. A server re-posts a
+ * receive for every request it takes in. Returns 0 or an errno (EINVAL for a bad SGE count or a
+ * null pointer, else what ibv_post_recv answered).
+ */
+static jint JNICALL ext_post_recv(JNIEnv *env, jclass cls, jlong qp, jlong wr_id, jlong sgl, jint num_sge)
+{
+	struct ibv_recv_wr w, *bad = NULL;
+	struct ibv_sge sges[MAX_SGE_PER_WR];
+	int ret;
+
+	if (qp == 0 || (num_sge > 0 && sgl == 0) || read_sges(PTR(sgl), num_sge, sges) != 0)
+		return EINVAL;
+	memset(&w, 0, sizeof w);
+	w.wr_id = (uint64_t) wr_id;
+	w.sg_list = sges;
+	w.num_sge = num_sge;
+	ret = ibv_post_recv(PTR(qp), &w, &bad);
+	return ret == 0 ? 0 : err_of(ret);
+}
+
+/*
  * Test support, not used by the provider: type-2 memory windows, so that the rxe tests can
  * check SEND_WITH_INV's success path (IBV_WC_WITH_INV, invalidate_rkey's byte order) on
  * real verbs; an ibv_reg_mr region cannot be invalidated remotely, a memory window can.
@@ -1213,6 +1236,10 @@ static JNINativeMethod chain_methods[] = {
 	{ "post", "(JJI)J", (void *) ext_post_chain },
 };
 
+static JNINativeMethod recv_methods[] = {
+	{ "post", "(JJJI)I", (void *) ext_post_recv },
+};
+
 static JNINativeMethod ext_methods[] = {
 	{ "connect", "(J[BII)I", (void *) ext_connect },
 	{ "accept", "(J[BII)I", (void *) ext_accept },
@@ -1283,6 +1310,8 @@ static void bind_extension_natives(JNIEnv *env)
 			(jint) (sizeof mr_methods / sizeof mr_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.SendChain", chain_methods,
 			(jint) (sizeof chain_methods / sizeof chain_methods[0]));
+	bind_class(env, "io.rnbd.rdma.disni.internal.RecvPost", recv_methods,
+			(jint) (sizeof recv_methods / sizeof recv_methods[0]));
 	bind_class(env, "io.rnbd.rdma.disni.internal.VerbsNative", mw_methods,
 			(jint) (sizeof mw_methods / sizeof mw_methods[0]));
 }

@@ -4,6 +4,7 @@ import io.rnbd.itests.Ports;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -316,13 +317,14 @@ final class KarafProcess implements AutoCloseable {
     List<String> logSince(long mark, int max, String... loggers) {
         Path log = home.resolve("data/log/karaf.log");
         List<String> out = new ArrayList<>();
-        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(log.toFile(), "r")) {
+        List<String> wanted = List.of(loggers);
+        try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "r")) {
             f.seek(mark <= f.length() ? mark : 0);
-            byte[] rest = new byte[(int) Math.min(Integer.MAX_VALUE - 8, f.length() - f.getFilePointer())];
+            byte[] rest = new byte[(int) (f.length() - f.getFilePointer())];
             f.readFully(rest);
             for (String line : new String(rest, StandardCharsets.UTF_8).split("\n")) {
                 String[] field = line.split(" \\| ", 6);
-                if (field.length == 6 && java.util.Arrays.asList(loggers).contains(field[3].trim())) {
+                if (field.length == 6 && wanted.contains(field[3].trim())) {
                     out.add(field[0].substring(Math.max(0, field[0].indexOf('T') + 1)) + " " + field[5]);
                 }
             }

@@ -445,18 +445,19 @@ public class RbdHaIT {
         // server said ACTIVE, then until the old one was a STANDBY (a killed one restarts) and
         // the client had its paths to it again
         long standbySeen = System.nanoTime();
-        stalls.add(String.format(Locale.ROOT, "%-14s %s -> %s: %5d ms (load average %s; ACTIVE seen after %d ms, "
+        String line = String.format(Locale.ROOT, "%-14s %s -> %s: %5d ms (load average %s; ACTIVE seen after %d ms, "
                 + "the old server a STANDBY with the client's paths %d ms later)", what, victim.name, next.name, stall,
                 loadAverage(),
-                TimeUnit.NANOSECONDS.toMillis(activeSeen - injected), TimeUnit.NANOSECONDS.toMillis(standbySeen - activeSeen)));
+                TimeUnit.NANOSECONDS.toMillis(activeSeen - injected), TimeUnit.NANOSECONDS.toMillis(standbySeen - activeSeen));
         if (stall > slowMs) {
             // past the goal: how the client and the server that took over spent it, from their
             // logs, so that a failure's message tells a detection from a refusal or a slow cluster
             List<String> story = new ArrayList<>();
             c.logSince(clientLog, 12, "RnbdHaDevice").forEach(l -> story.add("    client: " + l));
             next.logSince(takerLog, 12, "ExportRole").forEach(l -> story.add("    " + next.name + ": " + l));
-            stalls.set(stalls.size() - 1, stalls.get(stalls.size() - 1) + "\n" + String.join("\n", story));
+            line += "\n" + String.join("\n", story);
         }
+        stalls.add(line);
         System.out.println("RbdHaIT " + stalls.get(stalls.size() - 1));
         assertClean();
     }

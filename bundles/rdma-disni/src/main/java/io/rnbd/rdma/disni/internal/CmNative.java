@@ -19,7 +19,7 @@ import io.rnbd.rdma.api.RdmaException;
  */
 final class CmNative {
     /** The extension ABI this class expects of libdisni.so. */
-    static final int ABI_VERSION = 6;
+    static final int ABI_VERSION = 7;
 
     /** What libdisni kept of a CM event: rdma_cm's status and the private data (possibly empty). */
     record EventData(int type, int status, byte[] privateData) {

@@ -3,10 +3,7 @@ package io.rnbd.rdma.disni.internal;
 import com.ibm.disni.verbs.IbvCQ;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
-import com.ibm.disni.verbs.IbvRecvWR;
-import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.SVCPostRecv;
 import io.rnbd.rdma.api.CmEvent;
 import io.rnbd.rdma.api.CmEventHandler;
 import io.rnbd.rdma.api.CompletionHandler;
@@ -29,7 +26,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedList;
 import java.util.List;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -83,6 +79,8 @@ final class DisniQueuePair implements QueuePair {
     private boolean tornDown;
     /** What is posted and not yet handed to the adapter; under the post lock. */
     private final SendChain chain = new SendChain();
+    /** The receive being posted; under the post lock. */
+    private final RecvPost recv = new RecvPost();
     /**
      * The thread delivering this queue pair's completions, whose posts wait for the round's end;
      * null between rounds. Written by that thread alone and only compared with the reader's own
@@ -523,17 +521,9 @@ final class DisniQueuePair implements QueuePair {
 
     @Override
     public void postRecv(RecvWr wr) throws RdmaException {
-        LinkedList<IbvSge> sgl = new LinkedList<>();
-        boolean foreign = DisniWr.sges(wr.sgl(), init.maxSge(), pd, device, (addr, length, lkey) -> {
-            IbvSge g = new IbvSge();
-            g.setAddr(addr);
-            g.setLength(length);
-            g.setLkey(lkey);
-            sgl.add(g);
-        });
-        IbvRecvWR w = new IbvRecvWR();
-        w.setSg_list(sgl);
         synchronized (postLock) {
+            recv.start();
+            boolean foreign = DisniWr.sges(wr.sgl(), init.maxSge(), pd, device, recv);
             if (state == QpState.ERROR || state == QpState.CLOSED) {
                 throw new RdmaException(Errno.ENOTCONN, "queue pair is " + state);
             }
@@ -541,19 +531,11 @@ final class DisniQueuePair implements QueuePair {
                 throw new RdmaException(Errno.ENOMEM, "receive queue full (" + init.maxRecvWr() + ")");
             }
             long token = nextToken++ | RECV_BIT;
-            w.setWr_id(token);
-            recvQueue.addLast(new Posted(token, wr.wrId(), WcOpcode.RECV, true, foreign));
-            try {
-                SVCPostRecv call = qp.postRecv(List.of(w), null);
-                try {
-                    call.execute();
-                } finally {
-                    call.free();
-                }
-            } catch (IOException e) {
-                recvQueue.removeLast();
-                throw Errors.of("ibv_post_recv", e);
+            int errno = recv.post(ibvQpHandle(), token);
+            if (errno != 0) {
+                throw new RdmaException(errno, "ibv_post_recv failed: " + Errno.name(errno) + " (errno " + errno + ")");
             }
+            recvQueue.addLast(new Posted(token, wr.wrId(), WcOpcode.RECV, true, foreign));
         }
     }
 

@@ -2,7 +2,7 @@ package io.rnbd.rdma.disni.internal;
 
 /**
  * A registration's access changed in place (libdisni.so's extension native, bound with {@link
- * CmNative}'s, ABI 6): always_invalidate on rxe, which binds no windows by default ({@link
+ * CmNative}'s): always_invalidate on rxe, which binds no windows by default ({@link
  * DisniSettings.MemoryWindows}). Switching a chunk's remote access off kills its rkey at once,
  * as a deregistration would, and switching it on gives the key back, with no page unpinned or
  * pinned and no registration made: two system calls per request where deregistering and

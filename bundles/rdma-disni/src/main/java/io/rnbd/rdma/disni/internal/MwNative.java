@@ -1,7 +1,7 @@
 package io.rnbd.rdma.disni.internal;
 
 /**
- * Type-1 memory windows (libdisni.so's extension natives, bound with {@link CmNative}'s, ABI 6):
+ * Type-1 memory windows (libdisni.so's extension natives, bound with {@link CmNative}'s):
  * always_invalidate's remote keys. A window over a chunk's registration is killed by a
  * zero-length bind and given a new key by a bind over the whole chunk, each a work request
  * on a queue pair's send queue ({@link SendChain#bind}), as Linux's server posts IB_WR_LOCAL_INV and IB_WR_REG_MR;

@@ -6,7 +6,7 @@ import java.nio.ByteOrder;
 
 /**
  * A queue pair's work requests not yet handed to the adapter, encoded for one ibv_post_send
- * (libdisni.so's extension native, ABI 6): sends, RDMA writes and reads, and the binds of
+ * (libdisni.so's extension native): sends, RDMA writes and reads, and the binds of
  * always_invalidate's memory windows, in posting order. One post per chain is one doorbell,
  * and on rxe one system call, in which the kernel runs every request of the chain; each bind
  * posted alone made rxe schedule its completer from the system call, a context switch per

@@ -30,6 +30,8 @@ class CmNativeBindingTest {
         assertTrue(out.contains("WITH bound"), out);
         assertTrue(out.contains("CONNECT57 EINVAL") && out.contains("ACCEPT197 EINVAL")
                 && out.contains("REJECT149 EINVAL"), "oversized private data refused natively: " + out);
+        assertTrue(out.contains("RECVNOQP EINVAL") && out.contains("RECV5 EINVAL"),
+                "the receive native bound, refusing a null queue pair and too many SGEs: " + out);
         assertTrue(out.contains("TAKE null"), out);
         assertTrue(out.contains("LIVE 4096") && out.contains("DESTROYED EBADF"),
                 "a destroyed CM id's pointer is refused before a native dereferences it: " + out);

@@ -55,6 +55,11 @@ public final class CmNativeProbe {
         System.out.println("ACCEPT197 " + Errno.name(CmNative.accept(0, new byte[197], 7, 7)));
         System.out.println("REJECT149 " + Errno.name(CmNative.reject(0, new byte[149])));
         System.out.println("TAKE " + CmNative.take(null));
+        // the receive native is bound with them, and refuses what it cannot post before it reads a pointer
+        RecvPost recv = new RecvPost();
+        recv.start();
+        System.out.println("RECVNOQP " + Errno.name(recv.post(0, 1)));
+        System.out.println("RECV5 " + Errno.name(RecvPost.post(0x1000, 1, 0x2000, SendChain.MAX_SGE + 1)));
         // a destroyed id's pointer never reaches a native that dereferences it
         try {
             com.ibm.disni.verbs.impl.NatCmaIdPrivate id = new com.ibm.disni.verbs.impl.NatCmaIdPrivate(0x1000, null, null);
