@@ -369,6 +369,12 @@ public class ObservabilityIT extends KarafTestSupport {
             }
         } finally {
             gw.update(before);
+            // the gateway removes its socket as it leaves it; the directory is the test's own
+            long end = System.currentTimeMillis() + TIMEOUT_MS;
+            while (Files.exists(sock) && System.currentTimeMillis() < end) {
+                Thread.sleep(50);
+            }
+            Files.deleteIfExists(sock.getParent());
         }
     }
 
