@@ -17,7 +17,9 @@
 # BENCH_ALWAYS_INVALIDATE (true) the appliance server's always_invalidate (false: the bound no scheme
 # of invalidation can pass; Linux's server keeps always_invalidate=Y, the fair comparison);
 # BENCH_AB (unset) JVM options, comma-separated, no spaces, for a second appliance JVM beside the first, exporting the memory
-# backend in the file export's place (an A/B in one guest, e.g. -Drnbd.disni.memory.windows=off);
+# backend in the file export's place (an A/B in one guest, e.g. -Drnbd.disni.memory.windows=off); the
+# second JVM came out about 15 % slower at 4 KiB with the same code (docs/perf.md runs 30 and 31), so
+# run an A/B twice, the roles swapped, and take the geometric mean of the pairs;
 # BENCH_LOG_LEVEL (warn) the appliance's log level (info names a failed completion's status);
 # RXE_WORK, RXE_KERNEL, RXE_TCG_THREAD (single; multi runs the guest's two vCPUs on two host threads,
 # in parallel as on hardware: docs/perf.md run 16) as for rxe/run-rxe-tests.sh.
