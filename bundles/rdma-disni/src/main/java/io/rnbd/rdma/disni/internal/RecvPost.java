@@ -36,11 +36,6 @@ final class RecvPost implements DisniWr.SgeSink {
         sgl.putInt(s + 12, lkey);
     }
 
-    /** SGEs of the request started last. */
-    int size() {
-        return sges;
-    }
-
     /** Posts the request started last on {@code qp} (an ibv_qp pointer) as {@code wrId}: 0 or an errno. */
     int post(long qp, long wrId) {
         return post(qp, wrId, address, sges);
