@@ -12,7 +12,7 @@ import java.util.Set;
 public interface MemoryRegion extends AutoCloseable {
     ProtectionDomain pd();
 
-    /** The registered memory; a view whose position 0 is {@link #address()}. */
+    /** The registered memory: a new view at each call, whose position 0 is {@link #address()} (the caller may move it). */
     ByteBuffer buffer();
 
     /** Virtual address of the region's first byte, as peers name it in RDMA ops. */

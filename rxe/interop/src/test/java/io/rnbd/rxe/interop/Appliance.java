@@ -16,6 +16,7 @@ import io.rnbd.rnbd.client.internal.RnbdClient;
 import io.rnbd.rnbd.server.internal.ExportConfig;
 import io.rnbd.rnbd.server.internal.RnbdServer;
 import io.rnbd.rtrs.api.PathState;
+import io.rnbd.rtrs.api.RtrsServerOps;
 import io.rnbd.rtrs.client.internal.ClientConfig;
 import io.rnbd.rtrs.client.internal.ClientSession;
 import io.rnbd.rtrs.client.internal.PathAddress;
@@ -81,14 +82,18 @@ public final class Appliance implements AutoCloseable {
     private final ScheduledExecutorService rnbdTimer;
     private final int port;
     private final boolean alwaysInvalidate;
+    /** Requests pass {@link #received} on their way to the RNBD server (false: a process of its own, {@link #process}). */
+    private final boolean tapped;
     private final RtrsClient rtrsClient;
     private final RnbdClient rnbdClient;
     private volatile RnbdServer rnbdServer;
     private volatile RtrsServer rtrsServer;
 
-    private Appliance(List<String> addresses, int port, boolean alwaysInvalidate, int queueDepth) throws Exception {
+    private Appliance(List<String> addresses, int port, boolean alwaysInvalidate, int queueDepth, boolean tapped)
+            throws Exception {
         this.port = port;
         this.alwaysInvalidate = alwaysInvalidate;
+        this.tapped = tapped;
         try {
             rtrsTimer = executor(2);
             rnbdTimer = executor(1);
@@ -137,10 +142,11 @@ public final class Appliance implements AutoCloseable {
         extraBackends.forEach(rnbd::backendAdded);
         exports.forEach(rnbd::addExport);
         received.upper = rnbd;
+        RtrsServerOps upper = tapped ? received : rnbd;
         // rnbd.chunk.size: the bench's knob (BENCH_CHUNK), e.g. Linux's 128 KiB against the appliance's 256 KiB
         int chunkSize = Integer.getInteger("rnbd.chunk.size", ServerConfig.DEFAULT_CHUNK_SIZE);
         RtrsServer rtrs = new RtrsServer(new ServerConfig(port, chunkSize, queueDepth, alwaysInvalidate,
-                HB_INTERVAL_MS, HB_MISSED_MAX), () -> received, () -> null, rtrsTimer, System::nanoTime, sessionLimits);
+                HB_INTERVAL_MS, HB_MISSED_MAX), () -> upper, () -> null, rtrsTimer, System::nanoTime, sessionLimits);
         rnbdServer = rnbd;
         rtrsServer = rtrs;
         registry.addClient(rtrs);
@@ -180,9 +186,26 @@ public final class Appliance implements AutoCloseable {
     /** As {@link #onDisni(List, int, boolean)} with the RTRS server's queue depth (queue.depth) as given. */
     public static Appliance onDisni(List<String> addresses, int port, boolean alwaysInvalidate, int queueDepth)
             throws Exception {
+        requireDisni();
+        return new Appliance(addresses, port, alwaysInvalidate, queueDepth, true);
+    }
+
+    /**
+     * As {@link #onDisni(List, int, boolean, int)}, for a process of its own ({@link
+     * ApplianceServerMain}): no {@link OpTap} between the RTRS and RNBD servers, whose counts no
+     * test could read from another process, so that bench/linux-peer measures the path as
+     * shipped (the tap's map update and wrapper were about 1 % of the completion thread's
+     * samples in docs/perf.md's run 32).
+     */
+    public static Appliance process(List<String> addresses, int port, boolean alwaysInvalidate, int queueDepth)
+            throws Exception {
+        requireDisni();
+        return new Appliance(addresses, port, alwaysInvalidate, queueDepth, false);
+    }
+
+    private static void requireDisni() {
         Optional<String> noNative = new DisniRuntime().unavailableReason();
         Guest.require(noNative.isEmpty(), "DiSNI cannot run here: " + noNative.orElse(""));
-        return new Appliance(addresses, port, alwaysInvalidate, queueDepth);
     }
 
     private ScheduledExecutorService executor(int threads) {

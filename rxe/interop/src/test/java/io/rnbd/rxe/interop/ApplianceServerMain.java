@@ -6,9 +6,10 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * The appliance's RNBD server as a process of its own, for the tests that kill it
- * ({@link ApplianceProcess}) and for bench/linux-peer: the same wiring as {@link Appliance}, file
- * exports (what was flushed must outlive the process) and, for the benchmark, exports on the
- * shipped memory backend.
+ * ({@link ApplianceProcess}) and for bench/linux-peer: the same wiring as {@link Appliance} but
+ * for its {@link OpTap} (no test reads one in another process, and the bench measures the path as
+ * shipped), file exports (what was flushed must outlive the process) and, for the benchmark,
+ * exports on the shipped memory backend.
  *
  * <pre>
  * java ... io.rnbd.rxe.interop.ApplianceServerMain ADDR[,ADDR2] PORT QUEUE_DEPTH NAME=SPEC[,NAME=SPEC...]
@@ -30,7 +31,7 @@ public final class ApplianceServerMain {
         int queueDepth = Integer.parseInt(args[2]);
         // always_invalidate on unless -DalwaysInvalidate=false: what it costs per request is a bench question
         boolean alwaysInvalidate = Boolean.parseBoolean(System.getProperty("alwaysInvalidate", "true"));
-        Appliance a = Appliance.onDisni(addresses, port, alwaysInvalidate, queueDepth);
+        Appliance a = Appliance.process(addresses, port, alwaysInvalidate, queueDepth);
         for (String e : args[3].split(",")) {
             String[] kv = e.split("=", 2);
             if (kv[1].startsWith(MEMORY)) {

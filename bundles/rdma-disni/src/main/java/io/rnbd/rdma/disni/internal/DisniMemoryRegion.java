@@ -39,6 +39,9 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
     private final ByteBuffer buffer;
     private final long address;
     private final Set<Access> access;
+    /** The verbs access flags of the remote registration with its remote access on and off: the switch runs per request. */
+    private final int accessOn;
+    private final int accessOff;
     private final IbvMr localMr;
     private IbvMr mr;
     private final int lkey;
@@ -60,6 +63,8 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
         this.buffer = buffer;
         this.address = address;
         this.access = access.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(access);
+        this.accessOn = DisniProtectionDomain.verbsAccess(this.access);
+        this.accessOff = DisniProtectionDomain.verbsAccess(localAccess(this.access));
         LocalRegistration local = registerLocal(pd, address, buffer.capacity(), this.access);
         localMr = local.mr();
         windowless = !local.bindable();
@@ -175,8 +180,7 @@ final class DisniMemoryRegion implements MemoryRegion, SendChain.BindOwner {
         if (!pd.accessToggle()) {
             return false;
         }
-        int flags = DisniProtectionDomain.verbsAccess(on ? access : localAccess(access));
-        int err = MrNative.reregAccess(handle(mr), flags);
+        int err = MrNative.reregAccess(handle(mr), on ? accessOn : accessOff);
         if (err != 0) {
             pd.noAccessToggle(err);
             return false;

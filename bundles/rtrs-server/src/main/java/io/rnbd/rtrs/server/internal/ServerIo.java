@@ -391,7 +391,7 @@ final class ServerIo {
         int imm = Imm.ioRsp(r.bufId, errno > Imm.RSP_ERRNO_MASK ? Errno.EIO : errno, r.needInval);
         if (cfg.alwaysInvalidate()) {
             int rkey = con.reregisterChunk(chunkMrs[r.bufId]);
-            ByteBuffer slot = rspMr.buffer().duplicate().position(r.bufId * RkeyRsp.SIZE);
+            ByteBuffer slot = rspMr.buffer().position(r.bufId * RkeyRsp.SIZE); // buffer() is a duplicate already
             new RkeyRsp(r.bufId, rkey).encode(slot);
             chain.add(con.rkeyResponse(imm, rspMr, r.bufId * RkeyRsp.SIZE, RkeyRsp.SIZE));
         } else {
