@@ -688,6 +688,16 @@ public abstract class ProviderConformanceSuite {
 
     // ------------------------------------------------------------------ remote keys
 
+    /** The next completion that is not the flush of one of {@code recvs}, which it strikes off. */
+    private static WorkCompletion nextSendWc(Endpoint ep, java.util.Set<Long> recvs) throws InterruptedException {
+        while (true) {
+            WorkCompletion wc = ep.nextWc();
+            if (wc.status() != WcStatus.WR_FLUSH_ERR || !recvs.remove(wc.wrId())) {
+                return wc;
+            }
+        }
+    }
+
     /**
      * Post a SEND the server has no RECV for (so the server holds the stream back: RNR),
      * then {@code bad}, then another SEND; post the RECV. The first SEND succeeds, the bad
@@ -695,6 +705,17 @@ public abstract class ProviderConformanceSuite {
      */
     private void assertRemoteAccessError(Pair p, SendWr bad, MemoryRegion untouched, byte[] expected)
             throws Exception {
+        assertRemoteAccessError(p, bad, untouched, expected, java.util.Set.of());
+    }
+
+    /**
+     * As above, for a client that still has the RECVs {@code clientRecvs} posted: the ERROR state
+     * flushes them too. A CQ shared by both queues orders each queue's completions, not the two
+     * against each other (7.3's rxe was seen flushing a RECV between the error and the flushed
+     * SEND 99), so a flushed RECV may come anywhere after the error; each must come exactly once.
+     */
+    private void assertRemoteAccessError(Pair p, SendWr bad, MemoryRegion untouched, byte[] expected,
+            java.util.Set<Long> clientRecvs) throws Exception {
         MemoryRegion extra = track(mr(p.clientPd, 64));
         p.client.qp().postSend(SendWr.send(98, List.of(new Sge(extra, 0, 8))));
         p.client.qp().postSend(bad);
@@ -702,9 +723,17 @@ public abstract class ProviderConformanceSuite {
         MemoryRegion rbuf = track(mr(p.serverPd, 64));
         postRecvs(p.server, rbuf, 1, 64);
         assertEquals(98, p.client.nextWc(WcStatus.SUCCESS).wrId());
-        WorkCompletion wc = p.client.nextWc(WcStatus.REM_ACCESS_ERR);
+        java.util.Set<Long> unflushed = new java.util.HashSet<>(clientRecvs);
+        WorkCompletion wc = nextSendWc(p.client, unflushed);
+        assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
         assertEquals(bad.wrId(), wc.wrId());
-        assertEquals(99, p.client.nextWc(WcStatus.WR_FLUSH_ERR).wrId());
+        WorkCompletion flushed = nextSendWc(p.client, unflushed);
+        assertEquals(WcStatus.WR_FLUSH_ERR, flushed.status(), flushed.toString());
+        assertEquals(99, flushed.wrId());
+        while (!unflushed.isEmpty()) {
+            WorkCompletion recv = p.client.nextWc(WcStatus.WR_FLUSH_ERR);
+            assertTrue(unflushed.remove(recv.wrId()), "flushed once, and only a posted RECV: " + recv);
+        }
         assertEquals(QpState.ERROR, p.client.qp().state());
         RdmaException e = assertThrows(RdmaException.class,
                 () -> p.client.qp().postSend(SendWr.send(100, List.of(new Sge(extra, 0, 8)))));
@@ -791,8 +820,13 @@ public abstract class ProviderConformanceSuite {
             key = fresh;
         }
         fill(src, 0, pattern(4096, 99));
+        // each round but the last took one of the four RECVs posted at the start (wr_ids 0-3)
+        java.util.Set<Long> stillPosted = new java.util.HashSet<>();
+        for (long id = rounds - 1; id < 4; id++) {
+            stillPosted.add(id);
+        }
         assertRemoteAccessError(p, SendWr.write(5, List.of(Sge.whole(src)), target.address(), key), target,
-                pattern(4096, 10 + rounds - 1));
+                pattern(4096, 10 + rounds - 1), stillPosted);
     }
 
     /**
