@@ -782,8 +782,9 @@ public abstract class ProviderConformanceSuite {
         MemoryRegion src = track(mr(p.clientPd, 4096));
         MemoryRegion back = track(mr(p.clientPd, 4096));
         MemoryRegion note = track(mr(p.serverPd, 64));
-        MemoryRegion inbox = track(mr(p.clientPd, 64 * 4));
-        postRecvs(p.client, inbox, 4, 64);
+        int inboxSlots = 4;
+        MemoryRegion inbox = track(mr(p.clientPd, 64 * inboxSlots));
+        postRecvs(p.client, inbox, inboxSlots, 64);
         int key = target.rkey();
         java.util.Set<Integer> handedOut = new java.util.HashSet<>(List.of(key));
         int rounds = 3;
@@ -820,9 +821,9 @@ public abstract class ProviderConformanceSuite {
             key = fresh;
         }
         fill(src, 0, pattern(4096, 99));
-        // each round but the last took one of the four RECVs posted at the start (wr_ids 0-3)
+        // each round but the last took one of the RECVs posted at the start, in wr_id order
         java.util.Set<Long> stillPosted = new java.util.HashSet<>();
-        for (long id = rounds - 1; id < 4; id++) {
+        for (long id = rounds - 1; id < inboxSlots; id++) {
             stillPosted.add(id);
         }
         assertRemoteAccessError(p, SendWr.write(5, List.of(Sge.whole(src)), target.address(), key), target,
