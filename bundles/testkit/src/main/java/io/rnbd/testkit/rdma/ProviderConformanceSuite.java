@@ -41,6 +41,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -689,7 +690,7 @@ public abstract class ProviderConformanceSuite {
     // ------------------------------------------------------------------ remote keys
 
     /** The next completion that is not the flush of one of {@code recvs}, which it strikes off. */
-    private static WorkCompletion nextSendWc(Endpoint ep, java.util.Set<Long> recvs) throws InterruptedException {
+    private static WorkCompletion nextSendWc(Endpoint ep, Set<Long> recvs) throws InterruptedException {
         while (true) {
             WorkCompletion wc = ep.nextWc();
             if (wc.status() != WcStatus.WR_FLUSH_ERR || !recvs.remove(wc.wrId())) {
@@ -705,7 +706,7 @@ public abstract class ProviderConformanceSuite {
      */
     private void assertRemoteAccessError(Pair p, SendWr bad, MemoryRegion untouched, byte[] expected)
             throws Exception {
-        assertRemoteAccessError(p, bad, untouched, expected, java.util.Set.of());
+        assertRemoteAccessError(p, bad, untouched, expected, Set.of());
     }
 
     /**
@@ -715,7 +716,7 @@ public abstract class ProviderConformanceSuite {
      * SEND 99), so a flushed RECV may come anywhere after the error; each must come exactly once.
      */
     private void assertRemoteAccessError(Pair p, SendWr bad, MemoryRegion untouched, byte[] expected,
-            java.util.Set<Long> clientRecvs) throws Exception {
+            Set<Long> clientRecvs) throws Exception {
         MemoryRegion extra = track(mr(p.clientPd, 64));
         p.client.qp().postSend(SendWr.send(98, List.of(new Sge(extra, 0, 8))));
         p.client.qp().postSend(bad);
@@ -723,7 +724,7 @@ public abstract class ProviderConformanceSuite {
         MemoryRegion rbuf = track(mr(p.serverPd, 64));
         postRecvs(p.server, rbuf, 1, 64);
         assertEquals(98, p.client.nextWc(WcStatus.SUCCESS).wrId());
-        java.util.Set<Long> unflushed = new java.util.HashSet<>(clientRecvs);
+        Set<Long> unflushed = new HashSet<>(clientRecvs);
         WorkCompletion wc = nextSendWc(p.client, unflushed);
         assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
         assertEquals(bad.wrId(), wc.wrId());
@@ -786,7 +787,7 @@ public abstract class ProviderConformanceSuite {
         MemoryRegion inbox = track(mr(p.clientPd, 64 * inboxSlots));
         postRecvs(p.client, inbox, inboxSlots, 64);
         int key = target.rkey();
-        java.util.Set<Integer> handedOut = new java.util.HashSet<>(List.of(key));
+        Set<Integer> handedOut = new HashSet<>(List.of(key));
         int rounds = 3;
         for (int round = 0; round < rounds; round++) {
             fill(src, 0, pattern(4096, 10 + round));
@@ -822,7 +823,7 @@ public abstract class ProviderConformanceSuite {
         }
         fill(src, 0, pattern(4096, 99));
         // each round but the last took one of the RECVs posted at the start, in wr_id order
-        java.util.Set<Long> stillPosted = new java.util.HashSet<>();
+        Set<Long> stillPosted = new HashSet<>();
         for (long id = rounds - 1; id < inboxSlots; id++) {
             stillPosted.add(id);
         }
