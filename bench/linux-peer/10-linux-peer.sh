@@ -33,9 +33,20 @@
 # Two JVMs side by side in one guest are how a change is judged here: two guests differ more
 # than most changes do (docs/perf.md runs 8, 9, 19).
 #
+# Placement (BENCH_FIO_CPUS, BENCH_APP_CPUS: guest CPU lists, unset = the scheduler's choice): fio
+# (fio's own cpus_allowed, every target alike) and the appliance JVMs (taskset) each kept to its
+# CPUs. Client and server share the guest's two vCPUs here, where a deployment gives them a host
+# each; apart, the processes no longer take turns on one vCPU (docs/perf.md section 8: a switch
+# between processes is what TCG charges most for). Linux's server runs where rxe's work for the
+# client runs, so it is not placed.
+#
 # Env (from guest.env / guest-init.sh): RDMA_TEST_ADDR, JAVA, NATIVE_DIR, OUT, PROJECT, TIMEOUT_FACTOR
 #      BENCH_SECONDS (default 15) per run, BENCH_REPS (default 3), BENCH_WARMUP (default 30) per point
 set -u
+FIO_PIN=()
+[ -n "${BENCH_FIO_CPUS:-}" ] && FIO_PIN=(--cpus_allowed="$BENCH_FIO_CPUS")
+APP_PIN=()
+[ -n "${BENCH_APP_CPUS:-}" ] && APP_PIN=(taskset -c "$BENCH_APP_CPUS")
 SECS=${BENCH_SECONDS:-15}
 REPS=${BENCH_REPS:-3}
 WARMUP=${BENCH_WARMUP:-30}
@@ -83,7 +94,7 @@ modprobe rnbd-client || fail "rnbd-client"
 # the appliance on ram0, in its own JVM (the classpath the JUnit run uses)
 appliance() {   # appliance PORT EXPORTS LOG [JVM option...]
   local port=$1 exports=$2 logf=$3; shift 3
-  "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
+  "${APP_PIN[@]}" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${BENCH_LOG_LEVEL:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
   -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" -Drnbd.disni.memory.windows="${BENCH_WINDOWS:-auto}" \
@@ -208,7 +219,7 @@ cpu_results=$OUT/linux-peer-cpu.txt
 : > "$results"; : > "$cpu_results"
 run() {   # run TARGET DEV NAME RW BS QD -> "target name iops kib_s fio_cpu_percent"
   local out
-  out=$(guarded $((SECS * 4 + 60)) "fio $3 on $1" fio --name="$3" --filename="$2" --ioengine=libaio --direct=1 --rw="$4" --bs="$5" --iodepth="$6" \
+  out=$(guarded $((SECS * 4 + 60)) "fio $3 on $1" fio "${FIO_PIN[@]}" --name="$3" --filename="$2" --ioengine=libaio --direct=1 --rw="$4" --bs="$5" --iodepth="$6" \
     --numjobs=1 --time_based --runtime="$SECS" --ramp_time=3 --size=${SIZE_MIB}m --group_reporting \
     --output-format=json 2>&1) || { fail "fio $3 on $1: $out" >&2; return 1; }
   echo "$out" | python3 -c '
@@ -219,7 +230,7 @@ if j["error"]: raise SystemExit("fio error %d" % j["error"])
 print("%s %s %.0f %.0f %.2f" % (sys.argv[1], sys.argv[2], j[side]["iops"], j[side]["bw"], j["usr_cpu"] + j["sys_cpu"]))' "$1" "$3"
 }
 warm() {   # warm DEV NAME RW BS QD: an unmeasured run on the appliance
-  guarded $((WARMUP * 4 + 60)) "warm-up $2 on $1" fio --name="$2" --filename="$1" --ioengine=libaio --direct=1 \
+  guarded $((WARMUP * 4 + 60)) "warm-up $2 on $1" fio "${FIO_PIN[@]}" --name="$2" --filename="$1" --ioengine=libaio --direct=1 \
     --rw="$3" --bs="$4" --iodepth="$5" --time_based --runtime="$WARMUP" --size=${SIZE_MIB}m --output-format=terse >/dev/null || fail "warm-up $2 on $1"
 }
 if [ "$WARMUP" -gt 0 ]; then
