@@ -22,6 +22,8 @@
 # run an A/B twice, the roles swapped, and take the geometric mean of the pairs;
 # BENCH_FIO_CPUS, BENCH_APP_CPUS (unset) guest CPU lists for fio (every target) and the appliance JVMs
 # (e.g. 1 and 0: each process on a vCPU of its own, as client and server on two hosts);
+# BENCH_LINUX_FIRST (0) 1 maps Linux's export first, before the appliance's (whose sessions come
+# first otherwise);
 # BENCH_LOG_LEVEL (warn) the appliance's log level (info names a failed completion's status);
 # RXE_WORK, RXE_KERNEL, RXE_TCG_THREAD (single; multi runs the guest's two vCPUs on two host threads,
 # in parallel as on hardware: docs/perf.md run 16) as for rxe/run-rxe-tests.sh.
@@ -35,7 +37,7 @@ export RXE_WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
 mkdir -p "$RXE_WORK" || exit 1
 echo "host load before: $(cat /proc/loadavg) ($(nproc) CPUs)"
 # into the guest hook's environment (RXE_GUEST_ENV, rxe/run-rxe-tests.sh)
-export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3} BENCH_WARMUP=${BENCH_WARMUP:-30} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_CQ_THREADS=${BENCH_CQ_THREADS:-1} BENCH_WINDOWS=${BENCH_WINDOWS:-auto} BENCH_CHUNK=${BENCH_CHUNK:-} BENCH_ALWAYS_INVALIDATE=${BENCH_ALWAYS_INVALIDATE:-true} BENCH_AB=${BENCH_AB:-} BENCH_FIO_CPUS=${BENCH_FIO_CPUS:-} BENCH_APP_CPUS=${BENCH_APP_CPUS:-}"
+export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3} BENCH_WARMUP=${BENCH_WARMUP:-30} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_CQ_THREADS=${BENCH_CQ_THREADS:-1} BENCH_WINDOWS=${BENCH_WINDOWS:-auto} BENCH_CHUNK=${BENCH_CHUNK:-} BENCH_ALWAYS_INVALIDATE=${BENCH_ALWAYS_INVALIDATE:-true} BENCH_AB=${BENCH_AB:-} BENCH_FIO_CPUS=${BENCH_FIO_CPUS:-} BENCH_APP_CPUS=${BENCH_APP_CPUS:-} BENCH_LINUX_FIRST=${BENCH_LINUX_FIRST:-0}"
 RXE_TESTS=- RXE_RUN=linux-peer RXE_GUEST_HOOKS="$HERE/linux-peer" RXE_TIMEOUT=${RXE_TIMEOUT:-1800} \
   bash "$PROJECT/rxe/run-rxe-tests.sh" > "$RXE_WORK/linux-peer.log" 2>&1
 rc=$?

@@ -104,7 +104,7 @@ appliance() {   # appliance PORT EXPORTS LOG [JVM option...]
 }
 listening() {   # listening PID LOG
   for _ in $(seq 1 600); do
-    grep -q LISTENING "$2" && return 0
+    grep -qs LISTENING "$2" && return 0
     kill -0 "$1" 2>/dev/null || fail "the appliance exited: $(tail -5 "$2")"
     sleep 1
   done
@@ -133,6 +133,10 @@ map() {   # map SESS PORT DEVICE -> /dev/rnbdN
   for _ in $(seq 1 100); do [ -L "$link" ] && break; sleep 0.5; done
   echo "/dev/$(basename "$(readlink "$link")")"
 }
+# BENCH_LINUX_FIRST=1 maps Linux's export before the appliance's (an order the bench otherwise
+# fixes: the appliance's sessions first, Linux's last)
+DEV_LNX=
+[ "${BENCH_LINUX_FIRST:-0}" = 1 ] && DEV_LNX=$(map bench-lnx 1234 ram1)
 if [ -n "$AB" ]; then
   DEV_APP=$(map bench-app-b $APP_B_PORT bench2)
   log "A/B: \"appliance\" is a second JVM with $AB, exporting the memory backend"
@@ -140,7 +144,7 @@ else
   DEV_APP=$(map bench-app $APP_PORT bench0)
 fi
 DEV_MEM=$(map bench-app $APP_PORT bench1)
-DEV_LNX=$(map bench-lnx 1234 ram1)
+[ -n "$DEV_LNX" ] || DEV_LNX=$(map bench-lnx 1234 ram1)
 sectors() { cat "/sys/block/${1#/dev/}/size"; }
 log "appliance file/brd: $DEV_APP ($(sectors "$DEV_APP") sectors), appliance memory: $DEV_MEM ($(sectors "$DEV_MEM")), linux: $DEV_LNX ($(sectors "$DEV_LNX"))"
 # fill each once, so reads read data and brd and the memory backend have their pages
