@@ -86,13 +86,13 @@ public class FirstBootIT {
         Optional<InetAddress> outside = nonLoopbackAddress();
         List<String> report = new ArrayList<>();
         List<String> failed = new ArrayList<>();
-        ExecutorService pair = Executors.newFixedThreadPool(AT_ONCE);
+        ExecutorService booting = Executors.newFixedThreadPool(AT_ONCE);
         try (CpuLoad load = new CpuLoad(2)) {
             for (int first = 1; first <= BOOTS; first += AT_ONCE) {
                 List<Future<String>> boots = new ArrayList<>();
                 for (int i = first; i < first + AT_ONCE && i <= BOOTS; i++) {
                     int n = i;
-                    boots.add(pair.submit(() -> boot(n, n % 2 == 0, n == BOOTS, outside)));
+                    boots.add(booting.submit(() -> boot(n, n % 2 == 0, n == BOOTS, outside)));
                 }
                 for (Future<String> boot : boots) {
                     try {
@@ -108,7 +108,7 @@ public class FirstBootIT {
                 }
             }
         } finally {
-            pair.shutdownNow();
+            booting.shutdownNow();
         }
         String summary = "FirstBootIT: " + BOOTS + " first boots with both CPUs busy, " + AT_ONCE + " at once, "
                 + failed.size() + " failed"
