@@ -16,6 +16,8 @@
 # (Linux's is 131072; under re-registration each request pins and unpins one chunk);
 # BENCH_ALWAYS_INVALIDATE (true) the appliance server's always_invalidate (false: the bound no scheme
 # of invalidation can pass; Linux's server keeps always_invalidate=Y, the fair comparison);
+# BENCH_JAVA_OPTS (unset) JVM options, comma-separated, no spaces, for every appliance JVM (e.g.
+# -XX:+UseSerialGC: the guest's 2 vCPUs and 4 GiB make the JVM choose G1);
 # BENCH_AB (unset) JVM options, comma-separated, no spaces, for a second appliance JVM beside the first, exporting the memory
 # backend in the file export's place (an A/B in one guest, e.g. -Drnbd.disni.memory.windows=off); the
 # second JVM came out about 15 % slower at 4 KiB with the same code (docs/perf.md runs 30 and 31), so
@@ -37,7 +39,7 @@ export RXE_WORK=${RXE_WORK:-${TMPDIR:-/tmp}/rnbd-rxe}
 mkdir -p "$RXE_WORK" || exit 1
 echo "host load before: $(cat /proc/loadavg) ($(nproc) CPUs)"
 # into the guest hook's environment (RXE_GUEST_ENV, rxe/run-rxe-tests.sh)
-export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3} BENCH_WARMUP=${BENCH_WARMUP:-30} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_CQ_THREADS=${BENCH_CQ_THREADS:-1} BENCH_WINDOWS=${BENCH_WINDOWS:-auto} BENCH_CHUNK=${BENCH_CHUNK:-} BENCH_ALWAYS_INVALIDATE=${BENCH_ALWAYS_INVALIDATE:-true} BENCH_AB=${BENCH_AB:-} BENCH_FIO_CPUS=${BENCH_FIO_CPUS:-} BENCH_APP_CPUS=${BENCH_APP_CPUS:-} BENCH_LINUX_FIRST=${BENCH_LINUX_FIRST:-0}"
+export RXE_GUEST_ENV="BENCH_SECONDS=${BENCH_SECONDS:-15} BENCH_REPS=${BENCH_REPS:-3} BENCH_WARMUP=${BENCH_WARMUP:-30} BENCH_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn} BENCH_CQ_THREADS=${BENCH_CQ_THREADS:-1} BENCH_WINDOWS=${BENCH_WINDOWS:-auto} BENCH_CHUNK=${BENCH_CHUNK:-} BENCH_ALWAYS_INVALIDATE=${BENCH_ALWAYS_INVALIDATE:-true} BENCH_AB=${BENCH_AB:-} BENCH_FIO_CPUS=${BENCH_FIO_CPUS:-} BENCH_APP_CPUS=${BENCH_APP_CPUS:-} BENCH_LINUX_FIRST=${BENCH_LINUX_FIRST:-0} BENCH_JAVA_OPTS=${BENCH_JAVA_OPTS:-}"
 RXE_TESTS=- RXE_RUN=linux-peer RXE_GUEST_HOOKS="$HERE/linux-peer" RXE_TIMEOUT=${RXE_TIMEOUT:-1800} \
   bash "$PROJECT/rxe/run-rxe-tests.sh" > "$RXE_WORK/linux-peer.log" 2>&1
 rc=$?

@@ -92,13 +92,16 @@ modprobe rtrs-server always_invalidate=Y && modprobe rnbd-server port_nr=1234 de
 modprobe rnbd-client || fail "rnbd-client"
 
 # the appliance on ram0, in its own JVM (the classpath the JUnit run uses)
+# BENCH_JAVA_OPTS: JVM options for every appliance JVM, comma-separated (the guest's environment
+# splits on spaces), before the A/B's own
+IFS=, read -ra JAVA_OPTS_ALL <<< "${BENCH_JAVA_OPTS:-}"
 appliance() {   # appliance PORT EXPORTS LOG [JVM option...]
   local port=$1 exports=$2 logf=$3; shift 3
   "${APP_PIN[@]}" "$JAVA" --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Xms512m -Xmx512m -XX:MaxDirectMemorySize=1536m \
   -Djava.library.path="$NATIVE_DIR" -Drnbd.rdma.require=true -Drnbd.rdma.timeout.factor="$TIMEOUT_FACTOR" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${BENCH_LOG_LEVEL:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
   -Drnbd.disni.completion.threads="${BENCH_CQ_THREADS:-1}" -Drnbd.disni.memory.windows="${BENCH_WINDOWS:-auto}" \
-  ${BENCH_CHUNK:+-Drnbd.chunk.size="$BENCH_CHUNK"} -DalwaysInvalidate="${BENCH_ALWAYS_INVALIDATE:-true}" "$@" \
+  ${BENCH_CHUNK:+-Drnbd.chunk.size="$BENCH_CHUNK"} -DalwaysInvalidate="${BENCH_ALWAYS_INVALIDATE:-true}" ${JAVA_OPTS_ALL[@]+"${JAVA_OPTS_ALL[@]}"} "$@" \
   -cp "$(cat "$OUT/classpath")" io.rnbd.rxe.interop.ApplianceServerMain "$A" "$port" 128 "$exports" \
   > "$logf" 2>&1 &
 }
@@ -125,6 +128,7 @@ APP=$!
 trap 'kill $APP $APP_B 2>/dev/null; wait $APP $APP_B 2>/dev/null' EXIT
 listening $APP "$OUT/linux-peer-appliance.log"
 [ -n "$APP_B" ] && listening "$APP_B" "$OUT/linux-peer-appliance-b.log"
+[ -n "${BENCH_JAVA_OPTS:-}" ] && log "every appliance JVM with ${BENCH_JAVA_OPTS}"
 
 map() {   # map SESS PORT DEVICE -> /dev/rnbdN
   echo "dest_port=$2 sessname=$1 path=ip:$A device_path=$3 access_mode=rw" > /sys/class/rnbd-client/ctl/map_device \
